@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Build the local control-plane components used by the muster e2e tests from the
+# Go module proxy (no release-binary downloads).  Results are cached, keyed by version:
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/bin/<component>-<version>
+#   ${MUSTER_CACHE:-$HOME/.cache/muster}/crds/kuberay-<version>/*.yaml
+# A second run only prints "cached" lines.  Wrapper Go modules are generated under
+# $MUSTER_CACHE/src (never in the repo).
+#
+# Env knobs: MUSTER_CACHE, GO (go binary), ETCD_VERSION, K8S_VERSION, KUBERAY_VERSION,
+#            KWOK_VERSION (set MUSTER_SKIP_KWOK=1 to skip the optional kwok build),
+#            MUSTER_SKIP_KUBECTL=1.
+set -euo pipefail
+
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+# staging modules are tagged v0.<minor>.<patch> for kubernetes v1.<minor>.<patch>
+K8S_STAGING_VERSION=v0.${K8S_VERSION#v1.}
+
+CACHE=${MUSTER_CACHE:-$HOME/.cache/muster}
+BIN=$CACHE/bin
+SRC=$CACHE/src
+CRDS=$CACHE/crds
+
+log()  { printf '[build-components] %s\n' "$*" >&2; }
+die()  { printf '[build-components] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# ---- Go toolchain -----------------------------------------------------------
+if [[ -z "${GO:-}" ]]; then
+  if command -v go >/dev/null 2>&1; then GO=$(command -v go)
+  elif [[ -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go
+  else die "no Go toolchain found (install Go >= 1.26 or set GO=/path/to/go)"; fi
+fi
+export GOTOOLCHAIN=local          # never try to download another toolchain
+export CGO_ENABLED=0
+export GOFLAGS="-trimpath -buildvcs=false"
+LDFLAGS_BASE="-s -w"
+log "using $("$GO" version) ; cache $CACHE"
+
+mkdir -p "$BIN" "$SRC" "$CRDS"
+
+# new_wrapper <dir> <module-name>: fresh wrapper module
+new_wrapper() {
+  local dir=$1 name=$2
+  rm -rf "$dir"; mkdir -p "$dir"
+  printf 'module %s\n\ngo 1.26\n' "$name" > "$dir/go.mod"
+}
+
+# install_bin <built-file> <component> <version>
+install_bin() {
+  install -m 0755 "$1" "$BIN/$2-$3.tmp" && mv -f "$BIN/$2-$3.tmp" "$BIN/$2-$3"
+  log "built  $2 $3 -> $BIN/$2-$3 ($(du -h "$BIN/$2-$3" | cut -f1))"
+}
+
+cached() { # cached <component> <version>
+  if [[ -x "$BIN/$1-$2" ]]; then log "cached $1 $2 ($BIN/$1-$2)"; return 0; fi
+  return 1
+}
+
+# ---- etcd -------------------------------------------------------------------
+build_etcd() {
+  cached etcd "$ETCD_VERSION" && return 0
+  log "building etcd $ETCD_VERSION (go.etcd.io/etcd/server/v3) ..."
+  local w=$SRC/etcd-$ETCD_VERSION
+  new_wrapper "$w" muster-e2e/etcd
+  ( cd "$w"
+    # the module root of go.etcd.io/etcd/server/v3 is package main (calls etcdmain.Main)
+    "$GO" get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    "$GO" build -ldflags="$LDFLAGS_BASE" -o "$w/etcd" go.etcd.io/etcd/server/v3
+  ) || die "etcd build failed (see output above)"
+  install_bin "$w/etcd" etcd "$ETCD_VERSION"
+}
+
+# ---- kubernetes (kube-apiserver, kube-scheduler, kubectl) --------------------
+build_k8s() {
+  local comps=(kube-apiserver kube-scheduler)
+  [[ "${MUSTER_SKIP_KUBECTL:-0}" == 1 ]] || comps+=(kubectl)
+  local todo=() c
+  for c in "${comps[@]}"; do cached "$c" "$K8S_VERSION" || todo+=("$c"); done
+  ((${#todo[@]})) || return 0
+  log "building ${todo[*]} $K8S_VERSION (k8s.io/kubernetes, staging $K8S_STAGING_VERSION) ... (slow: ~10-30 min on 2 cores)"
+  local w=$SRC/kubernetes-$K8S_VERSION
+  new_wrapper "$w" muster-e2e/kubernetes
+  ( cd "$w"
+    "$GO" mod download "k8s.io/kubernetes@$K8S_VERSION"
+    local kmod
+    kmod=$("$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+    [[ -f "$kmod" ]] || { echo "cannot locate go.mod of k8s.io/kubernetes@$K8S_VERSION" >&2; exit 1; }
+    # Every staging module k8s.io/X => ./staging/src/k8s.io/X in kubernetes' go.mod
+    # becomes: replace k8s.io/X => k8s.io/X v0.<minor>.<patch>
+    local staging m n=0
+    staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$kmod" | sort -u)
+    [[ -n "$staging" ]] || { echo "no staging replaces found in $kmod" >&2; exit 1; }
+    { echo; echo "require k8s.io/kubernetes $K8S_VERSION"; echo; echo "replace ("; } >> go.mod
+    for m in $staging; do
+      # a few sample-* modules are not served by every proxy; they are never imported by
+      # the binaries we build, so skip the ones the proxy does not have.
+      # (checked from outside the wrapper: inside it the v0.0.0 pins would break `go list -m`)
+      if (cd / && "$GO" list -m "$m@$K8S_STAGING_VERSION" >/dev/null 2>&1); then
+        echo "	$m => $m $K8S_STAGING_VERSION" >> go.mod; n=$((n+1))
+      else
+        echo "[build-components] note: $m@$K8S_STAGING_VERSION not available from the proxy; no replace (unused by our binaries)" >&2
+      fi
+    done
+    echo ")" >> go.mod
+    echo "[build-components] wrapper go.mod: $n staging replaces" >&2
+    local pkgs=()
+    for c in "${todo[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+    "$GO" get "${pkgs[@]/%/@$K8S_VERSION}"
+    local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+    local ld="$LDFLAGS_BASE"
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ld+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+      ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+    done
+    mkdir -p out
+    "$GO" build -ldflags="$ld" -o out/ "${pkgs[@]}"
+  ) || die "kubernetes build failed (see output above)"
+  for c in "${todo[@]}"; do install_bin "$w/out/$c" "$c" "$K8S_VERSION"; done
+}
+
+# ---- KubeRay operator + CRDs -------------------------------------------------
+build_kuberay() {
+  local crd_dir=$CRDS/kuberay-$KUBERAY_VERSION
+  if ! cached kuberay-operator "$KUBERAY_VERSION"; then
+    log "building kuberay-operator $KUBERAY_VERSION (github.com/ray-project/kuberay/ray-operator) ..."
+    local w=$SRC/kuberay-$KUBERAY_VERSION
+    new_wrapper "$w" muster-e2e/kuberay
+    ( cd "$w"
+      "$GO" get "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION"
+      "$GO" build -ldflags="$LDFLAGS_BASE" -o "$w/kuberay-operator" github.com/ray-project/kuberay/ray-operator
+    ) || die "kuberay-operator build failed (see output above)"
+    install_bin "$w/kuberay-operator" kuberay-operator "$KUBERAY_VERSION"
+  fi
+  if [[ -f "$crd_dir/ray.io_rayclusters.yaml" ]]; then
+    log "cached kuberay CRDs $KUBERAY_VERSION ($crd_dir)"
+  else
+    local dir
+    dir=$(cd "$SRC" && "$GO" mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" \
+          | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+    [[ -d "$dir/config/crd/bases" ]] || die "kuberay CRDs not found in module dir '$dir'"
+    rm -rf "$crd_dir.tmp"; mkdir -p "$crd_dir.tmp"
+    cp "$dir"/config/crd/bases/*.yaml "$crd_dir.tmp/"; chmod 0644 "$crd_dir.tmp"/*.yaml
+    rm -rf "$crd_dir"; mv "$crd_dir.tmp" "$crd_dir"
+    log "copied kuberay CRDs $KUBERAY_VERSION -> $crd_dir ($(ls "$crd_dir" | tr '\n' ' '))"
+  fi
+}
+
+# ---- kwok (optional) ---------------------------------------------------------
+build_kwok() {
+  [[ "${MUSTER_SKIP_KWOK:-0}" == 1 ]] && { log "skip   kwok (MUSTER_SKIP_KWOK=1)"; return 0; }
+  cached kwok "$KWOK_VERSION" && return 0
+  log "building kwok $KWOK_VERSION (optional, sigs.k8s.io/kwok/cmd/kwok) ..."
+  local w=$SRC/kwok-$KWOK_VERSION
+  new_wrapper "$w" muster-e2e/kwok
+  if ( cd "$w"
+       "$GO" get "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" &&
+       "$GO" build -ldflags="$LDFLAGS_BASE" -o "$w/kwok" sigs.k8s.io/kwok/cmd/kwok ); then
+    install_bin "$w/kwok" kwok "$KWOK_VERSION"
+  else
+    log "WARNING: optional kwok $KWOK_VERSION did not build; continuing without it"
+  fi
+}
+
+want=${*:-etcd k8s kuberay kwok}
+start=$SECONDS
+for t in $want; do
+  case $t in
+    etcd) build_etcd ;;
+    k8s|kubernetes) build_k8s ;;
+    kuberay) build_kuberay ;;
+    kwok) build_kwok ;;
+    *) die "unknown component '$t' (known: etcd k8s kuberay kwok)" ;;
+  esac
+done
+log "done in $((SECONDS-start))s; binaries in $BIN"
