@@ -214,6 +214,7 @@ struct policy_filter_result {
     size_t n;                            /* = number of candidates */
     struct policy_node_verdict *verdicts; /* in candidate order */
     char *reason;                        /* why nothing fits; NULL if something does */
+    char *detail_;                       /* owned text the verdicts point into */
 };
 
 /* Which candidates may this pod go to? The pod must have been upserted. */

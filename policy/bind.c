@@ -1,0 +1,228 @@
+/*
+ * bind.c - the gang barrier. A member's bind is held until every minimum
+ * member has reached bind (or is bound); then all held members are committed
+ * together. The engine only decides; the caller posts the Bindings and
+ * reports each outcome with policy_bind_done().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void policy_bind_result_cleanup(struct policy_bind_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->members[i].namespace_);
+        free(r->members[i].name);
+        free(r->members[i].uid);
+        free(r->members[i].node);
+        free(r->members[i].gpu_groups);
+    }
+    free(r->members);
+    free(r->reason);
+    memset(r, 0, sizeof(*r));
+}
+
+static int reject(struct policy_bind_result *out, const char *why)
+{
+    out->outcome = POLICY_BIND_REJECT;
+    out->reason = pstrdup(why);
+    return out->reason ? POLICY_OK : POLICY_ENOMEM;
+}
+
+/* "gang lab/demo: 2 of 5 members at bind; waiting for demo-head, demo-w-1" */
+static void missing_text(const struct policy_cluster *c, const struct pgang *g, char *why,
+                         size_t len)
+{
+    int32_t members, bound, ready = 0;
+    size_t off;
+    int listed = 0;
+
+    pgang_counts(c, g, &members, &bound, NULL, NULL);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        ready += p && (p->phase == POLICY_POD_WAITING || p->phase == POLICY_POD_BINDING);
+    }
+    off = (size_t)snprintf(why, len, "gang %s: %d of %d members at bind or bound", g->key,
+                           ready + bound, pgang_min(c, g));
+    if (members < pgang_min(c, g) && off < len)
+        off += (size_t)snprintf(why + off, len - off, " (%d of %d exist)", members,
+                                pgang_min(c, g));
+    for (size_t i = 0; i < g->nmembers && off < len; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (!p || p->phase != POLICY_POD_PLANNED)
+            continue;
+        if (listed == 4) {
+            off += (size_t)snprintf(why + off, len - off, ", ...");
+            break;
+        }
+        off += (size_t)snprintf(why + off, len - off, "%s %s", listed++ ? "," : "; waiting for",
+                                p->name);
+    }
+}
+
+static int fill_assignment(const struct policy_cluster *c, const struct ppod *p,
+                           struct policy_assignment *a)
+{
+    a->namespace_ = pstrdup(p->ns);
+    a->name = pstrdup(p->name);
+    a->uid = pstrdup(p->uid);
+    a->node = pstrdup(pnode_at(c, p->place.node)->name);
+    a->gpus = p->gpus;
+    a->gpu_share_milli = p->place.share;
+    a->gpu_groups = p->place.ngroups ? pstrdup(p->groups_text) : NULL;
+    if (!a->namespace_ || !a->name || !a->uid || !a->node || (p->place.ngroups && !a->gpu_groups))
+        return POLICY_ENOMEM;
+    return POLICY_OK;
+}
+
+/* Every held member of the gang (or just p) goes to BINDING, listed in out. */
+static int commit(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                  struct policy_bind_result *out)
+{
+    size_t n = 0;
+
+    out->members = calloc(g->nmembers ? g->nmembers : 1, sizeof(*out->members));
+    if (!out->members)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *m = ppod_at(c, g->members[i]);
+
+        if (!m || m->phase != POLICY_POD_WAITING)
+            continue;
+        if (m != p && (g->admitted || g->singleton))
+            continue; /* a bound gang commits members one at a time */
+        m->phase = POLICY_POD_BINDING;
+        out->n = ++n;
+        if (fill_assignment(c, m, &out->members[n - 1]) != POLICY_OK)
+            return POLICY_ENOMEM;
+    }
+    out->outcome = POLICY_BIND_COMMIT;
+    return POLICY_OK;
+}
+
+/* Make sure p holds a place on `node`, moving it there if it fits. */
+static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, const char *node,
+                   char *why, size_t len)
+{
+    const struct pnode *planned = pnode_at(c, p->place.node);
+    const char *one[1] = {node};
+    struct pplace old = p->place;
+    enum policy_pod_phase phase = p->phase;
+
+    if (planned && strcmp(planned->name, node) == 0)
+        return 0;
+    if (!planned && !g->singleton && !g->admitted) {
+        snprintf(why, len, "gang %s has no place for this pod (its plan expired or was never "
+                           "made); kube-scheduler will retry",
+                 g->key);
+        return -1;
+    }
+    if (planned)
+        puncharge(c, p);
+    if (pplan_one(c, p, one, 1, why, len) == 0) {
+        p->phase = phase == POLICY_POD_PENDING ? POLICY_POD_PLANNED : phase;
+        return 0;
+    }
+    if (planned) {
+        p->phase = phase;
+        pcharge(c, p, &old);
+    } else {
+        p->phase = POLICY_POD_PENDING;
+    }
+    return -1;
+}
+
+int policy_bind(struct policy_cluster *c, const char *ns, const char *name, const char *node,
+                int64_t now, struct policy_bind_result *out)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    struct pgang *g;
+    char why[POLICY_REASON_LEN];
+    int32_t bound, ready = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (!p) {
+        snprintf(why, sizeof(why), "pod %s/%s is unknown to muster", ns, name);
+        return reject(out, why);
+    }
+    policy_expire(c, now);
+    g = ppod_gang(c, p);
+    if (p->phase == POLICY_POD_BOUND) {
+        if (p->bound_node && strcmp(p->bound_node, node) == 0) {
+            out->outcome = POLICY_BIND_ALREADY;
+            return POLICY_OK;
+        }
+        snprintf(why, sizeof(why), "pod is already bound to node %s", p->bound_node);
+        return reject(out, why);
+    }
+    if (p->phase == POLICY_POD_BINDING)
+        return reject(out, "a Binding for this pod is already in flight");
+    if (hold_on(c, p, g, node, why, sizeof(why)) != 0)
+        return reject(out, why);
+    p->phase = POLICY_POD_WAITING;
+    if (g->deadline < now + c->opts.plan_ttl_ms)
+        g->deadline = now + c->opts.plan_ttl_ms;
+    if (g->singleton || g->admitted)
+        return commit(c, p, g, out);
+    pgang_counts(c, g, NULL, &bound, NULL, NULL);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *m = ppod_at(c, g->members[i]);
+
+        ready += m && (m->phase == POLICY_POD_WAITING || m->phase == POLICY_POD_BINDING);
+    }
+    if (bound + ready >= pgang_min(c, g))
+        return commit(c, p, g, out);
+    missing_text(c, g, why, sizeof(why));
+    pset_str(&p->reason, why);
+    out->outcome = POLICY_BIND_WAIT;
+    out->reason = pstrdup(why);
+    return out->reason ? POLICY_OK : POLICY_ENOMEM;
+}
+
+int policy_bind_cancel(struct policy_cluster *c, const char *ns, const char *name, char *why,
+                       size_t len)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    struct pgang *g;
+
+    if (!p)
+        return POLICY_ENOENT;
+    g = ppod_gang(c, p);
+    if (p->phase == POLICY_POD_WAITING)
+        p->phase = POLICY_POD_PLANNED;
+    if (why && len)
+        missing_text(c, g, why, len);
+    return POLICY_OK;
+}
+
+int policy_bind_done(struct policy_cluster *c, const char *ns, const char *name, bool ok,
+                     const char *why)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    struct pgang *g;
+
+    if (!p)
+        return POLICY_ENOENT;
+    if (p->phase != POLICY_POD_BINDING)
+        return POLICY_OK; /* the watch got there first */
+    g = ppod_gang(c, p);
+    if (ok) {
+        pset_str(&p->bound_node, pnode_at(c, p->place.node)->name);
+        pcharge_mark_bound(c, p, true);
+        p->phase = POLICY_POD_BOUND;
+        pset_str(&p->reason, NULL);
+        pgang_note_bound(c, g);
+        return POLICY_OK;
+    }
+    puncharge(c, p);
+    p->phase = POLICY_POD_PENDING;
+    pset_str(&p->reason, why ? why : "the API server refused its Binding");
+    pgang_note_bound(c, g);
+    return POLICY_OK;
+}

@@ -1,0 +1,144 @@
+/* charge.c - what a placed pod takes from its node, its GPU groups and its queues. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int32_t pnode_group_find(const struct pnode *n, int32_t id)
+{
+    for (size_t i = 0; i < n->ngroups; i++)
+        if (n->groups[i].id == id)
+            return (int32_t)i;
+    return -1;
+}
+
+static struct pgroup *group_get(struct pnode *n, int32_t id)
+{
+    int32_t i = pnode_group_find(n, id);
+
+    if (i >= 0)
+        return &n->groups[i];
+    if (n->ngroups == n->groups_cap) {
+        size_t cap = n->groups_cap ? n->groups_cap * 2 : 8;
+        struct pgroup *g = realloc(n->groups, cap * sizeof(*g));
+
+        if (!g)
+            return NULL;
+        n->groups = g;
+        n->groups_cap = cap;
+    }
+    n->groups[n->ngroups] = (struct pgroup){.id = id};
+    return &n->groups[n->ngroups++];
+}
+
+static void group_drop_empty(struct pnode *n)
+{
+    size_t j = 0;
+
+    for (size_t i = 0; i < n->ngroups; i++)
+        if (n->groups[i].pods > 0)
+            n->groups[j++] = n->groups[i];
+    n->ngroups = j;
+}
+
+void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out)
+{
+    out->v[POLICY_RES_CPU] = p->cpu;
+    out->v[POLICY_RES_MEMORY] = p->memory;
+    out->v[POLICY_RES_GPU] = p->gpus * POLICY_GPU_MILLI + (int64_t)share * p->devices;
+}
+
+void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
+                    bool bound, int sign)
+{
+    struct pqueue *q = pqueue_find(c, queue);
+
+    for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
+        struct policy_resources *dst = bound ? &q->allocated : &q->reserved;
+
+        for (int i = 0; i < POLICY_RES_COUNT; i++)
+            dst->v[i] += sign * r->v[i];
+        q = pqueue_parent(c, q);
+    }
+}
+
+void ppod_groups_text(const struct pnode *n, struct ppod *p)
+{
+    size_t off = 0;
+
+    p->groups_text[0] = '\0';
+    for (int32_t i = 0; i < p->place.ngroups; i++)
+        off += (size_t)snprintf(p->groups_text + off, sizeof(p->groups_text) - off, "%sg%d",
+                                i ? "," : "", p->place.groups[i]);
+    (void)n;
+}
+
+void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
+{
+    struct pnode *n = pnode_at(c, pl->node);
+    struct policy_resources r;
+
+    if (!n)
+        return;
+    p->place = *pl;
+    n->cpu_used += p->cpu;
+    n->memory_used += p->memory;
+    n->pods_used += 1;
+    n->whole_used += p->gpus;
+    for (int32_t i = 0; i < pl->ngroups; i++) {
+        struct pgroup *g = group_get(n, pl->groups[i]);
+
+        if (g) {
+            g->used += pl->share;
+            g->pods++;
+        }
+    }
+    ppod_groups_text(n, p);
+    if (p->managed) {
+        ppod_charge_resources(p, pl->share, &r);
+        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
+    }
+}
+
+void puncharge(struct policy_cluster *c, struct ppod *p)
+{
+    struct pnode *n = pnode_at(c, p->place.node);
+    struct policy_resources r;
+
+    if (!n) {
+        p->place = (struct pplace){.node = -1};
+        return;
+    }
+    n->cpu_used -= p->cpu;
+    n->memory_used -= p->memory;
+    n->pods_used -= 1;
+    n->whole_used -= p->gpus;
+    for (int32_t i = 0; i < p->place.ngroups; i++) {
+        int32_t gi = pnode_group_find(n, p->place.groups[i]);
+
+        if (gi >= 0) {
+            n->groups[gi].used -= p->place.share;
+            n->groups[gi].pods--;
+        }
+    }
+    group_drop_empty(n);
+    if (p->managed) {
+        ppod_charge_resources(p, p->place.share, &r);
+        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, -1);
+    }
+    p->place = (struct pplace){.node = -1};
+    p->groups_text[0] = '\0';
+}
+
+void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)
+{
+    struct policy_resources r;
+    bool was = p->phase == POLICY_POD_BOUND;
+
+    if (was == bound || p->place.node < 0 || !p->managed)
+        return;
+    ppod_charge_resources(p, p->place.share, &r);
+    pqueue_account(c, p->queue, &r, was, -1);
+    pqueue_account(c, p->queue, &r, bound, +1);
+}

@@ -1,0 +1,272 @@
+/*
+ * filter.c - which candidate nodes may this pod go to?
+ *
+ * A pod goes where its gang's plan put it. The first member filtered makes
+ * the plan for the whole gang; a gang of one (and a member past its gang's
+ * minimum, once the gang is bound) is planned alone within the candidates.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void policy_filter_result_cleanup(struct policy_filter_result *r)
+{
+    if (!r)
+        return;
+    free(r->verdicts);
+    free(r->reason);
+    free(r->detail_);
+    memset(r, 0, sizeof(*r));
+}
+
+void policy_expire(struct policy_cluster *c, int64_t now)
+{
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *g = c->gangs.items[i];
+        int32_t holding, waiting, bound;
+        bool binding = false;
+
+        if (!g || now <= g->deadline)
+            continue;
+        pgang_counts(c, g, NULL, &bound, &holding, &waiting);
+        if (holding == 0)
+            continue;
+        for (size_t m = 0; m < g->nmembers; m++) {
+            const struct ppod *p = ppod_at(c, g->members[m]);
+
+            binding |= p && p->phase == POLICY_POD_BINDING;
+        }
+        if (waiting > 0 || binding)
+            continue;
+        pplan_release(c, g);
+        if (!g->admitted)
+            pgang_set_reason(g, PREASON_CAPACITY,
+                             "its plan expired before kube-scheduler bound it; planning again");
+    }
+}
+
+/* A gang found bound below its minimum (a restart mid-commit) is completed first. */
+static void complete_partial_gangs(struct policy_cluster *c, int64_t now)
+{
+    bool left = false;
+
+    if (!c->maybe_partial)
+        return;
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *g = c->gangs.items[i];
+        int32_t bound, holding;
+
+        if (!g || g->admitted || g->singleton)
+            continue;
+        pgang_counts(c, g, NULL, &bound, &holding, NULL);
+        if (bound == 0 || bound >= pgang_min(c, g))
+            continue;
+        if (!g->planned && pplan_gang(c, g, NULL, now) == 0)
+            continue;
+        left |= !g->planned;
+    }
+    c->maybe_partial = left;
+}
+
+static bool in_candidates(const char *name, const char *const *cands, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cands[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Every candidate fails for one reason. */
+static int all_fail(struct policy_filter_result *out, enum policy_fit fit, const char *reason)
+{
+    out->reason = pstrdup(reason);
+    if (!out->reason)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < out->n; i++)
+        out->verdicts[i] = (struct policy_node_verdict){fit, out->reason};
+    return POLICY_OK;
+}
+
+/* The pod has a place: that node fits, the others say why not. */
+static int answer_planned(struct policy_cluster *c, const struct ppod *p,
+                          const char *const *cands, struct policy_filter_result *out)
+{
+    const char *planned = pnode_at(c, p->place.node)->name;
+
+    out->detail_ = pstrfmt("muster's %s plan places this pod on node %s",
+                           c->opts.strategy == POLICY_SPREAD ? "spread" : "binpack", planned);
+    if (!out->detail_)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < out->n; i++) {
+        const struct pnode *n = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
+        enum pfit_why why;
+
+        if (strcmp(cands[i], planned) == 0)
+            out->verdicts[i] = (struct policy_node_verdict){POLICY_FITS, NULL};
+        else if (!n)
+            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNSCHEDULABLE,
+                                                            "node unknown to muster"};
+        else if (!pfit_static(n, p, &why))
+            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNRESOLVABLE, pfit_text(why)};
+        else
+            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNSCHEDULABLE, out->detail_};
+    }
+    return POLICY_OK;
+}
+
+/* kube-scheduler did not offer the planned node: move the member within the offer. */
+static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands,
+                       size_t n, char *why, size_t len)
+{
+    struct pplace old = p->place;
+    enum policy_pod_phase phase = p->phase;
+    char detail[POLICY_REASON_LEN];
+
+    puncharge(c, p);
+    if (pplan_one(c, p, cands, n, detail, sizeof(detail)) == 0) {
+        p->phase = phase;
+        return 0;
+    }
+    p->phase = phase;
+    pcharge(c, p, &old);
+    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s",
+             pnode_at(c, old.node)->name, detail);
+    return -1;
+}
+
+/* Plan a pod alone: a gang of one, or a member past a bound gang's minimum. */
+static int plan_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                      const char *const *cands, size_t n, int64_t now, char *why, size_t len)
+{
+    struct policy_resources need;
+    enum preason_kind kind;
+
+    ppod_charge_resources(p, p->share, &need);
+    if (p->managed && pqueue_admit(c, g, p->queue, &need, &kind, why, len) != 0) {
+        pgang_set_reason(g, kind, why);
+        return -1;
+    }
+    if (pplan_one(c, p, cands, n, why, len) != 0) {
+        pgang_set_reason(g, PREASON_CAPACITY, why);
+        return -1;
+    }
+    g->deadline = now + c->opts.plan_ttl_ms;
+    if (g->singleton)
+        g->planned = true;
+    pgang_set_reason(g, PREASON_NONE, NULL);
+    return 0;
+}
+
+static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                          const char *const *cands, size_t n, int64_t now,
+                          struct policy_filter_result *out)
+{
+    char why[POLICY_REASON_LEN];
+
+    if (g->singleton || g->admitted) {
+        if (plan_alone(c, p, g, cands, n, now, why, sizeof(why)) != 0) {
+            pset_str(&p->reason, why);
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        }
+        pset_str(&p->reason, NULL);
+        return answer_planned(c, p, cands, out);
+    }
+    if (pplan_gang(c, g, p, now) != 0)
+        return all_fail(out,
+                        g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE
+                                                          : POLICY_UNSCHEDULABLE,
+                        g->reason);
+    if (p->phase == POLICY_POD_PENDING) {
+        snprintf(why, sizeof(why),
+                 "gang %s: this pod is beyond the gang's minimum and is placed once the gang "
+                 "is bound",
+                 g->key);
+        pset_str(&p->reason, why);
+        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    }
+    return POLICY_OK;
+}
+
+int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
+                  const char *const *cands, size_t n, int64_t now,
+                  struct policy_filter_result *out)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    struct pgang *g;
+    char why[POLICY_REASON_LEN];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!p)
+        return POLICY_ENOENT;
+    out->n = n;
+    out->verdicts = calloc(n ? n : 1, sizeof(*out->verdicts));
+    if (!out->verdicts)
+        return POLICY_ENOMEM;
+    policy_expire(c, now);
+    g = ppod_gang(c, p);
+    if (p->phase == POLICY_POD_BOUND) {
+        snprintf(why, sizeof(why), "pod is already bound to node %s",
+                 p->bound_node ? p->bound_node : "?");
+        return all_fail(out, POLICY_UNRESOLVABLE, why);
+    }
+    if (!policy_pod_spec_valid(&(struct policy_pod_spec){.gpus = p->gpus,
+                                                          .gpu_share_milli = p->share,
+                                                          .gpu_memory_mib = p->gpu_memory_mib,
+                                                          .gpu_devices = p->devices,
+                                                          .invalid = p->invalid},
+                               why, sizeof(why))) {
+        pset_str(&p->reason, why);
+        return all_fail(out, POLICY_UNRESOLVABLE, why);
+    }
+    if (!g->singleton && !g->admitted)
+        complete_partial_gangs(c, now);
+    if (p->phase == POLICY_POD_PENDING) {
+        rc = filter_pending(c, p, g, cands, n, now, out);
+        if (rc != POLICY_OK || out->reason || p->phase == POLICY_POD_PENDING)
+            return rc;
+        if (p->phase == POLICY_POD_PENDING)
+            return rc;
+    }
+    if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n) &&
+        move_within(c, p, cands, n, why, sizeof(why)) != 0)
+        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    return answer_planned(c, p, cands, out);
+}
+
+int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name,
+                      const char *const *cands, size_t n, int64_t now, int *scores)
+{
+    const struct ppod *p = ppod_find(c, ns, name);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t *fill = malloc((n ? n : 1) * sizeof(*fill));
+
+    if (!p) {
+        free(fill);
+        return POLICY_ENOENT;
+    }
+    if (!fill)
+        return POLICY_ENOMEM;
+    (void)now;
+    for (size_t i = 0; i < n; i++) {
+        const struct pnode *node = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
+
+        fill[i] = node ? pnode_fill_score(node) : 0;
+        if (c->opts.strategy == POLICY_SPREAD)
+            fill[i] = -fill[i];
+        lo = fill[i] < lo ? fill[i] : lo;
+        hi = fill[i] > hi ? fill[i] : hi;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct pnode *planned = pnode_at(c, p->place.node);
+
+        if (planned)
+            scores[i] = strcmp(planned->name, cands[i]) == 0 ? POLICY_MAX_SCORE : 0;
+        else
+            scores[i] = hi == lo ? 0 : (int)((fill[i] - lo) * (POLICY_MAX_SCORE - 1) / (hi - lo));
+    }
+    free(fill);
+    return POLICY_OK;
+}

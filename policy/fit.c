@@ -1,0 +1,272 @@
+/* fit.c - may this pod go to this node: predicates, room, and GPU groups. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+    const char *text;    /* for one node */
+    const char *summary; /* for "no node ...": read after "no node " */
+    bool unresolvable;
+} fit_table[PFIT_COUNT] = {
+    [PFIT_OK] = {"fits", "fits", false},
+    [PFIT_UNSCHEDULABLE_NODE] = {"node is cordoned", "is schedulable", true},
+    [PFIT_SELECTOR] = {"node does not match the pod's nodeSelector", "matches the nodeSelector", true},
+    [PFIT_AFFINITY] = {"node does not match the pod's required node affinity",
+                       "matches the required node affinity", true},
+    [PFIT_TAINT] = {"node has a taint the pod does not tolerate", "has only tolerated taints", true},
+    [PFIT_CPU] = {"insufficient cpu", "has enough free cpu", false},
+    [PFIT_MEMORY] = {"insufficient memory", "has enough free memory", false},
+    [PFIT_PODS] = {"too many pods", "has room for another pod", false},
+    [PFIT_GPU] = {"not enough free GPUs", "has a free GPU", false},
+    [PFIT_GPU_SHARE] = {"no GPU has room for the share", "has a GPU with room for the share", false},
+    [PFIT_GPU_MEMORY_UNKNOWN] = {"node has no nvidia.com/gpu.memory label for a gpu-memory ask",
+                                 "has an nvidia.com/gpu.memory label", true},
+    [PFIT_GPU_MEMORY_TOO_BIG] = {"gpu-memory ask exceeds one GPU's memory",
+                                 "has GPUs with that much memory", true},
+};
+
+const char *pfit_text(enum pfit_why why)
+{
+    return fit_table[why].text;
+}
+
+const char *pfit_summary_text(enum pfit_why why)
+{
+    return fit_table[why].summary;
+}
+
+bool pfit_unresolvable(enum pfit_why why)
+{
+    return fit_table[why].unresolvable;
+}
+
+static const char *label_get(const struct pnode *n, const char *key)
+{
+    for (size_t i = 0; i < n->nlabels; i++)
+        if (strcmp(n->labels[i].key, key) == 0)
+            return n->labels[i].value;
+    return NULL;
+}
+
+static bool req_matches(const struct pnode *n, const struct policy_selector_req *r)
+{
+    const char *v = label_get(n, r->key);
+    bool in = false;
+
+    switch (r->op) {
+    case POLICY_SELECT_EXISTS:
+        return v != NULL;
+    case POLICY_SELECT_DOES_NOT_EXIST:
+        return v == NULL;
+    case POLICY_SELECT_IN:
+    case POLICY_SELECT_NOT_IN:
+        for (size_t i = 0; v && i < r->nvalues; i++)
+            if (strcmp(r->values[i], v) == 0)
+                in = true;
+        return r->op == POLICY_SELECT_IN ? in : !in;
+    }
+    return false;
+}
+
+static bool term_matches(const struct pnode *n, const struct policy_selector_term *t)
+{
+    for (size_t i = 0; i < t->nreqs; i++)
+        if (!req_matches(n, &t->reqs[i]))
+            return false;
+    return true;
+}
+
+static bool tolerates(const struct pselector *s, const struct policy_taint *t)
+{
+    for (size_t i = 0; i < s->ntolerations; i++) {
+        const struct policy_toleration *o = &s->tolerations[i];
+
+        if (o->effect >= 0 && o->effect != (int)t->effect)
+            continue;
+        if (!o->key || !*o->key) {
+            if (o->op == POLICY_TOLERATE_EXISTS)
+                return true;
+            continue;
+        }
+        if (strcmp(o->key, t->key) != 0)
+            continue;
+        if (o->op == POLICY_TOLERATE_EXISTS)
+            return true;
+        if (strcmp(o->value ? o->value : "", t->value ? t->value : "") == 0)
+            return true;
+    }
+    return false;
+}
+
+bool pfit_static(const struct pnode *n, const struct ppod *p, enum pfit_why *why)
+{
+    const struct pselector *s = &p->sel;
+
+    *why = PFIT_OK;
+    if (n->unschedulable) {
+        *why = PFIT_UNSCHEDULABLE_NODE;
+        return false;
+    }
+    for (size_t i = 0; i < s->nnode_selector; i++) {
+        const char *v = label_get(n, s->node_selector[i].key);
+
+        if (!v || strcmp(v, s->node_selector[i].value) != 0) {
+            *why = PFIT_SELECTOR;
+            return false;
+        }
+    }
+    if (s->naffinity) {
+        bool any = false;
+
+        for (size_t i = 0; i < s->naffinity && !any; i++)
+            any = term_matches(n, &s->affinity[i]);
+        if (!any) {
+            *why = PFIT_AFFINITY;
+            return false;
+        }
+    }
+    for (size_t i = 0; i < n->ntaints; i++) {
+        if (n->taints[i].effect == POLICY_TAINT_PREFER_NO_SCHEDULE)
+            continue;
+        if (!tolerates(s, &n->taints[i])) {
+            *why = PFIT_TAINT;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The share a pod takes per device on this node; 0 if it asks none, <0 if it cannot. */
+int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
+{
+    int64_t milli;
+
+    if (p->share > 0)
+        return p->share;
+    if (p->gpu_memory_mib <= 0)
+        return 0;
+    if (n->gpu_memory_mib <= 0)
+        return -PFIT_GPU_MEMORY_UNKNOWN;
+    milli = (p->gpu_memory_mib * POLICY_GPU_MILLI + n->gpu_memory_mib - 1) / n->gpu_memory_mib;
+    if (milli >= POLICY_GPU_MILLI)
+        return -PFIT_GPU_MEMORY_TOO_BIG;
+    return (int32_t)milli;
+}
+
+static int64_t free_devices(const struct pnode *n)
+{
+    return n->gpus - n->whole_used - (int64_t)n->ngroups;
+}
+
+/*
+ * Pick `devices` distinct GPU groups for a share. binpack: the group with the
+ * least free share that still fits, a new group only when none fits. spread:
+ * a new group first, else the group with the most free share.
+ */
+static bool pick_groups(const struct pnode *n, int32_t share, int32_t devices,
+                        enum policy_strategy s, struct pplace *out)
+{
+    int64_t fresh = free_devices(n);
+    int32_t next_new = 0;
+
+    out->ngroups = 0;
+    for (int32_t d = 0; d < devices; d++) {
+        int32_t best = -1;
+
+        for (size_t i = 0; i < n->ngroups; i++) {
+            const struct pgroup *g = &n->groups[i];
+            bool taken = false;
+
+            if (g->used + share > POLICY_GPU_MILLI)
+                continue;
+            for (int32_t k = 0; k < out->ngroups; k++)
+                taken |= out->groups[k] == g->id;
+            if (taken)
+                continue;
+            if (best < 0 || (s == POLICY_BINPACK ? g->used > n->groups[best].used
+                                                 : g->used < n->groups[best].used))
+                best = (int32_t)i;
+        }
+        if (best >= 0 && !(s == POLICY_SPREAD && fresh > 0)) {
+            out->groups[out->ngroups++] = n->groups[best].id;
+            continue;
+        }
+        if (fresh <= 0)
+            return false;
+        /* A new group: the lowest id not in use on this node nor picked. */
+        for (;; next_new++) {
+            bool used = pnode_group_find(n, next_new) >= 0;
+
+            for (int32_t k = 0; k < out->ngroups; k++)
+                used |= out->groups[k] == next_new;
+            if (!used)
+                break;
+        }
+        out->groups[out->ngroups++] = next_new++;
+        fresh--;
+    }
+    return true;
+}
+
+bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_strategy s,
+                    struct pplace *out, enum pfit_why *why)
+{
+    struct pplace pl = {.node = -1};
+    int32_t share = pfit_share_on(n, p);
+
+    if (share < 0) {
+        *why = (enum pfit_why)(-share);
+        return false;
+    }
+    if (n->cpu_used + p->cpu > n->cpu) {
+        *why = PFIT_CPU;
+        return false;
+    }
+    if (n->memory_used + p->memory > n->memory) {
+        *why = PFIT_MEMORY;
+        return false;
+    }
+    if (n->pods_used + 1 > n->pods) {
+        *why = PFIT_PODS;
+        return false;
+    }
+    if (p->gpus > 0 && free_devices(n) < p->gpus) {
+        *why = PFIT_GPU;
+        return false;
+    }
+    pl.share = share;
+    if (share > 0 && !pick_groups(n, share, p->devices, s, &pl)) {
+        *why = PFIT_GPU_SHARE;
+        return false;
+    }
+    *why = PFIT_OK;
+    *out = pl;
+    return true;
+}
+
+bool ppod_same_shape(const struct ppod *a, const struct ppod *b)
+{
+    return a->cpu == b->cpu && a->memory == b->memory && a->gpus == b->gpus &&
+           a->share == b->share && a->gpu_memory_mib == b->gpu_memory_mib &&
+           a->devices == b->devices && pselector_equal(&a->sel, &b->sel);
+}
+
+void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
+{
+    if (p->gpus > 0)
+        snprintf(buf, len, "%lld GPU", (long long)p->gpus);
+    else if (p->share > 0) {
+        char frac[8];
+        int n = snprintf(frac, sizeof(frac), "%03d", p->share % 1000);
+
+        while (n > 1 && frac[n - 1] == '0')
+            frac[--n] = '\0';
+        snprintf(buf, len, "%d.%s GPU%s", p->share / 1000, frac,
+                 p->devices > 1 ? " on each of several devices" : "");
+    }
+    else if (p->gpu_memory_mib > 0)
+        snprintf(buf, len, "%lld MiB of GPU memory", (long long)p->gpu_memory_mib);
+    else
+        snprintf(buf, len, "%lldm cpu", (long long)p->cpu);
+}

@@ -1,0 +1,724 @@
+/* model.c - the engine's picture of the cluster: upsert and forget. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const error_text[] = {
+    [0] = "ok",
+    [-POLICY_ENOMEM] = "out of memory",
+    [-POLICY_EINVAL] = "invalid spec",
+    [-POLICY_ENOENT] = "no such object",
+    [-POLICY_ELIMIT] = "engine limit reached",
+};
+
+const char *policy_strerror(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof(error_text) / sizeof(error_text[0])))
+        return "unknown error";
+    return error_text[-err];
+}
+
+const char *policy_resource_name(enum policy_resource r)
+{
+    static const char *const names[POLICY_RES_COUNT] = {"cpu", "memory", "gpu"};
+
+    return r < POLICY_RES_COUNT ? names[r] : "?";
+}
+
+static void queue_free(struct pqueue *q)
+{
+    if (!q)
+        return;
+    free(q->name);
+    free(q->parent);
+    free(q);
+}
+
+static struct pqueue *queue_make(const struct policy_queue_spec *s, bool implicit)
+{
+    struct pqueue *q = calloc(1, sizeof(*q));
+
+    if (!q)
+        return NULL;
+    q->name = pstrdup(s->name);
+    q->parent = s->parent && *s->parent ? pstrdup(s->parent) : NULL;
+    q->priority = s->priority;
+    q->quota = s->quota;
+    q->limit = s->limit;
+    q->weight = s->over_quota_weight;
+    q->implicit = implicit;
+    if (!q->name || (s->parent && *s->parent && !q->parent)) {
+        queue_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* The default queue exists even when nobody defined it: unlimited. */
+static int ensure_default_queue(struct policy_cluster *c)
+{
+    struct policy_queue_spec s = {.name = c->default_queue};
+    struct pqueue *q;
+    int32_t id;
+
+    if (pqueue_find(c, c->default_queue))
+        return POLICY_OK;
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        s.quota.v[r] = -1;
+        s.limit.v[r] = -1;
+        s.over_quota_weight.v[r] = 1;
+    }
+    q = queue_make(&s, true);
+    if (!q || (id = ptable_add(&c->queues, q)) < 0 || pidx_put(&c->queue_ix, q->name, id)) {
+        queue_free(q);
+        return POLICY_ENOMEM;
+    }
+    return POLICY_OK;
+}
+
+struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
+{
+    struct policy_cluster *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    if (opts)
+        c->opts = *opts;
+    if (c->opts.plan_ttl_ms <= 0)
+        c->opts.plan_ttl_ms = 60000;
+    c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
+    c->opts.default_queue = c->default_queue;
+    if (!c->default_queue || ensure_default_queue(c) != POLICY_OK) {
+        policy_cluster_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void node_free(struct pnode *n)
+{
+    if (!n)
+        return;
+    free(n->name);
+    for (size_t i = 0; i < n->nlabels; i++) {
+        free((char *)n->labels[i].key);
+        free((char *)n->labels[i].value);
+    }
+    free(n->labels);
+    for (size_t i = 0; i < n->ntaints; i++) {
+        free((char *)n->taints[i].key);
+        free((char *)n->taints[i].value);
+    }
+    free(n->taints);
+    free(n->groups);
+    free(n);
+}
+
+static void pod_free(struct ppod *p)
+{
+    if (!p)
+        return;
+    free(p->ns);
+    free(p->name);
+    free(p->uid);
+    free(p->key);
+    free(p->invalid);
+    pselector_cleanup(&p->sel);
+    free(p->queue);
+    free(p->gang_key);
+    free(p->bound_node);
+    free(p->gpu_groups_hint);
+    free(p->reason);
+    free(p);
+}
+
+static void gang_free(struct pgang *g)
+{
+    if (!g)
+        return;
+    free(g->key);
+    free(g->queue);
+    free(g->reason);
+    free(g->members);
+    free(g);
+}
+
+void policy_cluster_free(struct policy_cluster *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nodes.n; i++)
+        node_free(c->nodes.items[i]);
+    for (size_t i = 0; i < c->pods.n; i++)
+        pod_free(c->pods.items[i]);
+    for (size_t i = 0; i < c->gangs.n; i++)
+        gang_free(c->gangs.items[i]);
+    for (size_t i = 0; i < c->queues.n; i++)
+        queue_free(c->queues.items[i]);
+    ptable_cleanup(&c->nodes);
+    ptable_cleanup(&c->pods);
+    ptable_cleanup(&c->gangs);
+    ptable_cleanup(&c->queues);
+    pidx_cleanup(&c->node_ix);
+    pidx_cleanup(&c->pod_ix);
+    pidx_cleanup(&c->uid_ix);
+    pidx_cleanup(&c->gang_ix);
+    pidx_cleanup(&c->queue_ix);
+    free(c->default_queue);
+    free(c);
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static int node_fill(struct pnode *n, const struct policy_node_spec *s)
+{
+    n->nlabels = s->nlabels;
+    n->labels = s->nlabels ? calloc(s->nlabels, sizeof(*n->labels)) : NULL;
+    n->ntaints = s->ntaints;
+    n->taints = s->ntaints ? calloc(s->ntaints, sizeof(*n->taints)) : NULL;
+    if ((s->nlabels && !n->labels) || (s->ntaints && !n->taints))
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < s->nlabels; i++) {
+        n->labels[i].key = pstrdup(s->labels[i].key ? s->labels[i].key : "");
+        n->labels[i].value = pstrdup(s->labels[i].value ? s->labels[i].value : "");
+    }
+    for (size_t i = 0; i < s->ntaints; i++) {
+        n->taints[i].key = pstrdup(s->taints[i].key ? s->taints[i].key : "");
+        n->taints[i].value = pstrdup(s->taints[i].value);
+        n->taints[i].effect = s->taints[i].effect;
+    }
+    n->unschedulable = s->unschedulable;
+    n->cpu = s->cpu_milli;
+    n->memory = s->memory_bytes;
+    n->pods = s->pods;
+    n->gpus = s->gpus;
+    n->gpu_memory_mib = s->gpu_memory_mib;
+    return POLICY_OK;
+}
+
+int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *s)
+{
+    int32_t id;
+    struct pnode *n, *old;
+
+    if (!s || !s->name || !*s->name)
+        return POLICY_EINVAL;
+    n = calloc(1, sizeof(*n));
+    if (!n || !(n->name = pstrdup(s->name)) || node_fill(n, s) != POLICY_OK) {
+        node_free(n);
+        return POLICY_ENOMEM;
+    }
+    id = pidx_get(&c->node_ix, s->name);
+    old = pnode_at(c, id);
+    if (old) {
+        /* Keep what is charged; replace what the node says about itself. */
+        n->cpu_used = old->cpu_used;
+        n->memory_used = old->memory_used;
+        n->pods_used = old->pods_used;
+        n->whole_used = old->whole_used;
+        n->groups = old->groups;
+        n->ngroups = old->ngroups;
+        n->groups_cap = old->groups_cap;
+        old->groups = NULL;
+        c->nodes.items[id] = n;
+        pidx_put(&c->node_ix, n->name, id);
+        node_free(old);
+        return POLICY_OK;
+    }
+    id = ptable_add(&c->nodes, n);
+    if (id < 0 || pidx_put(&c->node_ix, n->name, id) != POLICY_OK) {
+        if (id >= 0)
+            ptable_remove(&c->nodes, id);
+        node_free(n);
+        return POLICY_ENOMEM;
+    }
+    return POLICY_OK;
+}
+
+int policy_node_forget(struct policy_cluster *c, const char *name)
+{
+    int32_t id = pidx_get(&c->node_ix, name);
+    struct pnode *n = pnode_at(c, id);
+
+    if (!n)
+        return POLICY_ENOENT;
+    /* A planned member losing its node breaks its gang's plan: release it whole. */
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+
+        if (!p || p->place.node != id)
+            continue;
+        if (p->phase == POLICY_POD_PLANNED || p->phase == POLICY_POD_WAITING) {
+            struct pgang *g = ppod_gang(c, p);
+
+            puncharge(c, p);
+            p->phase = POLICY_POD_PENDING;
+            if (g)
+                pplan_release(c, g);
+        } else {
+            puncharge(c, p);
+        }
+    }
+    pidx_del(&c->node_ix, name);
+    ptable_remove(&c->nodes, id);
+    node_free(n);
+    return POLICY_OK;
+}
+
+/* ---- queues -------------------------------------------------------------- */
+
+/* Usage is rolled up along parents; when the tree changes, count it again. */
+void pqueue_recount(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->queues.n; i++) {
+        struct pqueue *q = c->queues.items[i];
+
+        if (q) {
+            memset(&q->allocated, 0, sizeof(q->allocated));
+            memset(&q->reserved, 0, sizeof(q->reserved));
+        }
+    }
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+        struct policy_resources r;
+
+        if (!p || !p->managed || p->place.node < 0)
+            continue;
+        ppod_charge_resources(p, p->place.share, &r);
+        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
+    }
+}
+
+int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec *s)
+{
+    struct pqueue *q;
+    int32_t id;
+
+    if (!s || !s->name || !*s->name)
+        return POLICY_EINVAL;
+    q = queue_make(s, false);
+    if (!q)
+        return POLICY_ENOMEM;
+    id = pidx_get(&c->queue_ix, s->name);
+    if (id >= 0) {
+        queue_free(c->queues.items[id]);
+        c->queues.items[id] = q;
+        pidx_put(&c->queue_ix, q->name, id);
+    } else {
+        id = ptable_add(&c->queues, q);
+        if (id < 0 || pidx_put(&c->queue_ix, q->name, id) != POLICY_OK) {
+            if (id >= 0)
+                ptable_remove(&c->queues, id);
+            queue_free(q);
+            return POLICY_ENOMEM;
+        }
+    }
+    pqueue_recount(c);
+    return POLICY_OK;
+}
+
+int policy_queue_forget(struct policy_cluster *c, const char *name)
+{
+    int32_t id = pidx_get(&c->queue_ix, name);
+    struct pqueue *q = pqueue_at(c, id);
+
+    if (!q)
+        return POLICY_ENOENT;
+    pidx_del(&c->queue_ix, name);
+    ptable_remove(&c->queues, id);
+    queue_free(q);
+    if (ensure_default_queue(c) != POLICY_OK)
+        return POLICY_ENOMEM;
+    pqueue_recount(c);
+    return POLICY_OK;
+}
+
+/* ---- gangs --------------------------------------------------------------- */
+
+static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool singleton,
+                              int32_t *out_id)
+{
+    struct pgang *g = calloc(1, sizeof(*g));
+    int32_t id;
+
+    if (!g || !(g->key = pstrdup(key))) {
+        gang_free(g);
+        return NULL;
+    }
+    g->singleton = singleton;
+    id = ptable_add(&c->gangs, g);
+    if (id < 0 || (!singleton && pidx_put(&c->gang_ix, g->key, id) != POLICY_OK)) {
+        if (id >= 0)
+            ptable_remove(&c->gangs, id);
+        gang_free(g);
+        return NULL;
+    }
+    *out_id = id;
+    return g;
+}
+
+static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
+{
+    struct pgang *g = pgang_at(c, id);
+
+    if (!g || g->nmembers > 0 || g->has_spec)
+        return;
+    if (!g->singleton)
+        pidx_del(&c->gang_ix, g->key);
+    ptable_remove(&c->gangs, id);
+    gang_free(g);
+}
+
+static int gang_add_member(struct pgang *g, int32_t pod)
+{
+    if (g->nmembers == g->members_cap) {
+        size_t cap = g->members_cap ? g->members_cap * 2 : 4;
+        int32_t *m = realloc(g->members, cap * sizeof(*m));
+
+        if (!m)
+            return POLICY_ENOMEM;
+        g->members = m;
+        g->members_cap = cap;
+    }
+    g->members[g->nmembers++] = pod;
+    return POLICY_OK;
+}
+
+static void gang_remove_member(struct pgang *g, int32_t pod)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        if (g->members[i] == pod) {
+            memmove(&g->members[i], &g->members[i + 1], (g->nmembers - i - 1) * sizeof(int32_t));
+            g->nmembers--;
+            return;
+        }
+    }
+}
+
+int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *s)
+{
+    int32_t id;
+    struct pgang *g;
+    bool requeue = false;
+
+    if (!s || !s->key || !*s->key)
+        return POLICY_EINVAL;
+    id = pidx_get(&c->gang_ix, s->key);
+    g = pgang_at(c, id);
+    if (!g && !(g = gang_new(c, s->key, false, &id)))
+        return POLICY_ENOMEM;
+    g->has_spec = true;
+    g->min_members = s->min_members;
+    if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
+        pset_str(&g->queue, s->queue);
+        requeue = true;
+    }
+    if (requeue) {
+        for (size_t i = 0; i < g->nmembers; i++) {
+            struct ppod *p = ppod_at(c, g->members[i]);
+
+            if (p)
+                pset_str(&p->queue, g->queue);
+        }
+        pqueue_recount(c);
+    }
+    if (!g->admitted)
+        c->maybe_partial = true;
+    return POLICY_OK;
+}
+
+int policy_gang_forget(struct policy_cluster *c, const char *key)
+{
+    int32_t id = pidx_get(&c->gang_ix, key);
+    struct pgang *g = pgang_at(c, id);
+
+    if (!g)
+        return POLICY_ENOENT;
+    g->has_spec = false;
+    if (g->planned && !g->admitted)
+        pplan_release(c, g);
+    gang_drop_if_empty(c, id);
+    return POLICY_OK;
+}
+
+/* ---- pods ---------------------------------------------------------------- */
+
+bool policy_pod_spec_valid(const struct policy_pod_spec *s, char *why, size_t len)
+{
+    if (s->invalid) {
+        snprintf(why, len, "%s", s->invalid);
+        return false;
+    }
+    if (s->gpus > 0 && (s->gpu_share_milli > 0 || s->gpu_memory_mib > 0)) {
+        snprintf(why, len, "asks both whole GPUs (nvidia.com/gpu: %lld) and a GPU share",
+                 (long long)s->gpus);
+        return false;
+    }
+    if (s->gpu_share_milli < 0 || s->gpu_share_milli >= POLICY_GPU_MILLI ||
+        (s->gpu_share_milli == 0 && s->gpu_devices > 1 && s->gpu_memory_mib <= 0)) {
+        snprintf(why, len, "gpu-fraction %d.%03d is outside (0, 1)", s->gpu_share_milli / 1000,
+                 abs(s->gpu_share_milli % 1000));
+        return false;
+    }
+    if (s->gpu_share_milli > 0 && s->gpu_memory_mib > 0) {
+        snprintf(why, len, "asks both gpu-fraction and gpu-memory");
+        return false;
+    }
+    if (s->gpu_devices < 0 || s->gpu_devices > POLICY_MAX_DEVICES) {
+        snprintf(why, len, "gpu-fraction-num-devices %d is outside [1, %d]", s->gpu_devices,
+                 POLICY_MAX_DEVICES);
+        return false;
+    }
+    if (s->gpus < 0 || s->cpu_milli < 0 || s->memory_bytes < 0 || s->gpu_memory_mib < 0) {
+        snprintf(why, len, "negative resource request");
+        return false;
+    }
+    return true;
+}
+
+static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct policy_pod_spec *s)
+{
+    const struct pgang *g = s->gang ? pgang_at(c, pidx_get(&c->gang_ix, s->gang)) : NULL;
+    const char *queue = g && g->queue ? g->queue : s->queue && *s->queue ? s->queue
+                                                                         : c->default_queue;
+
+    p->ns = pstrdup(s->namespace_);
+    p->name = pstrdup(s->name);
+    p->uid = pstrdup(s->uid ? s->uid : "");
+    p->key = pstrfmt("%s/%s", s->namespace_, s->name);
+    p->invalid = pstrdup(s->invalid);
+    p->queue = pstrdup(queue);
+    p->gang_key = pstrdup(s->gang);
+    p->bound_node = s->node && *s->node ? pstrdup(s->node) : NULL;
+    p->priority = s->priority;
+    p->cpu = s->cpu_milli;
+    p->memory = s->memory_bytes;
+    p->gpus = s->gpus;
+    p->share = s->gpu_share_milli;
+    p->gpu_memory_mib = s->gpu_memory_mib;
+    p->devices = s->gpu_devices > 0 ? s->gpu_devices : 1;
+    if (p->devices > POLICY_MAX_DEVICES)
+        p->devices = POLICY_MAX_DEVICES;
+    p->head = s->gang_head;
+    p->managed = s->managed;
+    p->place.node = -1;
+    p->gang = -1;
+    if (!p->ns || !p->name || !p->uid || !p->key || !p->queue || (s->invalid && !p->invalid) ||
+        (s->gang && !p->gang_key) || (s->node && *s->node && !p->bound_node))
+        return POLICY_ENOMEM;
+    return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
+                          s->tolerations, s->ntolerations);
+}
+
+/* Groups named in "g0,g3", as the pod's annotation carries them. */
+static int32_t parse_groups(const char *text, int32_t *out, int32_t max)
+{
+    int32_t n = 0;
+
+    while (text && *text && n < max) {
+        char *end;
+        long v;
+
+        if (*text == 'g')
+            text++;
+        v = strtol(text, &end, 10);
+        if (end == text || v < 0 || v > 1000000)
+            return -1;
+        out[n++] = (int32_t)v;
+        text = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return n;
+}
+
+/* Charge a pod that runs on `node` (seen bound), with the groups it carries. */
+int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
+{
+    struct pnode *n = pnode_at(c, node_id);
+    struct pplace pl = {.node = node_id};
+    enum pfit_why why;
+    int32_t share;
+
+    if (!n)
+        return POLICY_ENOENT;
+    share = pfit_share_on(n, p);
+    pl.share = share > 0 ? share : 0;
+    if (pl.share > 0) {
+        int32_t k = p->gpu_groups_hint ? parse_groups(p->gpu_groups_hint, pl.groups,
+                                                      POLICY_MAX_DEVICES)
+                                       : 0;
+
+        if (k == p->devices) {
+            pl.ngroups = k;
+        } else {
+            /* No usable record of its groups: account it as binpack would,
+             * or on groups of its own if the node looks full. */
+            struct pplace fit;
+
+            if (pfit_resources(n, p, POLICY_BINPACK, &fit, &why)) {
+                pl.ngroups = fit.ngroups;
+                memcpy(pl.groups, fit.groups, sizeof(pl.groups));
+            } else {
+                int32_t next = 0;
+
+                for (pl.ngroups = 0; pl.ngroups < p->devices; pl.ngroups++) {
+                    while (pnode_group_find(n, next) >= 0)
+                        next++;
+                    pl.groups[pl.ngroups] = next++;
+                }
+            }
+        }
+    }
+    pcharge(c, p, &pl);
+    return POLICY_OK;
+}
+
+void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
+{
+    int32_t bound;
+
+    if (!g)
+        return;
+    pgang_counts(c, g, NULL, &bound, NULL, NULL);
+    if (bound >= pgang_min(c, g)) {
+        g->admitted = true;
+        g->planned = false;
+        pgang_set_reason(g, PREASON_NONE, NULL);
+    } else if (!g->admitted && bound > 0) {
+        c->maybe_partial = true;
+    }
+}
+
+/* The pod is seen bound: make its charge say so, on the node it names. */
+static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
+{
+    int32_t node = pidx_get(&c->node_ix, p->bound_node);
+    const char *mine = p->place.node >= 0 ? pnode_at(c, p->place.node)->name : NULL;
+    bool same = mine && strcmp(mine, p->bound_node) == 0;
+
+    if (same && p->gpu_groups_hint && p->place.ngroups > 0 &&
+        strcmp(p->gpu_groups_hint, p->groups_text) != 0)
+        same = false; /* the annotation is the truth about its groups */
+    if (same) {
+        pcharge_mark_bound(c, p, true);
+        p->phase = POLICY_POD_BOUND;
+    } else {
+        puncharge(c, p);
+        p->phase = POLICY_POD_BOUND;
+        pplace_bound(c, p, node);
+    }
+    pset_str(&p->reason, NULL);
+    pgang_note_bound(c, ppod_gang(c, p));
+}
+
+static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)
+{
+    struct pgang *g;
+    int32_t gid = p->gang_key ? pidx_get(&c->gang_ix, p->gang_key) : -1;
+
+    g = pgang_at(c, gid);
+    if (!g && !(g = gang_new(c, p->gang_key ? p->gang_key : p->key, !p->gang_key, &gid)))
+        return POLICY_ENOMEM;
+    if (gang_add_member(g, pod_id) != POLICY_OK) {
+        gang_drop_if_empty(c, gid);
+        return POLICY_ENOMEM;
+    }
+    p->gang = gid;
+    return POLICY_OK;
+}
+
+static void pod_detach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)
+{
+    int32_t gid = p->gang;
+    struct pgang *g = pgang_at(c, gid);
+
+    if (!g)
+        return;
+    gang_remove_member(g, pod_id);
+    p->gang = -1;
+    gang_drop_if_empty(c, gid);
+}
+
+static void pod_remove(struct policy_cluster *c, int32_t id)
+{
+    struct ppod *p = ppod_at(c, id);
+
+    puncharge(c, p);
+    pod_detach_gang(c, p, id);
+    pidx_del(&c->pod_ix, p->key);
+    if (*p->uid && pidx_get(&c->uid_ix, p->uid) == id)
+        pidx_del(&c->uid_ix, p->uid);
+    ptable_remove(&c->pods, id);
+    pod_free(p);
+}
+
+static bool str_same(const char *a, const char *b)
+{
+    return (!a || !*a) ? (!b || !*b) : (b && strcmp(a, b) == 0);
+}
+
+/* Same pod, newer object: only its binding and its GPU record may move. */
+static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_spec *s)
+{
+    return str_same(p->uid, s->uid) && str_same(p->gang_key, s->gang) && p->cpu == s->cpu_milli &&
+           p->memory == s->memory_bytes && p->gpus == s->gpus && p->share == s->gpu_share_milli &&
+           p->gpu_memory_mib == s->gpu_memory_mib && p->managed == s->managed &&
+           str_same(p->invalid, s->invalid);
+}
+
+int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s, int64_t now)
+{
+    struct ppod *p;
+    int32_t id;
+
+    if (!s || !s->namespace_ || !*s->namespace_ || !s->name || !*s->name)
+        return POLICY_EINVAL;
+    p = ppod_find(c, s->namespace_, s->name);
+    if (p && pod_same_incarnation(p, s)) {
+        pset_str(&p->gpu_groups_hint, s->gpu_groups);
+        if (s->node && *s->node && p->phase != POLICY_POD_BOUND) {
+            pset_str(&p->bound_node, s->node);
+            pod_observe_bound(c, p);
+        }
+        return POLICY_OK;
+    }
+    if (p)
+        pod_remove(c, pidx_get(&c->pod_ix, p->key));
+    p = calloc(1, sizeof(*p));
+    if (!p || pod_fill(c, p, s) != POLICY_OK || (s->gpu_groups && !(p->gpu_groups_hint =
+                                                                         pstrdup(s->gpu_groups)))) {
+        pod_free(p);
+        return POLICY_ENOMEM;
+    }
+    p->arrival = c->next_arrival++;
+    id = ptable_add(&c->pods, p);
+    if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
+        (*p->uid && pidx_put(&c->uid_ix, p->uid, id) != POLICY_OK) ||
+        pod_attach_gang(c, p, id) != POLICY_OK) {
+        if (id >= 0) {
+            pidx_del(&c->pod_ix, p->key);
+            if (*p->uid)
+                pidx_del(&c->uid_ix, p->uid);
+            ptable_remove(&c->pods, id);
+        }
+        pod_free(p);
+        return POLICY_ENOMEM;
+    }
+    if (p->bound_node)
+        pod_observe_bound(c, p);
+    (void)now;
+    return POLICY_OK;
+}
+
+int policy_pod_forget(struct policy_cluster *c, const char *ns, const char *name)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+
+    if (!p)
+        return POLICY_ENOENT;
+    pod_remove(c, pidx_get(&c->pod_ix, p->key));
+    return POLICY_OK;
+}

@@ -1,0 +1,263 @@
+/* table.c - object tables, owned strings and selector copies. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int32_t ptable_add(struct ptable *t, void *item)
+{
+    for (size_t i = 0; t->nfree > 0 && i < t->n; i++) {
+        if (!t->items[i]) {
+            t->items[i] = item;
+            t->nfree--;
+            return (int32_t)i;
+        }
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        void **items = realloc(t->items, cap * sizeof(*items));
+
+        if (!items)
+            return -1;
+        t->items = items;
+        t->cap = cap;
+    }
+    t->items[t->n] = item;
+    return (int32_t)t->n++;
+}
+
+void ptable_remove(struct ptable *t, int32_t id)
+{
+    t->items[id] = NULL;
+    t->nfree++;
+}
+
+void ptable_cleanup(struct ptable *t)
+{
+    free(t->items);
+    memset(t, 0, sizeof(*t));
+}
+
+char *pstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+char *pstrfmt(const char *fmt, ...)
+{
+    va_list ap;
+    char *out = NULL;
+
+    va_start(ap, fmt);
+    if (vasprintf(&out, fmt, ap) < 0)
+        out = NULL;
+    va_end(ap);
+    return out;
+}
+
+void pset_str(char **dst, const char *text)
+{
+    if (*dst && text && strcmp(*dst, text) == 0)
+        return;
+    free(*dst);
+    *dst = pstrdup(text);
+}
+
+static void labels_free(struct policy_label *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++) {
+        free((char *)l[i].key);
+        free((char *)l[i].value);
+    }
+    free(l);
+}
+
+static int labels_copy(struct policy_label **dst, const struct policy_label *src, size_t n)
+{
+    *dst = NULL;
+    if (n == 0)
+        return POLICY_OK;
+    *dst = calloc(n, sizeof(**dst));
+    if (!*dst)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        (*dst)[i].key = pstrdup(src[i].key);
+        (*dst)[i].value = pstrdup(src[i].value ? src[i].value : "");
+    }
+    return POLICY_OK;
+}
+
+static void terms_free(struct policy_selector_term *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++) {
+        struct policy_selector_req *reqs = (struct policy_selector_req *)t[i].reqs;
+
+        for (size_t j = 0; j < t[i].nreqs; j++) {
+            for (size_t k = 0; k < reqs[j].nvalues; k++)
+                free((char *)reqs[j].values[k]);
+            free((char **)reqs[j].values);
+            free((char *)reqs[j].key);
+        }
+        free(reqs);
+    }
+    free(t);
+}
+
+static int terms_copy(struct policy_selector_term **dst, const struct policy_selector_term *src,
+                      size_t n)
+{
+    *dst = NULL;
+    if (n == 0)
+        return POLICY_OK;
+    *dst = calloc(n, sizeof(**dst));
+    if (!*dst)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        struct policy_selector_req *reqs = calloc(src[i].nreqs ? src[i].nreqs : 1, sizeof(*reqs));
+
+        if (!reqs)
+            return POLICY_ENOMEM;
+        (*dst)[i].reqs = reqs;
+        (*dst)[i].nreqs = src[i].nreqs;
+        for (size_t j = 0; j < src[i].nreqs; j++) {
+            const struct policy_selector_req *r = &src[i].reqs[j];
+            char **values = calloc(r->nvalues ? r->nvalues : 1, sizeof(*values));
+
+            if (!values)
+                return POLICY_ENOMEM;
+            reqs[j].key = pstrdup(r->key);
+            reqs[j].op = r->op;
+            reqs[j].values = (const char *const *)values;
+            reqs[j].nvalues = r->nvalues;
+            for (size_t k = 0; k < r->nvalues; k++)
+                values[k] = pstrdup(r->values[k]);
+        }
+    }
+    return POLICY_OK;
+}
+
+void pselector_cleanup(struct pselector *s)
+{
+    labels_free(s->node_selector, s->nnode_selector);
+    terms_free(s->affinity, s->naffinity);
+    for (size_t i = 0; s->tolerations && i < s->ntolerations; i++) {
+        free((char *)s->tolerations[i].key);
+        free((char *)s->tolerations[i].value);
+    }
+    free(s->tolerations);
+    memset(s, 0, sizeof(*s));
+}
+
+int pselector_copy(struct pselector *dst, const struct policy_label *ns, size_t nns,
+                   const struct policy_selector_term *aff, size_t naff,
+                   const struct policy_toleration *tol, size_t ntol)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->nnode_selector = nns;
+    dst->naffinity = naff;
+    if (labels_copy(&dst->node_selector, ns, nns) != POLICY_OK)
+        goto fail;
+    if (terms_copy(&dst->affinity, aff, naff) != POLICY_OK)
+        goto fail;
+    if (ntol) {
+        dst->tolerations = calloc(ntol, sizeof(*dst->tolerations));
+        if (!dst->tolerations)
+            goto fail;
+        dst->ntolerations = ntol;
+        for (size_t i = 0; i < ntol; i++) {
+            dst->tolerations[i] = tol[i];
+            dst->tolerations[i].key = pstrdup(tol[i].key);
+            dst->tolerations[i].value = pstrdup(tol[i].value);
+        }
+    }
+    return POLICY_OK;
+fail:
+    pselector_cleanup(dst);
+    return POLICY_ENOMEM;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static bool terms_equal(const struct policy_selector_term *a, const struct policy_selector_term *b,
+                        size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].nreqs != b[i].nreqs)
+            return false;
+        for (size_t j = 0; j < a[i].nreqs; j++) {
+            const struct policy_selector_req *x = &a[i].reqs[j], *y = &b[i].reqs[j];
+
+            if (x->op != y->op || x->nvalues != y->nvalues || !str_eq(x->key, y->key))
+                return false;
+            for (size_t k = 0; k < x->nvalues; k++)
+                if (!str_eq(x->values[k], y->values[k]))
+                    return false;
+        }
+    }
+    return true;
+}
+
+bool pselector_equal(const struct pselector *a, const struct pselector *b)
+{
+    if (a->nnode_selector != b->nnode_selector || a->naffinity != b->naffinity ||
+        a->ntolerations != b->ntolerations)
+        return false;
+    for (size_t i = 0; i < a->nnode_selector; i++)
+        if (!str_eq(a->node_selector[i].key, b->node_selector[i].key) ||
+            !str_eq(a->node_selector[i].value, b->node_selector[i].value))
+            return false;
+    for (size_t i = 0; i < a->ntolerations; i++) {
+        const struct policy_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+
+        if (x->op != y->op || x->effect != y->effect || !str_eq(x->key, y->key) ||
+            !str_eq(x->value, y->value))
+            return false;
+    }
+    return terms_equal(a->affinity, b->affinity, a->naffinity);
+}
+
+struct pnode *pnode_at(const struct policy_cluster *c, int32_t id)
+{
+    return id < 0 || (size_t)id >= c->nodes.n ? NULL : c->nodes.items[id];
+}
+
+struct ppod *ppod_at(const struct policy_cluster *c, int32_t id)
+{
+    return id < 0 || (size_t)id >= c->pods.n ? NULL : c->pods.items[id];
+}
+
+struct pgang *pgang_at(const struct policy_cluster *c, int32_t id)
+{
+    return id < 0 || (size_t)id >= c->gangs.n ? NULL : c->gangs.items[id];
+}
+
+struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id)
+{
+    return id < 0 || (size_t)id >= c->queues.n ? NULL : c->queues.items[id];
+}
+
+struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name)
+{
+    char key[512];
+
+    if (!ns || !name || snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+        return NULL;
+    return ppod_at(c, pidx_get(&c->pod_ix, key));
+}
+
+struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name)
+{
+    return pqueue_at(c, pidx_get(&c->queue_ix, name));
+}
+
+struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q)
+{
+    return q->parent ? pqueue_find(c, q->parent) : NULL;
+}

@@ -1,0 +1,269 @@
+/* view.c - what the engine knows, for logs, metrics, status and tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *policy_pod_phase_name(enum policy_pod_phase p)
+{
+    static const char *const names[] = {"Pending", "Planned", "Waiting", "Binding", "Bound"};
+
+    return p <= POLICY_POD_BOUND ? names[p] : "?";
+}
+
+const char *policy_gang_state_name(enum policy_gang_state s)
+{
+    static const char *const names[] = {"Pending", "Planned", "Bound"};
+
+    return s <= POLICY_GANG_BOUND ? names[s] : "?";
+}
+
+static void pod_view(const struct policy_cluster *c, const struct ppod *p,
+                     struct policy_pod_view *v)
+{
+    const struct pgang *g = ppod_gang(c, p);
+    const struct pnode *n = pnode_at(c, p->place.node);
+
+    *v = (struct policy_pod_view){
+        .namespace_ = p->ns,
+        .name = p->name,
+        .uid = p->uid,
+        .gang = g ? g->key : p->key,
+        .queue = p->queue,
+        .managed = p->managed,
+        .phase = p->phase,
+        .node = n ? n->name : p->phase == POLICY_POD_BOUND ? p->bound_node : NULL,
+        .cpu_milli = p->cpu,
+        .memory_bytes = p->memory,
+        .gpus = p->gpus,
+        .gpu_share_milli = p->place.node >= 0 ? p->place.share : p->share,
+        .gpu_devices = p->devices,
+        .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
+        .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
+        .arrival = p->arrival,
+    };
+}
+
+bool policy_pod_view_get(const struct policy_cluster *c, const char *ns, const char *name,
+                         struct policy_pod_view *out)
+{
+    const struct ppod *p = ppod_find(c, ns, name);
+
+    if (!p)
+        return false;
+    pod_view(c, p, out);
+    return true;
+}
+
+static int cmp_arrival(const void *a, const void *b)
+{
+    const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
+
+    return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+}
+
+void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx)
+{
+    const struct ppod **all = malloc((c->pods.n ? c->pods.n : 1) * sizeof(*all));
+    size_t n = 0;
+
+    if (!all)
+        return;
+    for (size_t i = 0; i < c->pods.n; i++)
+        if (c->pods.items[i])
+            all[n++] = c->pods.items[i];
+    qsort(all, n, sizeof(*all), cmp_arrival);
+    for (size_t i = 0; i < n; i++) {
+        struct policy_pod_view v;
+
+        pod_view(c, all[i], &v);
+        fn(&v, ctx);
+    }
+    free(all);
+}
+
+static void gang_view(const struct policy_cluster *c, const struct pgang *g,
+                      struct policy_gang_view *v)
+{
+    int32_t members, bound, holding, waiting;
+
+    pgang_counts(c, g, &members, &bound, &holding, &waiting);
+    *v = (struct policy_gang_view){
+        .key = g->key,
+        .queue = pgang_queue(c, g),
+        .state = bound >= pgang_min(c, g) || g->admitted ? POLICY_GANG_BOUND
+                 : g->planned                            ? POLICY_GANG_PLANNED
+                                                         : POLICY_GANG_PENDING,
+        .min_members = pgang_min(c, g),
+        .members = members,
+        .bound = bound,
+        .waiting = waiting,
+        .reason = g->reason,
+    };
+    if (v->state == POLICY_GANG_BOUND)
+        v->reason = NULL;
+}
+
+bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
+                          struct policy_gang_view *out)
+{
+    const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, key));
+
+    if (!g) {
+        const struct ppod *p = ppod_at(c, pidx_get(&c->pod_ix, key));
+
+        g = p ? ppod_gang(c, p) : NULL;
+        if (!g || !g->singleton)
+            return false;
+    }
+    gang_view(c, g, out);
+    return true;
+}
+
+
+static int cmp_gang_key(const void *a, const void *b)
+{
+    const struct pgang *x = *(struct pgang *const *)a, *y = *(struct pgang *const *)b;
+
+    return strcmp(x->key, y->key);
+}
+
+void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx)
+{
+    const struct pgang **all = malloc((c->gangs.n ? c->gangs.n : 1) * sizeof(*all));
+    size_t n = 0;
+
+    if (!all)
+        return;
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        const struct pgang *g = c->gangs.items[i];
+
+        if (g && (g->nmembers > 0 || g->has_spec))
+            all[n++] = g;
+    }
+    qsort(all, n, sizeof(*all), cmp_gang_key);
+    for (size_t i = 0; i < n; i++) {
+        struct policy_gang_view v;
+
+        gang_view(c, all[i], &v);
+        fn(&v, ctx);
+    }
+    free(all);
+}
+
+static int cmp_queue_name(const void *a, const void *b)
+{
+    const struct pqueue *x = *(struct pqueue *const *)a, *y = *(struct pqueue *const *)b;
+
+    return strcmp(x->name, y->name);
+}
+
+static int32_t pending_gangs_of(const struct policy_cluster *c, const char *queue)
+{
+    int32_t n = 0;
+
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        const struct pgang *g = c->gangs.items[i];
+        int32_t bound;
+
+        if (!g || g->nmembers == 0 || strcmp(pgang_queue(c, g), queue) != 0)
+            continue;
+        pgang_counts(c, g, NULL, &bound, NULL, NULL);
+        n += !g->admitted && bound < pgang_min(c, g) && !g->planned;
+    }
+    return n;
+}
+
+void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void *ctx)
+{
+    const struct pqueue **all = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*all));
+    size_t n = 0;
+
+    if (!all)
+        return;
+    for (size_t i = 0; i < c->queues.n; i++)
+        if (c->queues.items[i])
+            all[n++] = c->queues.items[i];
+    qsort(all, n, sizeof(*all), cmp_queue_name);
+    for (size_t i = 0; i < n; i++) {
+        const struct pqueue *q = all[i];
+        struct policy_queue_view v = {
+            .name = q->name,
+            .parent = q->parent,
+            .priority = q->priority,
+            .quota = q->quota,
+            .limit = q->limit,
+            .over_quota_weight = q->weight,
+            .allocated = q->allocated,
+            .reserved = q->reserved,
+            .pending_gangs = pending_gangs_of(c, q->name),
+        };
+
+        fn(&v, ctx);
+    }
+    free(all);
+}
+
+static int cmp_node_name(const void *a, const void *b)
+{
+    const struct pnode *x = *(struct pnode *const *)a, *y = *(struct pnode *const *)b;
+
+    return strcmp(x->name, y->name);
+}
+
+void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *ctx)
+{
+    struct pnode **all = malloc((c->nodes.n ? c->nodes.n : 1) * sizeof(*all));
+    size_t n = 0;
+
+    if (!all)
+        return;
+    for (size_t i = 0; i < c->nodes.n; i++)
+        if (c->nodes.items[i])
+            all[n++] = c->nodes.items[i];
+    qsort(all, n, sizeof(*all), cmp_node_name);
+    for (size_t i = 0; i < n; i++) {
+        struct pnode *node = all[i];
+        struct policy_gpu_group_view *gv = calloc(node->ngroups ? node->ngroups : 1, sizeof(*gv));
+        char(*names)[12] = calloc(node->ngroups ? node->ngroups : 1, sizeof(*names));
+        struct policy_node_view v = {
+            .name = node->name,
+            .cpu_milli = node->cpu,
+            .memory_bytes = node->memory,
+            .pods = node->pods,
+            .gpus = node->gpus,
+            .cpu_used = node->cpu_used,
+            .memory_used = node->memory_used,
+            .pods_used = node->pods_used,
+            .gpus_whole_used = node->whole_used,
+            .ngroups = node->ngroups,
+            .groups = gv,
+        };
+
+        if (!gv || !names) {
+            free(gv);
+            free(names);
+            break;
+        }
+        for (size_t k = 0; k < node->ngroups; k++) {
+            snprintf(names[k], sizeof(names[k]), "g%d", node->groups[k].id);
+            gv[k] = (struct policy_gpu_group_view){names[k], node->groups[k].used,
+                                                   node->groups[k].pods};
+        }
+        fn(&v, ctx);
+        free(gv);
+        free(names);
+    }
+    free(all);
+}
+
+bool policy_pod_by_uid(const struct policy_cluster *c, const char *uid, char *buf, size_t len)
+{
+    const struct ppod *p = ppod_at(c, pidx_get(&c->uid_ix, uid));
+
+    if (!p)
+        return false;
+    snprintf(buf, len, "%s", p->key);
+    return true;
+}

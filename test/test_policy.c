@@ -1,0 +1,887 @@
+/* test_policy.c - the scheduling engine, driven as kube-scheduler drives it. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+#define GiB (1LL << 30)
+
+/* ---- fixtures: a small cluster built in memory --------------------------- */
+
+static struct policy_cluster *C;
+static int64_t NOW;
+
+static void setup_with(enum policy_strategy s)
+{
+    struct policy_options o = {.strategy = s, .plan_ttl_ms = 60000};
+
+    C = policy_cluster_new(&o);
+    ck_assert_ptr_nonnull(C);
+    NOW = 1000;
+}
+
+static void setup(void)
+{
+    setup_with(POLICY_BINPACK);
+}
+
+static void teardown(void)
+{
+    policy_cluster_free(C);
+    C = NULL;
+}
+
+static void add_node(const char *name, int64_t cpu, int64_t gpus)
+{
+    static const struct policy_label labels[] = {{"nvidia.com/gpu.memory", "81920"}};
+    struct policy_node_spec n = {.name = name,
+                                 .labels = labels,
+                                 .nlabels = 1,
+                                 .cpu_milli = cpu * 1000,
+                                 .memory_bytes = 512 * GiB,
+                                 .pods = 110,
+                                 .gpus = gpus,
+                                 .gpu_memory_mib = 81920};
+
+    ck_assert_int_eq(policy_node_upsert(C, &n), POLICY_OK);
+}
+
+static void add_queue(const char *name, const char *parent, int64_t gpu_quota, int64_t gpu_limit)
+{
+    struct policy_queue_spec q = {.name = name, .parent = parent};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    q.quota.v[POLICY_RES_GPU] = gpu_quota;
+    q.limit.v[POLICY_RES_GPU] = gpu_limit;
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+struct pod_ask {
+    const char *name;
+    int64_t cpu;   /* cores */
+    int64_t gpus;  /* whole */
+    int32_t share; /* milli */
+    bool head;
+};
+
+static void add_pod(const char *ns, const char *gang, const char *queue, struct pod_ask a)
+{
+    char uid[128];
+    struct policy_pod_spec p = {.namespace_ = ns,
+                                .name = a.name,
+                                .uid = uid,
+                                .cpu_milli = a.cpu * 1000,
+                                .memory_bytes = 4 * GiB,
+                                .gpus = a.gpus,
+                                .gpu_share_milli = a.share,
+                                .gang = gang,
+                                .gang_head = a.head,
+                                .queue = queue,
+                                .managed = true};
+
+    snprintf(uid, sizeof(uid), "uid-%s-%s", ns, a.name);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+}
+
+static void add_gang(const char *key, int32_t min, const char *queue)
+{
+    struct policy_gang_spec g = {.key = key, .min_members = min, .queue = queue};
+
+    ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+}
+
+/* All node names, as kube-scheduler would offer them. */
+struct names_ctx {
+    const char **out;
+    size_t n, max;
+};
+
+static void collect_name(const struct policy_node_view *v, void *p)
+{
+    struct names_ctx *x = p;
+
+    if (x->n < x->max)
+        x->out[x->n++] = v->name;
+}
+
+static size_t node_names(const char **out, size_t max)
+{
+    struct names_ctx ctx = {out, 0, max};
+
+    policy_each_node(C, collect_name, &ctx);
+    return ctx.n;
+}
+
+/* kube-scheduler's cycle for one pod: filter, pick, bind. Returns the outcome. */
+static enum policy_bind_outcome schedule(const char *ns, const char *name, char *why, size_t len)
+{
+    const char *names[64];
+    size_t n = node_names(names, 64);
+    struct policy_filter_result fr;
+    struct policy_bind_result br;
+    const char *chosen = NULL;
+    enum policy_bind_outcome out;
+
+    ck_assert_int_eq(policy_filter(C, ns, name, names, n, NOW, &fr), POLICY_OK);
+    for (size_t i = 0; i < n && !chosen; i++)
+        if (fr.verdicts[i].fit == POLICY_FITS)
+            chosen = names[i];
+    if (!chosen) {
+        snprintf(why, len, "%s", fr.reason ? fr.reason : "");
+        policy_filter_result_cleanup(&fr);
+        return POLICY_BIND_REJECT;
+    }
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(policy_bind(C, ns, name, chosen, NOW, &br), POLICY_OK);
+    out = br.outcome;
+    snprintf(why, len, "%s", br.reason ? br.reason : "");
+    for (size_t i = 0; out == POLICY_BIND_COMMIT && i < br.n; i++)
+        ck_assert_int_eq(policy_bind_done(C, br.members[i].namespace_, br.members[i].name, true,
+                                          NULL),
+                         POLICY_OK);
+    policy_bind_result_cleanup(&br);
+    return out;
+}
+
+static enum policy_pod_phase phase_of(const char *ns, const char *name)
+{
+    struct policy_pod_view v;
+
+    ck_assert(policy_pod_view_get(C, ns, name, &v));
+    return v.phase;
+}
+
+static const char *node_of(const char *ns, const char *name)
+{
+    struct policy_pod_view v;
+
+    ck_assert(policy_pod_view_get(C, ns, name, &v));
+    return v.node;
+}
+
+/* ---- invariants over the whole engine ------------------------------------ */
+
+static void check_node(const struct policy_node_view *v, void *ctx)
+{
+    int64_t shared = 0;
+
+    ck_assert_int_le(v->cpu_used, v->cpu_milli);
+    ck_assert_int_le(v->memory_used, v->memory_bytes);
+    ck_assert_int_le(v->pods_used, v->pods);
+    for (size_t i = 0; i < v->ngroups; i++) {
+        ck_assert_int_le(v->groups[i].used_milli, POLICY_GPU_MILLI);
+        ck_assert_int_gt(v->groups[i].pods, 0);
+        shared++;
+    }
+    ck_assert_int_le(v->gpus_whole_used + shared, v->gpus);
+    (void)ctx;
+}
+
+static void check_gang(const struct policy_gang_view *v, void *ctx)
+{
+    /* No gang partly bound: either none, or at least its minimum. */
+    ck_assert_msg(v->bound == 0 || v->bound >= v->min_members,
+                  "gang %s partly bound: %d of %d", v->key, v->bound, v->min_members);
+    (void)ctx;
+}
+
+static void check_queue(const struct policy_queue_view *v, void *ctx)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (v->limit.v[r] >= 0)
+            ck_assert_int_le(v->allocated.v[r] + v->reserved.v[r], v->limit.v[r]);
+    (void)ctx;
+}
+
+static void check_invariants(void)
+{
+    policy_each_node(C, check_node, NULL);
+    policy_each_gang(C, check_gang, NULL);
+    policy_each_queue(C, check_queue, NULL);
+}
+
+/* ---- the walkthrough's experiments --------------------------------------- */
+
+START_TEST(walkthrough_demo_three_pods_one_node)
+{
+    char why[512];
+
+    add_node("gpu-lab-worker", 32, 8);
+    add_gang("kuberay-lab/demo", 3, NULL);
+    add_pod("kuberay-lab", "kuberay-lab/demo", NULL, (struct pod_ask){"demo-head", 2, 0, 0, true});
+    add_pod("kuberay-lab", "kuberay-lab/demo", NULL, (struct pod_ask){"demo-workers-worker-0", 2, 1});
+    add_pod("kuberay-lab", "kuberay-lab/demo", NULL, (struct pod_ask){"demo-workers-worker-1", 2, 1});
+
+    ck_assert_int_eq(schedule("kuberay-lab", "demo-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_str_eq(why, "gang kuberay-lab/demo: 1 of 3 members at bind or bound; waiting for "
+                          "demo-workers-worker-0, demo-workers-worker-1");
+    ck_assert_int_eq(schedule("kuberay-lab", "demo-workers-worker-0", why, sizeof(why)),
+                     POLICY_BIND_WAIT);
+    ck_assert_int_eq(phase_of("kuberay-lab", "demo-head"), POLICY_POD_WAITING);
+    ck_assert_int_eq(schedule("kuberay-lab", "demo-workers-worker-1", why, sizeof(why)),
+                     POLICY_BIND_COMMIT);
+    ck_assert_int_eq(phase_of("kuberay-lab", "demo-head"), POLICY_POD_BOUND);
+    ck_assert_int_eq(phase_of("kuberay-lab", "demo-workers-worker-0"), POLICY_POD_BOUND);
+    ck_assert_str_eq(node_of("kuberay-lab", "demo-workers-worker-1"), "gpu-lab-worker");
+    check_invariants();
+}
+END_TEST
+
+static void fractional_gang(void)
+{
+    add_node("gpu-lab-worker", 32, 8);
+    add_gang("lab/frac", 5, "team-a");
+    add_pod("lab", "lab/frac", "team-a", (struct pod_ask){"frac-head", 1, 1, 0, true});
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "frac-workers-worker-%d", i);
+        add_pod("lab", "lab/frac", "team-a", (struct pod_ask){name, 1, 0, 500});
+    }
+}
+
+START_TEST(walkthrough_gang_bigger_than_its_queue_waits_whole)
+{
+    struct policy_gang_view g;
+    char why[512];
+
+    add_queue("team-a", NULL, 2000, 2000);
+    fractional_gang();
+    ck_assert_int_eq(schedule("lab", "frac-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue team-a: gpu limit 2, in use 0, gang needs 3");
+    ck_assert(policy_gang_view_get(C, "lab/frac", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+    ck_assert_int_eq(g.bound, 0);
+    ck_assert_int_eq(phase_of("lab", "frac-workers-worker-3"), POLICY_POD_PENDING);
+    check_invariants();
+}
+END_TEST
+
+static void count_devices(const struct policy_node_view *v, void *ctx)
+{
+    *(int64_t *)ctx += v->gpus_whole_used + (int64_t)v->ngroups;
+}
+
+START_TEST(walkthrough_gang_fits_on_exactly_three_devices)
+{
+    char why[512];
+    int64_t devices = 0;
+    const char *order[] = {"frac-head", "frac-workers-worker-0", "frac-workers-worker-1",
+                           "frac-workers-worker-2", "frac-workers-worker-3"};
+
+    add_queue("team-a", NULL, 3000, 3000);
+    fractional_gang();
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(schedule("lab", order[i], why, sizeof(why)),
+                         i < 4 ? POLICY_BIND_WAIT : POLICY_BIND_COMMIT);
+    policy_each_node(C, count_devices, &devices);
+    ck_assert_int_eq(devices, 3);
+    check_invariants();
+}
+END_TEST
+
+START_TEST(walkthrough_two_gangs_of_six_on_eight_gpus)
+{
+    char why[512], name[32];
+    struct policy_gang_view a, b;
+
+    add_node("gpu-lab-worker", 64, 8);
+    add_gang("lab/a", 6, NULL);
+    add_gang("lab/b", 6, NULL);
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", "lab/a", NULL, (struct pod_ask){strdup(name), 1, 1, 0, i == 0});
+        snprintf(name, sizeof(name), "b-%d", i);
+        add_pod("lab", "lab/b", NULL, (struct pod_ask){strdup(name), 1, 1, 0, i == 0});
+    }
+    /* Interleaved as kube-scheduler might pull them from its queue. */
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        schedule("lab", name, why, sizeof(why));
+        snprintf(name, sizeof(name), "b-%d", i);
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_REJECT);
+        check_invariants();
+    }
+    /* b-5 asked last: head b-0 and b-5 itself fit in the 2 free GPUs, b-1 does not. */
+    ck_assert_str_eq(why, "member b-1 (1 GPU): no node has a free GPU");
+    ck_assert(policy_gang_view_get(C, "lab/a", &a));
+    ck_assert(policy_gang_view_get(C, "lab/b", &b));
+    ck_assert_int_eq(a.bound, 6);
+    ck_assert_int_eq(b.bound, 0);
+    ck_assert_int_eq(b.state, POLICY_GANG_PENDING);
+
+    /* Delete the first: the second binds whole. */
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof(name), "b-%d", i);
+        schedule("lab", name, why, sizeof(why));
+    }
+    ck_assert(policy_gang_view_get(C, "lab/b", &b));
+    ck_assert_int_eq(b.bound, 6);
+    check_invariants();
+}
+END_TEST
+
+/* ---- GPU accounting in milli-units --------------------------------------- */
+
+static const struct {
+    int32_t shares[4];
+    int n;
+    int64_t devices; /* on a 1-GPU node; -1: the last does not fit */
+} share_cases[] = {
+    {{333, 333, 333}, 3, 1},
+    {{500, 500, 1}, 3, -1},
+    {{500, 500}, 2, 1},
+    {{999, 1}, 2, 1},
+    {{700, 400}, 2, -1},
+    {{250, 250, 250, 250}, 4, 1},
+};
+
+START_TEST(shares_are_exact_milli_units)
+{
+    char why[512], name[16];
+    int64_t devices = 0;
+    int last = share_cases[_i].n - 1;
+
+    add_node("n1", 32, 1);
+    for (int k = 0; k < share_cases[_i].n; k++) {
+        snprintf(name, sizeof(name), "p%d", k);
+        add_pod("ns", NULL, NULL, (struct pod_ask){name, 1, 0, share_cases[_i].shares[k]});
+        ck_assert_int_eq(schedule("ns", name, why, sizeof(why)),
+                         k == last && share_cases[_i].devices < 0 ? POLICY_BIND_REJECT
+                                                                  : POLICY_BIND_COMMIT);
+    }
+    policy_each_node(C, count_devices, &devices);
+    ck_assert_int_eq(devices, 1);
+    check_invariants();
+}
+END_TEST
+
+START_TEST(whole_gpus_take_free_devices_only)
+{
+    char why[512];
+
+    add_node("n1", 32, 2);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"half", 1, 0, 500});
+    ck_assert_int_eq(schedule("ns", "half", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"two", 1, 2, 0});
+    ck_assert_int_eq(schedule("ns", "two", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "member two (2 GPU): no node has a free GPU");
+    add_pod("ns", NULL, NULL, (struct pod_ask){"one", 1, 1, 0});
+    ck_assert_int_eq(schedule("ns", "one", why, sizeof(why)), POLICY_BIND_COMMIT);
+    check_invariants();
+}
+END_TEST
+
+/* ---- invalid asks -------------------------------------------------------- */
+
+static const struct {
+    int64_t gpus;
+    int32_t share;
+    const char *invalid;
+    const char *why;
+} invalid_cases[] = {
+    {1, 500, NULL, "asks both whole GPUs (nvidia.com/gpu: 1) and a GPU share"},
+    {0, 1500, NULL, "gpu-fraction 1.500 is outside (0, 1)"},
+    {0, 1000, NULL, "gpu-fraction 1.000 is outside (0, 1)"},
+    {0, 0, "gpu-fraction \"abc\" is not a number", "gpu-fraction \"abc\" is not a number"},
+};
+
+START_TEST(invalid_asks_say_why_and_are_unresolvable)
+{
+    struct policy_pod_spec p = {.namespace_ = "ns",
+                                .name = "bad",
+                                .uid = "u1",
+                                .gpus = invalid_cases[_i].gpus,
+                                .gpu_share_milli = invalid_cases[_i].share,
+                                .invalid = invalid_cases[_i].invalid,
+                                .managed = true};
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+
+    add_node("n1", 32, 8);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    ck_assert_int_eq(policy_filter(C, "ns", "bad", names, 1, NOW, &fr), POLICY_OK);
+    ck_assert_int_eq(fr.verdicts[0].fit, POLICY_UNRESOLVABLE);
+    ck_assert_str_eq(fr.reason, invalid_cases[_i].why);
+    policy_filter_result_cleanup(&fr);
+}
+END_TEST
+
+/* ---- gangs: members, barrier, expiry ------------------------------------- */
+
+START_TEST(gang_waits_until_every_member_exists)
+{
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_gang("lab/demo", 5, NULL);
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-head", 1, 0, 0, true});
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-0", 1, 1});
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-1", 1, 1});
+    ck_assert_int_eq(schedule("lab", "demo-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/demo: 3 of 5 members exist");
+}
+END_TEST
+
+START_TEST(bind_wait_cancel_keeps_nothing_bound)
+{
+    char why[512];
+    struct policy_gang_view g;
+
+    add_node("n1", 32, 8);
+    add_gang("lab/demo", 2, NULL);
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-head", 1, 0, 0, true});
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-0", 1, 1});
+    ck_assert_int_eq(schedule("lab", "demo-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(policy_bind_cancel(C, "lab", "demo-head", why, sizeof(why)), POLICY_OK);
+    ck_assert_str_eq(why, "gang lab/demo: 0 of 2 members at bind or bound; waiting for "
+                          "demo-head, demo-w-0");
+    ck_assert_int_eq(phase_of("lab", "demo-head"), POLICY_POD_PLANNED);
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.bound, 0);
+    ck_assert_int_eq(g.state, POLICY_GANG_PLANNED);
+    /* kube-scheduler retries: the plan still holds, and now the gang commits. */
+    ck_assert_int_eq(schedule("lab", "demo-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "demo-w-0", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+}
+END_TEST
+
+START_TEST(unbound_plan_is_released_after_its_ttl)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+    struct policy_gang_view g;
+
+    add_node("n1", 32, 8);
+    add_gang("lab/demo", 2, NULL);
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-head", 1, 0, 0, true});
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-0", 1, 8});
+    ck_assert_int_eq(policy_filter(C, "lab", "demo-head", names, 1, NOW, &fr), POLICY_OK);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(phase_of("lab", "demo-w-0"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 59999);
+    ck_assert_int_eq(phase_of("lab", "demo-w-0"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "demo-w-0"), POLICY_POD_PENDING);
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+}
+END_TEST
+
+START_TEST(bind_already_bound_succeeds)
+{
+    char why[512];
+    struct policy_bind_result br;
+
+    add_node("n1", 32, 8);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"p", 1, 1});
+    ck_assert_int_eq(schedule("ns", "p", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_int_eq(policy_bind(C, "ns", "p", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_ALREADY);
+    policy_bind_result_cleanup(&br);
+}
+END_TEST
+
+START_TEST(planned_node_not_offered_is_replanned_within_offer)
+{
+    const char *offer[] = {"n2"};
+    struct policy_filter_result fr;
+
+    add_node("n1", 32, 8);
+    add_node("n2", 32, 8);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"p", 1, 1});
+    ck_assert_int_eq(policy_filter(C, "ns", "p", offer, 1, NOW, &fr), POLICY_OK);
+    ck_assert_int_eq(fr.verdicts[0].fit, POLICY_FITS);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_str_eq(node_of("ns", "p"), "n2");
+}
+END_TEST
+
+START_TEST(failed_binding_releases_the_member)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+    struct policy_bind_result br;
+    struct policy_node_view;
+    int64_t devices = 0;
+
+    add_node("n1", 32, 8);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"p", 1, 1});
+    ck_assert_int_eq(policy_filter(C, "ns", "p", names, 1, NOW, &fr), POLICY_OK);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(policy_bind(C, "ns", "p", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_COMMIT);
+    policy_bind_result_cleanup(&br);
+    ck_assert_int_eq(policy_bind_done(C, "ns", "p", false, "pods \"p\" not found"), POLICY_OK);
+    ck_assert_int_eq(phase_of("ns", "p"), POLICY_POD_PENDING);
+    policy_each_node(C, count_devices, &devices);
+    ck_assert_int_eq(devices, 0);
+}
+END_TEST
+
+/* ---- placement ----------------------------------------------------------- */
+
+START_TEST(binpack_fills_the_fullest_node_spread_the_emptiest)
+{
+    char why[512];
+
+    teardown();
+    setup_with(_i == 0 ? POLICY_BINPACK : POLICY_SPREAD);
+    add_node("n1", 32, 8);
+    add_node("n2", 32, 8);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"first", 1, 1});
+    ck_assert_int_eq(schedule("ns", "first", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"second", 1, 1});
+    ck_assert_int_eq(schedule("ns", "second", why, sizeof(why)), POLICY_BIND_COMMIT);
+    if (_i == 0)
+        ck_assert_str_eq(node_of("ns", "first"), node_of("ns", "second"));
+    else
+        ck_assert_str_ne(node_of("ns", "first"), node_of("ns", "second"));
+}
+END_TEST
+
+START_TEST(binpack_shares_the_fullest_group_spread_opens_new)
+{
+    char why[512];
+    int64_t devices = 0;
+
+    teardown();
+    setup_with(_i == 0 ? POLICY_BINPACK : POLICY_SPREAD);
+    add_node("n1", 32, 4);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"a", 1, 0, 600});
+    add_pod("ns", NULL, NULL, (struct pod_ask){"b", 1, 0, 300});
+    add_pod("ns", NULL, NULL, (struct pod_ask){"c", 1, 0, 100});
+    schedule("ns", "a", why, sizeof(why));
+    schedule("ns", "b", why, sizeof(why));
+    schedule("ns", "c", why, sizeof(why));
+    policy_each_node(C, count_devices, &devices);
+    ck_assert_int_eq(devices, _i == 0 ? 1 : 3);
+    check_invariants();
+}
+END_TEST
+
+START_TEST(selectors_taints_and_affinity_decide_the_node)
+{
+    static const struct policy_label gpu_label[] = {{"pool", "gpu"}};
+    static const struct policy_taint taint[] = {{"nvidia.com/gpu", "present", POLICY_TAINT_NO_SCHEDULE}};
+    static const struct policy_toleration tol[] = {
+        {"nvidia.com/gpu", POLICY_TOLERATE_EXISTS, NULL, -1}};
+    static const char *const in_values[] = {"gpu"};
+    static const struct policy_selector_req req[] = {{"pool", POLICY_SELECT_IN, in_values, 1}};
+    static const struct policy_selector_term term[] = {{req, 1}};
+    struct policy_node_spec tainted = {.name = "tainted", .labels = gpu_label, .nlabels = 1,
+                                       .taints = taint, .ntaints = 1, .cpu_milli = 8000,
+                                       .memory_bytes = 64 * GiB, .pods = 10, .gpus = 8};
+    struct policy_node_spec plain = {.name = "plain", .cpu_milli = 8000,
+                                     .memory_bytes = 64 * GiB, .pods = 10, .gpus = 8};
+    struct policy_pod_spec p = {.namespace_ = "ns", .name = "p", .uid = "u", .cpu_milli = 100,
+                                .gpus = 1, .managed = true};
+    const char *names[] = {"tainted", "plain"};
+    struct policy_filter_result fr;
+
+    ck_assert_int_eq(policy_node_upsert(C, &tainted), POLICY_OK);
+    ck_assert_int_eq(policy_node_upsert(C, &plain), POLICY_OK);
+    if (_i == 0) { /* affinity to a tainted node without toleration: nothing fits */
+        p.affinity = term;
+        p.naffinity = 1;
+    } else if (_i == 1) { /* tolerated and required */
+        p.affinity = term;
+        p.naffinity = 1;
+        p.tolerations = tol;
+        p.ntolerations = 1;
+    } else { /* no constraints: the untainted node */
+    }
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    ck_assert_int_eq(policy_filter(C, "ns", "p", names, 2, NOW, &fr), POLICY_OK);
+    if (_i == 0) {
+        ck_assert_ptr_nonnull(fr.reason);
+        ck_assert_str_eq(fr.reason, "member p (1 GPU): 0/2 nodes fit: 1 node does not match the "
+                                    "pod's required node affinity; 1 node has a taint the pod "
+                                    "does not tolerate");
+    } else {
+        ck_assert_int_eq(fr.verdicts[_i == 1 ? 0 : 1].fit, POLICY_FITS);
+        ck_assert_int_ne(fr.verdicts[_i == 1 ? 1 : 0].fit, POLICY_FITS);
+    }
+    policy_filter_result_cleanup(&fr);
+}
+END_TEST
+
+/* ---- queues -------------------------------------------------------------- */
+
+START_TEST(ancestor_limit_binds_children)
+{
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_queue("org", NULL, 2000, 2000);
+    add_queue("team-a", "org", 4000, 4000);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"p1", 1, 2});
+    ck_assert_int_eq(schedule("ns", "p1", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"p2", 1, 1});
+    ck_assert_int_eq(schedule("ns", "p2", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue org: gpu limit 2, in use 2, pod needs 1");
+    check_invariants();
+}
+END_TEST
+
+START_TEST(unknown_queue_waits_with_reason)
+{
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_pod("ns", NULL, "nope", (struct pod_ask){"p1", 1, 1});
+    ck_assert_int_eq(schedule("ns", "p1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue nope does not exist");
+}
+END_TEST
+
+START_TEST(shares_are_charged_as_shares)
+{
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_queue("team-a", NULL, 1000, 1000);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"a", 1, 0, 500});
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"b", 1, 0, 500});
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"c", 1, 0, 100});
+    ck_assert_int_eq(schedule("ns", "a", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_int_eq(schedule("ns", "b", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_int_eq(schedule("ns", "c", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue team-a: gpu limit 1, in use 1, pod needs 0.1");
+}
+END_TEST
+
+START_TEST(over_quota_yields_to_a_waiting_in_quota_gang)
+{
+    char why[512];
+
+    add_node("n1", 32, 4);
+    add_queue("a", NULL, 2000, -1);
+    add_queue("b", NULL, 4000, -1);
+    /* b's gang needs 3 GPUs but only 2 remain: it waits in quota for capacity. */
+    add_pod("ns", NULL, "a", (struct pod_ask){"a1", 1, 2});
+    ck_assert_int_eq(schedule("ns", "a1", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, "b", (struct pod_ask){"b-big", 1, 3});
+    ck_assert_int_eq(schedule("ns", "b-big", why, sizeof(why)), POLICY_BIND_REJECT);
+    add_pod("ns", NULL, "b", (struct pod_ask){"b-small", 1, 2});
+    /* a asking over its quota may not take what b, in quota, waits for. */
+    add_pod("ns", NULL, "a", (struct pod_ask){"a2", 1, 1});
+    ck_assert_int_eq(schedule("ns", "a2", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue a: over its gpu quota, and gang ns/b-big of queue b waits within "
+                          "quota");
+    ck_assert_int_eq(schedule("ns", "b-small", why, sizeof(why)), POLICY_BIND_COMMIT);
+}
+END_TEST
+
+START_TEST(over_quota_allowed_when_nobody_waits)
+{
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_queue("a", NULL, 1000, -1);
+    add_queue("b", NULL, 1000, -1);
+    add_pod("ns", NULL, "a", (struct pod_ask){"a1", 1, 4});
+    ck_assert_int_eq(schedule("ns", "a1", why, sizeof(why)), POLICY_BIND_COMMIT);
+}
+END_TEST
+
+/* ---- preemption and restarts --------------------------------------------- */
+
+START_TEST(preemption_takes_whole_gangs_or_none)
+{
+    char why[512];
+    const char *victims[] = {"lab/g-1"};
+    char **out = NULL;
+    size_t n = 0;
+    struct policy_pod_spec hi = {.namespace_ = "lab", .name = "urgent", .uid = "u-urgent",
+                                 .priority = _i == 0 ? 1000 : -5, .gpus = 1, .managed = true};
+
+    add_node("n1", 32, 8);
+    add_gang("lab/g", 2, NULL);
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"g-0", 1, 4, 0, true});
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"g-1", 1, 4});
+    schedule("lab", "g-0", why, sizeof(why));
+    schedule("lab", "g-1", why, sizeof(why));
+    ck_assert_int_eq(policy_pod_upsert(C, &hi, NOW), POLICY_OK);
+    if (_i == 0) {
+        ck_assert(policy_preempt_victims(C, "lab", "urgent", victims, 1, &out, &n));
+        ck_assert_int_eq(n, 2);
+        ck_assert_str_eq(out[0], "lab/g-0");
+        ck_assert_str_eq(out[1], "lab/g-1");
+        for (size_t i = 0; i < n; i++)
+            free(out[i]);
+        free(out);
+    } else {
+        ck_assert(!policy_preempt_victims(C, "lab", "urgent", victims, 1, &out, &n));
+    }
+}
+END_TEST
+
+START_TEST(restart_completes_a_partly_bound_gang_first)
+{
+    struct policy_pod_spec head = {.namespace_ = "lab", .name = "g-head", .uid = "u0",
+                                   .cpu_milli = 1000, .gpus = 4, .gang = "lab/g",
+                                   .gang_head = true, .managed = true, .node = "n1"};
+    char why[512];
+    struct policy_gang_view g;
+
+    /* As rebuilt after kill -9 mid-commit: the head bound, the worker not. */
+    add_node("n1", 32, 8);
+    add_gang("lab/g", 2, NULL);
+    ck_assert_int_eq(policy_pod_upsert(C, &head, NOW), POLICY_OK);
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"g-w", 1, 4});
+    add_gang("lab/other", 1, NULL);
+    add_pod("lab", "lab/other", NULL, (struct pod_ask){"other", 1, 4, 0, true});
+    /* Another gang arrives first: the partial gang still gets its room. */
+    ck_assert_int_eq(schedule("lab", "other", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(schedule("lab", "g-w", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert(policy_gang_view_get(C, "lab/g", &g));
+    ck_assert_int_eq(g.bound, 2);
+    check_invariants();
+}
+END_TEST
+
+START_TEST(bound_pods_rebuild_groups_from_annotations)
+{
+    struct policy_pod_spec p = {.namespace_ = "ns", .name = "a", .uid = "ua", .gpu_share_milli = 500,
+                                .managed = true, .node = "n1", .gpu_groups = "g3"};
+    struct policy_pod_view v;
+
+    add_node("n1", 32, 8);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    ck_assert(policy_pod_view_get(C, "ns", "a", &v));
+    ck_assert_str_eq(v.gpu_groups, "g3");
+    ck_assert_int_eq(v.phase, POLICY_POD_BOUND);
+}
+END_TEST
+
+/* ---- randomized: thousands of arrivals, invariants after each step ------- */
+
+static uint64_t rng_state;
+
+static uint32_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+START_TEST(random_arrivals_keep_every_invariant)
+{
+    char why[512], gang[32], name[48];
+    int live_gangs[64] = {0};
+
+    rng_state = 0x9e3779b97f4a7c15ULL + (uint64_t)_i;
+    for (int n = 0; n < 4; n++) {
+        snprintf(name, sizeof(name), "node-%d", n);
+        add_node(strdup(name), 32, 8);
+    }
+    add_queue("q0", NULL, 8000, 12000);
+    add_queue("q1", NULL, 8000, 16000);
+    add_queue("q1-child", "q1", 4000, 6000);
+    for (int step = 0; step < 1500; step++) {
+        int g = (int)(rng() % 64);
+        const char *queues[] = {"q0", "q1", "q1-child"};
+
+        if (live_gangs[g] && rng() % 3 == 0) { /* the gang finishes and goes away */
+            for (int m = 0; m < live_gangs[g]; m++) {
+                snprintf(name, sizeof(name), "g%d-%d", g, m);
+                policy_pod_forget(C, "ns", name);
+            }
+            snprintf(gang, sizeof(gang), "ns/g%d", g);
+            policy_gang_forget(C, gang);
+            live_gangs[g] = 0;
+        } else if (!live_gangs[g]) { /* a new gang arrives */
+            int members = 1 + (int)(rng() % 6);
+            const char *q = queues[rng() % 3];
+
+            snprintf(gang, sizeof(gang), "ns/g%d", g);
+            add_gang(gang, members, q);
+            for (int m = 0; m < members; m++) {
+                uint32_t kind = rng() % 3;
+
+                snprintf(name, sizeof(name), "g%d-%d", g, m);
+                add_pod("ns", gang, q,
+                        (struct pod_ask){name, 1 + rng() % 4, kind == 0 ? rng() % 3 : 0,
+                                         kind == 1 ? (int32_t)(100 + rng() % 800) : 0, m == 0});
+            }
+            live_gangs[g] = members;
+        } else { /* kube-scheduler retries one member */
+            snprintf(name, sizeof(name), "g%d-%d", g, (int)(rng() % live_gangs[g]));
+            if (phase_of("ns", name) != POLICY_POD_BOUND)
+                schedule("ns", name, why, sizeof(why));
+        }
+        if (rng() % 50 == 0)
+            NOW += 61000; /* let stale plans expire now and then */
+        check_invariants();
+    }
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+    Suite *s = suite_create("policy");
+    TCase *tc;
+
+#define CASE(name, ...)                                                                            \
+    tc = tcase_create(#name);                                                                      \
+    tcase_add_checked_fixture(tc, setup, teardown);                                                \
+    __VA_ARGS__;                                                                                   \
+    suite_add_tcase(s, tc)
+
+    CASE(walkthrough, tcase_add_test(tc, walkthrough_demo_three_pods_one_node);
+         tcase_add_test(tc, walkthrough_gang_bigger_than_its_queue_waits_whole);
+         tcase_add_test(tc, walkthrough_gang_fits_on_exactly_three_devices);
+         tcase_add_test(tc, walkthrough_two_gangs_of_six_on_eight_gpus));
+    CASE(gpu_accounting,
+         tcase_add_loop_test(tc, shares_are_exact_milli_units, 0,
+                             sizeof(share_cases) / sizeof(share_cases[0]));
+         tcase_add_test(tc, whole_gpus_take_free_devices_only));
+    CASE(invalid_asks, tcase_add_loop_test(tc, invalid_asks_say_why_and_are_unresolvable, 0,
+                                           sizeof(invalid_cases) / sizeof(invalid_cases[0])));
+    CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
+         tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
+         tcase_add_test(tc, unbound_plan_is_released_after_its_ttl);
+         tcase_add_test(tc, bind_already_bound_succeeds);
+         tcase_add_test(tc, planned_node_not_offered_is_replanned_within_offer);
+         tcase_add_test(tc, failed_binding_releases_the_member));
+    CASE(placement, tcase_add_loop_test(tc, binpack_fills_the_fullest_node_spread_the_emptiest, 0, 2);
+         tcase_add_loop_test(tc, binpack_shares_the_fullest_group_spread_opens_new, 0, 2);
+         tcase_add_loop_test(tc, selectors_taints_and_affinity_decide_the_node, 0, 3));
+    CASE(queues, tcase_add_test(tc, ancestor_limit_binds_children);
+         tcase_add_test(tc, unknown_queue_waits_with_reason);
+         tcase_add_test(tc, shares_are_charged_as_shares);
+         tcase_add_test(tc, over_quota_yields_to_a_waiting_in_quota_gang);
+         tcase_add_test(tc, over_quota_allowed_when_nobody_waits));
+    CASE(preempt_and_restart, tcase_add_loop_test(tc, preemption_takes_whole_gangs_or_none, 0, 2);
+         tcase_add_test(tc, restart_completes_a_partly_bound_gang_first);
+         tcase_add_test(tc, bound_pods_rebuild_groups_from_annotations));
+    CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
+         tcase_set_timeout(tc, 300));
+#undef CASE
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(policy_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
