@@ -1,0 +1,222 @@
+/*
+ * bench_policy.c - the engine's speed and packing, printed, never asserted.
+ *
+ *   plan    a gang of 1, 64 and 512 members on 100..10,000 nodes of 8 GPUs
+ *   filter  one pod over 5,000 nodes
+ *   packing 10,000 pods of mixed shares and whole GPUs: devices used / lower bound
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "policy.h"
+
+#define GiB (1LL << 30)
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static struct policy_cluster *cluster(int nodes, char ***names, enum policy_strategy s)
+{
+    struct policy_options o = {.strategy = s};
+    struct policy_cluster *c = policy_cluster_new(&o);
+    static const struct policy_label labels[] = {{"nvidia.com/gpu.memory", "81920"},
+                                                 {"node.kubernetes.io/instance-type", "gpu-8x"}};
+
+    *names = calloc((size_t)nodes, sizeof(**names));
+    for (int i = 0; i < nodes; i++) {
+        char name[32];
+        struct policy_node_spec n = {.name = name, .labels = labels, .nlabels = 2,
+                                     .cpu_milli = 96000, .memory_bytes = 1024 * GiB, .pods = 110,
+                                     .gpus = 8, .gpu_memory_mib = 81920};
+
+        snprintf(name, sizeof(name), "node-%05d", i);
+        (*names)[i] = strdup(name);
+        policy_node_upsert(c, &n);
+    }
+    return c;
+}
+
+static void free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void add_member(struct policy_cluster *c, const char *gang, int rep, int i, int64_t gpus,
+                       int32_t share)
+{
+    char name[64], uid[64];
+    struct policy_pod_spec p = {.namespace_ = "bench", .name = name, .uid = uid,
+                                .cpu_milli = 1000, .memory_bytes = 4 * GiB, .gpus = gpus,
+                                .gpu_share_milli = share, .gang = gang, .gang_head = i == 0,
+                                .managed = true};
+
+    snprintf(name, sizeof(name), "r%d-m%d", rep, i);
+    snprintf(uid, sizeof(uid), "u-r%d-m%d", rep, i);
+    policy_pod_upsert(c, &p, 0);
+}
+
+static void bench_plan(int nodes, int members, int reps)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, POLICY_BINPACK);
+    double *t = calloc((size_t)reps, sizeof(*t));
+    int placed = 0;
+
+    for (int r = 0; r < reps; r++) {
+        char gang[32], head[32];
+        struct policy_gang_spec g = {.key = gang, .min_members = members};
+        struct policy_filter_result fr;
+        double t0;
+
+        snprintf(gang, sizeof(gang), "bench/g%d", r);
+        snprintf(head, sizeof(head), "r%d-m0", r);
+        policy_gang_upsert(c, &g);
+        for (int i = 0; i < members; i++)
+            add_member(c, gang, r, i, 1, 0);
+        t0 = now_ms();
+        policy_filter(c, "bench", head, (const char *const *)names, (size_t)nodes, 0, &fr);
+        t[r] = now_ms() - t0;
+        placed += fr.reason == NULL;
+        policy_filter_result_cleanup(&fr);
+        for (int i = 0; i < members; i++) {
+            char name[32];
+
+            snprintf(name, sizeof(name), "r%d-m%d", r, i);
+            policy_pod_forget(c, "bench", name);
+        }
+        policy_gang_forget(c, gang);
+    }
+    printf("plan    gang of %3d on %5d nodes: median %8.3f ms  (%d reps, %d planned)\n", members,
+           nodes, median(t, reps), reps, placed);
+    free(t);
+    free_names(names, nodes);
+    policy_cluster_free(c);
+}
+
+static void bench_filter(int nodes, int reps)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, POLICY_BINPACK);
+    double *t = calloc((size_t)reps, sizeof(*t));
+
+    for (int r = 0; r < reps; r++) {
+        char name[32];
+        struct policy_filter_result fr;
+        double t0;
+
+        add_member(c, NULL, r, 0, 1, 0);
+        snprintf(name, sizeof(name), "r%d-m0", r);
+        t0 = now_ms();
+        policy_filter(c, "bench", name, (const char *const *)names, (size_t)nodes, 0, &fr);
+        t[r] = now_ms() - t0;
+        policy_filter_result_cleanup(&fr);
+        policy_pod_forget(c, "bench", name);
+    }
+    printf("filter  one pod over %5d nodes:   median %8.3f ms  (%d reps)\n", nodes,
+           median(t, reps), reps);
+    free(t);
+    free_names(names, nodes);
+    policy_cluster_free(c);
+}
+
+static uint64_t rng_state = 42;
+
+static uint32_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+static void count_devices(const struct policy_node_view *v, void *ctx)
+{
+    *(int64_t *)ctx += v->gpus_whole_used + (int64_t)v->ngroups;
+}
+
+/* One pod as kube-scheduler would: filter over every node, bind the fit. */
+static void schedule_one(struct policy_cluster *c, const char *name, char **names, int nodes)
+{
+    struct policy_filter_result fr;
+    struct policy_bind_result br;
+
+    policy_filter(c, "bench", name, (const char *const *)names, (size_t)nodes, 0, &fr);
+    for (size_t i = 0; i < fr.n; i++) {
+        if (fr.verdicts[i].fit != POLICY_FITS)
+            continue;
+        policy_bind(c, "bench", name, names[i], 0, &br);
+        for (size_t k = 0; br.outcome == POLICY_BIND_COMMIT && k < br.n; k++)
+            policy_bind_done(c, "bench", br.members[k].name, true, NULL);
+        policy_bind_result_cleanup(&br);
+        break;
+    }
+    policy_filter_result_cleanup(&fr);
+}
+
+static void bench_packing(enum policy_strategy s, int pods, int nodes)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, s);
+    int64_t milli = 0, used = 0;
+    double t0 = now_ms();
+
+    rng_state = 42;
+    for (int i = 0; i < pods; i++) {
+        char name[32];
+        bool whole = rng() % 5 == 0;
+        int64_t gpus = whole ? 1 + rng() % 2 : 0;
+        int32_t share = whole ? 0 : (int32_t)(100 + rng() % 801);
+        struct policy_pod_view v;
+
+        add_member(c, NULL, 0, i, gpus, share);
+        snprintf(name, sizeof(name), "r0-m%d", i);
+        schedule_one(c, name, names, nodes);
+        if (policy_pod_view_get(c, "bench", name, &v) && v.phase == POLICY_POD_BOUND)
+            milli += gpus * 1000 + share;
+    }
+    policy_each_node(c, count_devices, &used);
+    printf("packing %s: %d pods on %d nodes: %lld devices used, lower bound %lld, "
+           "ratio %.4f  (%.0f ms)\n",
+           s == POLICY_BINPACK ? "binpack" : "spread ", pods, nodes, (long long)used,
+           (long long)((milli + 999) / 1000), (double)used / (double)((milli + 999) / 1000),
+           now_ms() - t0);
+    free_names(names, nodes);
+    policy_cluster_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const int node_counts[] = {100, 1000, 5000, 10000};
+    static const int gang_sizes[] = {1, 64, 512};
+    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+
+    for (size_t g = 0; g < 3; g++)
+        for (size_t n = 0; n < 4; n++)
+            bench_plan(node_counts[n], gang_sizes[g], quick ? 3 : 15);
+    bench_filter(5000, quick ? 20 : 200);
+    bench_packing(POLICY_BINPACK, 10000, 1000);
+    bench_packing(POLICY_SPREAD, 10000, 1000);
+    return 0;
+}

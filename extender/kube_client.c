@@ -1,0 +1,732 @@
+/* kube_client.c - thread-safe requests to the Kubernetes API server. */
+#include "kube_client.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ext_err.h"
+#include "kube_client_int.h"
+
+#define KUBE_POOL_MAX 8           /* idle handles kept for reuse */
+#define KUBE_TOKEN_MAX (64 << 10) /* a JWT is a few KiB */
+#define KUBE_TOKEN_REREAD_SEC 60  /* re-read even if the file looks unchanged */
+#define KUBE_EVENT_MESSAGE_MAX 1024
+
+#ifndef MUSTER_VERSION
+#define MUSTER_VERSION "dev"
+#endif
+
+struct kube_token {
+    pthread_mutex_t lock;
+    char *value; /* current token, or NULL before the first read */
+    char *file;  /* NULL for a fixed token */
+    struct stat st;
+    struct timespec read_at;
+};
+
+struct kube_client {
+    struct kube_conn conn; /* a deep copy */
+    struct kube_client_opts opts;
+    char *user_agent;
+    struct kube_token token;
+    pthread_mutex_t pool_lock;
+    CURL *pool[KUBE_POOL_MAX];
+    int npool;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+
+static void curl_init_once(void)
+{
+    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- bounded buffer ------------------------------------------------------------------------ */
+
+void kube__buf_init(struct kube_buf *b, size_t max)
+{
+    memset(b, 0, sizeof(*b));
+    b->max = max;
+}
+
+void kube__buf_cleanup(struct kube_buf *b)
+{
+    free(b->data);
+    kube__buf_init(b, b->max);
+}
+
+void kube__buf_reset(struct kube_buf *b)
+{
+    b->len = 0;
+    b->overflow = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+int kube__buf_add(struct kube_buf *b, const void *data, size_t len)
+{
+    if (len > b->max - b->len) {
+        b->overflow = 1;
+        return EXT_ETOOBIG;
+    }
+    if (b->len + len + 1 > b->alloc) {
+        size_t want = b->alloc ? b->alloc : 4096;
+        char *p;
+
+        while (want < b->len + len + 1)
+            want *= 2;
+        p = realloc(b->data, want);
+        if (!p)
+            return EXT_ENOMEM;
+        b->data = p;
+        b->alloc = want;
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return EXT_OK;
+}
+
+static size_t buf_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    struct kube_buf *b = userdata;
+
+    return kube__buf_add(b, ptr, size * nmemb) == EXT_OK ? size * nmemb : 0;
+}
+
+/* ---- client -------------------------------------------------------------------------------- */
+
+static int dup_str(char **dst, const char *src)
+{
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : -1;
+}
+
+static int dup_mem(char **dst, const char *src, size_t len)
+{
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = malloc(len + 1);
+    if (!*dst)
+        return -1;
+    memcpy(*dst, src, len);
+    (*dst)[len] = '\0';
+    return 0;
+}
+
+static int conn_copy(struct kube_conn *dst, const struct kube_conn *src)
+{
+    int bad = 0;
+
+    kube_conn_init(dst);
+    bad |= dup_str(&dst->server, src->server);
+    bad |= dup_str(&dst->token, src->token);
+    bad |= dup_str(&dst->token_file, src->token_file);
+    bad |= dup_str(&dst->ca_file, src->ca_file);
+    bad |= dup_mem(&dst->ca_data, src->ca_data, src->ca_len);
+    bad |= dup_str(&dst->cert_file, src->cert_file);
+    bad |= dup_mem(&dst->cert_data, src->cert_data, src->cert_len);
+    bad |= dup_str(&dst->key_file, src->key_file);
+    bad |= dup_mem(&dst->key_data, src->key_data, src->key_len);
+    bad |= dup_str(&dst->ns, src->ns);
+    dst->ca_len = src->ca_len;
+    dst->cert_len = src->cert_len;
+    dst->key_len = src->key_len;
+    dst->insecure = src->insecure;
+    return bad ? EXT_ENOMEM : EXT_OK;
+}
+
+struct kube_client *kube_client_new(const struct kube_conn *conn,
+                                    const struct kube_client_opts *opts, char *err, size_t errlen)
+{
+    struct kube_client *c;
+
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_result != CURLE_OK) {
+        seterr(err, errlen, "curl_global_init: %s", curl_easy_strerror(curl_init_result));
+        return NULL;
+    }
+    if (!conn || !conn->server || !conn->server[0]) {
+        seterr(err, errlen, "kube client: no API server URL");
+        return NULL;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        goto nomem;
+    if (opts)
+        c->opts = *opts;
+    if (c->opts.connect_timeout_ms <= 0)
+        c->opts.connect_timeout_ms = 5000;
+    if (c->opts.timeout_ms <= 0)
+        c->opts.timeout_ms = 30000;
+    if (c->opts.max_reply == 0)
+        c->opts.max_reply = (size_t)64 << 20;
+    c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "muster/" MUSTER_VERSION);
+    c->opts.user_agent = NULL;
+    pthread_mutex_init(&c->pool_lock, NULL);
+    pthread_mutex_init(&c->token.lock, NULL);
+    if (!c->user_agent || conn_copy(&c->conn, conn) != EXT_OK)
+        goto nomem_free;
+    if (c->conn.token && !(c->token.value = strdup(c->conn.token)))
+        goto nomem_free;
+    if (!c->conn.token && c->conn.token_file && !(c->token.file = strdup(c->conn.token_file)))
+        goto nomem_free;
+    return c;
+nomem_free:
+    kube_client_free(c);
+nomem:
+    seterr(err, errlen, "kube client: out of memory");
+    return NULL;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->npool; i++)
+        curl_easy_cleanup(c->pool[i]);
+    pthread_mutex_destroy(&c->pool_lock);
+    pthread_mutex_destroy(&c->token.lock);
+    free(c->token.value);
+    free(c->token.file);
+    free(c->user_agent);
+    kube_conn_cleanup(&c->conn);
+    free(c);
+}
+
+const char *kube_client_server(const struct kube_client *c)
+{
+    return c->conn.server;
+}
+
+size_t kube__max_reply(const struct kube_client *c)
+{
+    return c->opts.max_reply;
+}
+
+char *kube__url(const struct kube_client *c, const char *path)
+{
+    char *url;
+
+    if (asprintf(&url, "%s%s", c->conn.server, path) < 0)
+        return NULL;
+    return url;
+}
+
+static void blob_set(CURL *h, CURLoption opt, const char *data, size_t len)
+{
+    struct curl_blob blob = {.data = (void *)data, .len = len, .flags = CURL_BLOB_COPY};
+
+    curl_easy_setopt(h, opt, &blob);
+}
+
+int kube__easy_setup(struct kube_client *c, CURL *h)
+{
+    const struct kube_conn *k = &c->conn;
+
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+    if (k->ca_data)
+        blob_set(h, CURLOPT_CAINFO_BLOB, k->ca_data, k->ca_len);
+    else if (k->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_file);
+    if (k->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (k->cert_data)
+        blob_set(h, CURLOPT_SSLCERT_BLOB, k->cert_data, k->cert_len);
+    else if (k->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_file);
+    if (k->key_data)
+        blob_set(h, CURLOPT_SSLKEY_BLOB, k->key_data, k->key_len);
+    else if (k->key_file)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_file);
+    if (k->cert_data || k->cert_file)
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    return EXT_OK;
+}
+
+CURL *kube__easy_new(struct kube_client *c)
+{
+    CURL *h = curl_easy_init();
+
+    if (h)
+        kube__easy_setup(c, h);
+    return h;
+}
+
+static CURL *pool_get(struct kube_client *c)
+{
+    CURL *h = NULL;
+
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool > 0)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_lock);
+    if (!h)
+        return kube__easy_new(c);
+    curl_easy_reset(h); /* keeps its connections, drops the last request's options */
+    kube__easy_setup(c, h);
+    return h;
+}
+
+static void pool_put(struct kube_client *c, CURL *h)
+{
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool < KUBE_POOL_MAX) {
+        c->pool[c->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* ---- bearer token -------------------------------------------------------------------------- */
+
+static int token_file_changed(const struct kube_token *t, const struct stat *st)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return st->st_ino != t->st.st_ino || st->st_dev != t->st.st_dev ||
+           st->st_size != t->st.st_size || st->st_mtim.tv_sec != t->st.st_mtim.tv_sec ||
+           st->st_mtim.tv_nsec != t->st.st_mtim.tv_nsec ||
+           now.tv_sec - t->read_at.tv_sec >= KUBE_TOKEN_REREAD_SEC;
+}
+
+static int token_read(struct kube_token *t, const struct stat *st, char *err, size_t errlen)
+{
+    FILE *f = fopen(t->file, "rb");
+    char *buf;
+    size_t n;
+
+    if (!f) {
+        seterr(err, errlen, "token file %s: cannot open", t->file);
+        return EXT_EIO;
+    }
+    buf = malloc(KUBE_TOKEN_MAX + 1);
+    if (!buf) {
+        fclose(f);
+        return EXT_ENOMEM;
+    }
+    n = fread(buf, 1, KUBE_TOKEN_MAX, f);
+    fclose(f);
+    while (n && strchr(" \t\r\n", buf[n - 1]))
+        n--;
+    buf[n] = '\0';
+    if (n == 0 || strpbrk(buf, "\r\n")) {
+        free(buf);
+        seterr(err, errlen, "token file %s: empty or not one line", t->file);
+        return EXT_EINVAL;
+    }
+    free(t->value);
+    t->value = buf;
+    t->st = *st;
+    clock_gettime(CLOCK_MONOTONIC, &t->read_at);
+    return EXT_OK;
+}
+
+/* "Authorization: Bearer ..." into *hdr (caller frees), or *hdr = NULL without a token. */
+static int token_header(struct kube_client *c, char **hdr, char *err, size_t errlen)
+{
+    struct kube_token *t = &c->token;
+    struct stat st;
+    int rc = EXT_OK;
+
+    *hdr = NULL;
+    pthread_mutex_lock(&t->lock);
+    if (t->file) {
+        if (stat(t->file, &st) != 0) {
+            if (!t->value) {
+                seterr(err, errlen, "token file %s: cannot stat", t->file);
+                rc = EXT_EIO;
+            } /* else keep the token we have: the file may be mid-rotation */
+        } else if (!t->value || token_file_changed(t, &st)) {
+            rc = token_read(t, &st, err, errlen);
+            if (rc != EXT_OK && t->value)
+                rc = EXT_OK;
+        }
+    }
+    if (rc == EXT_OK && t->value && asprintf(hdr, "Authorization: Bearer %s", t->value) < 0) {
+        *hdr = NULL;
+        rc = EXT_ENOMEM;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+int kube__headers(struct kube_client *c, const char *content_type, struct curl_slist **out,
+                  char *err, size_t errlen)
+{
+    struct curl_slist *list = NULL, *l;
+    char *auth = NULL, *ctype = NULL;
+    int rc = token_header(c, &auth, err, errlen);
+
+    if (rc != EXT_OK)
+        return rc;
+    if (content_type && asprintf(&ctype, "Content-Type: %s", content_type) < 0) {
+        ctype = NULL;
+        rc = EXT_ENOMEM;
+        goto out;
+    }
+    rc = EXT_ENOMEM;
+    if (!(l = curl_slist_append(list, "Accept: application/json")))
+        goto out;
+    list = l;
+    if (!(l = curl_slist_append(list, "Expect:"))) /* no 100-continue round trip */
+        goto out;
+    list = l;
+    if (auth && !(l = curl_slist_append(list, auth)))
+        goto out;
+    list = l;
+    if (ctype && !(l = curl_slist_append(list, ctype)))
+        goto out;
+    list = l;
+    *out = list;
+    list = NULL;
+    rc = EXT_OK;
+out:
+    curl_slist_free_all(list);
+    free(auth);
+    free(ctype);
+    if (rc == EXT_ENOMEM)
+        seterr(err, errlen, "kube request: out of memory");
+    return rc;
+}
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+static const struct {
+    long status;
+    int code;
+} status_codes[] = {
+    {404, EXT_ENOTFOUND},
+    {409, EXT_ECONFLICT},
+    {410, EXT_EGONE},
+};
+
+int kube__status_error(const char *method, const char *path, long status, const char *body,
+                       size_t len, char *err, size_t errlen)
+{
+    cJSON *st = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "message"));
+    const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "reason"));
+    int code = EXT_EHTTP;
+
+    for (size_t i = 0; i < sizeof(status_codes) / sizeof(status_codes[0]); i++)
+        if (status_codes[i].status == status)
+            code = status_codes[i].code;
+    seterr(err, errlen, "%s %s: HTTP %ld%s%s: %s", method, path, status, reason ? " " : "",
+           reason ? reason : "", msg ? msg : "(no Status message)");
+    cJSON_Delete(st);
+    return code;
+}
+
+int kube__curl_error(const char *method, const char *path, CURLcode cc, const char *errbuf,
+                     char *err, size_t errlen)
+{
+    int code = EXT_EIO;
+
+    if (cc == CURLE_OPERATION_TIMEDOUT)
+        code = EXT_ETIMEOUT;
+    else if (cc == CURLE_ABORTED_BY_CALLBACK)
+        code = EXT_ESTOPPED;
+    seterr(err, errlen, "%s %s: %s", method, path,
+           errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    return code;
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+static void set_method(CURL *h, const char *method, const char *body)
+{
+    if (strcmp(method, "GET") == 0) {
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        return;
+    }
+    if (strcmp(method, "POST") != 0)
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (body || strcmp(method, "POST") == 0) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? strlen(body) : 0));
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+    }
+}
+
+static int reply_parse(const char *method, const char *path, const struct kube_buf *b,
+                       cJSON **reply, char *err, size_t errlen)
+{
+    cJSON *json;
+
+    if (!reply)
+        return EXT_OK;
+    if (b->len == 0) {
+        *reply = NULL;
+        return EXT_OK;
+    }
+    json = cJSON_ParseWithLength(b->data, b->len);
+    if (!json) {
+        seterr(err, errlen, "%s %s: reply is not JSON", method, path);
+        return EXT_EIO;
+    }
+    *reply = json;
+    return EXT_OK;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path,
+                 const char *content_type, const char *body, long *status, cJSON **reply, char *err,
+                 size_t errlen)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *headers = NULL;
+    struct kube_buf buf;
+    char *url = NULL;
+    long code = 0;
+    CURLcode cc;
+    CURL *h;
+    int result;
+
+    if (!path || path[0] != '/') {
+        seterr(err, errlen, "%s %s: path must start with /", method, path ? path : "(null)");
+        return EXT_EINVAL;
+    }
+    if (body && !content_type)
+        content_type = "application/json";
+    kube__buf_init(&buf, c->opts.max_reply);
+    result = kube__headers(c, body ? content_type : NULL, &headers, err, errlen);
+    if (result != EXT_OK)
+        return result;
+    result = EXT_ENOMEM;
+    url = kube__url(c, path);
+    h = pool_get(c);
+    if (!url || !h) {
+        seterr(err, errlen, "%s %s: out of memory", method, path);
+        goto out;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &buf);
+    set_method(h, method, body);
+    cc = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    if (cc == CURLE_WRITE_ERROR && buf.overflow) {
+        seterr(err, errlen, "%s %s: reply over %zu bytes", method, path, buf.max);
+        result = EXT_ETOOBIG;
+        goto out;
+    }
+    if (cc != CURLE_OK) {
+        result = kube__curl_error(method, path, cc, errbuf, err, errlen);
+        goto out;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (status)
+        *status = code;
+    if (code < 200 || code > 299)
+        result = kube__status_error(method, path, code, buf.data, buf.len, err, errlen);
+    else
+        result = reply_parse(method, path, &buf, reply, err, errlen);
+out:
+    if (h)
+        pool_put(c, h);
+    curl_slist_free_all(headers);
+    free(url);
+    kube__buf_cleanup(&buf);
+    return result;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+int kube_name_valid(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+
+    if (n == 0 || n > 253)
+        return 0;
+    return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789.-") == n && name[0] != '.';
+}
+
+/* Serialise obj and send it; the common tail of every JSON-bodied helper. */
+static int request_json(struct kube_client *c, const char *method, const char *path,
+                        const char *content_type, const cJSON *obj, cJSON **reply, char *err,
+                        size_t errlen)
+{
+    char *body = cJSON_PrintUnformatted(obj);
+    int rc;
+
+    if (!body) {
+        seterr(err, errlen, "%s %s: out of memory", method, path);
+        return EXT_ENOMEM;
+    }
+    rc = kube_request(c, method, path, content_type, body, NULL, reply, err, errlen);
+    free(body);
+    return rc;
+}
+
+static int names_valid(const char *ns, const char *name, char *err, size_t errlen)
+{
+    if (kube_name_valid(ns) && kube_name_valid(name))
+        return EXT_OK;
+    seterr(err, errlen, "invalid namespace/name \"%s/%s\"", ns ? ns : "", name ? name : "");
+    return EXT_EINVAL;
+}
+
+int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
+                      const char *node, char *err, size_t errlen)
+{
+    cJSON *b = NULL, *meta, *target;
+    char path[600];
+    int rc = names_valid(ns, name, err, errlen);
+
+    if (rc == EXT_OK && (!node || !node[0])) {
+        seterr(err, errlen, "binding %s/%s: no node", ns, name);
+        rc = EXT_EINVAL;
+    }
+    if (rc != EXT_OK)
+        return rc;
+    b = cJSON_CreateObject();
+    if (!b) {
+        seterr(err, errlen, "binding %s/%s: out of memory", ns, name);
+        return EXT_ENOMEM;
+    }
+    cJSON_AddStringToObject(b, "apiVersion", "v1");
+    cJSON_AddStringToObject(b, "kind", "Binding");
+    meta = cJSON_AddObjectToObject(b, "metadata");
+    cJSON_AddStringToObject(meta, "name", name);
+    cJSON_AddStringToObject(meta, "namespace", ns);
+    if (uid && uid[0])
+        cJSON_AddStringToObject(meta, "uid", uid);
+    target = cJSON_AddObjectToObject(b, "target");
+    cJSON_AddStringToObject(target, "apiVersion", "v1");
+    cJSON_AddStringToObject(target, "kind", "Node");
+    cJSON_AddStringToObject(target, "name", node);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+    rc = request_json(c, "POST", path, "application/json", b, NULL, err, errlen);
+    cJSON_Delete(b);
+    return rc;
+}
+
+int kube_patch_merge(struct kube_client *c, const char *path, const cJSON *patch, cJSON **reply,
+                     char *err, size_t errlen)
+{
+    return request_json(c, "PATCH", path, "application/merge-patch+json", patch, reply, err,
+                        errlen);
+}
+
+int kube_patch_status(struct kube_client *c, const char *object_path, const cJSON *patch,
+                      cJSON **reply, char *err, size_t errlen)
+{
+    char *path;
+    int rc;
+
+    if (asprintf(&path, "%s/status", object_path) < 0) {
+        seterr(err, errlen, "PATCH %s/status: out of memory", object_path);
+        return EXT_ENOMEM;
+    }
+    rc = kube_patch_merge(c, path, patch, reply, err, errlen);
+    free(path);
+    return rc;
+}
+
+int kube_create(struct kube_client *c, const char *collection_path, const cJSON *obj, cJSON **reply,
+                char *err, size_t errlen)
+{
+    return request_json(c, "POST", collection_path, "application/json", obj, reply, err, errlen);
+}
+
+int kube_delete(struct kube_client *c, const char *path, char *err, size_t errlen)
+{
+    return kube_request(c, "DELETE", path, NULL, NULL, NULL, NULL, err, errlen);
+}
+
+static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_uid,
+                        const char *reason, const char *message, const char *type)
+{
+    char now[32], gen[300], msg[KUBE_EVENT_MESSAGE_MAX + 1];
+    cJSON *ev = cJSON_CreateObject(), *meta, *obj, *src;
+    time_t t = time(NULL);
+    struct tm tm;
+
+    if (!ev)
+        return NULL;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(gen, sizeof(gen), "%s.", pod_name);
+    snprintf(msg, sizeof(msg), "%s", message ? message : "");
+    cJSON_AddStringToObject(ev, "apiVersion", "v1");
+    cJSON_AddStringToObject(ev, "kind", "Event");
+    meta = cJSON_AddObjectToObject(ev, "metadata");
+    cJSON_AddStringToObject(meta, "generateName", gen);
+    cJSON_AddStringToObject(meta, "namespace", ns);
+    obj = cJSON_AddObjectToObject(ev, "involvedObject");
+    cJSON_AddStringToObject(obj, "apiVersion", "v1");
+    cJSON_AddStringToObject(obj, "kind", "Pod");
+    cJSON_AddStringToObject(obj, "namespace", ns);
+    cJSON_AddStringToObject(obj, "name", pod_name);
+    if (pod_uid && pod_uid[0])
+        cJSON_AddStringToObject(obj, "uid", pod_uid);
+    cJSON_AddStringToObject(ev, "reason", reason);
+    cJSON_AddStringToObject(ev, "message", msg);
+    cJSON_AddStringToObject(ev, "type", type && type[0] ? type : "Normal");
+    src = cJSON_AddObjectToObject(ev, "source");
+    cJSON_AddStringToObject(src, "component", "muster");
+    cJSON_AddStringToObject(ev, "reportingComponent", "muster");
+    cJSON_AddStringToObject(ev, "firstTimestamp", now);
+    cJSON_AddStringToObject(ev, "lastTimestamp", now);
+    cJSON_AddNumberToObject(ev, "count", 1);
+    return ev;
+}
+
+int kube_event_create(struct kube_client *c, const char *ns, const char *pod_name,
+                      const char *pod_uid, const char *reason, const char *message,
+                      const char *type, char *err, size_t errlen)
+{
+    char path[300];
+    cJSON *ev;
+    int rc = names_valid(ns, pod_name, err, errlen);
+
+    if (rc != EXT_OK)
+        return rc;
+    if (!reason || !reason[0]) {
+        seterr(err, errlen, "event for %s/%s: no reason", ns, pod_name);
+        return EXT_EINVAL;
+    }
+    ev = event_new(ns, pod_name, pod_uid, reason, message, type);
+    if (!ev) {
+        seterr(err, errlen, "event for %s/%s: out of memory", ns, pod_name);
+        return EXT_ENOMEM;
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+    rc = request_json(c, "POST", path, "application/json", ev, NULL, err, errlen);
+    cJSON_Delete(ev);
+    return rc;
+}

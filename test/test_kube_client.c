@@ -1,0 +1,1006 @@
+/*
+ * test_kube_client.c - the Kubernetes API client, curl style: a loopback HTTP
+ * server inside the test serves canned replies from fixtures/kube/NAME.http in
+ * script order and records every request (method, target, Authorization,
+ * Content-Type, body); each case compares the record with the exact
+ * transcript in fixtures/kube/NAME.req.
+ */
+#include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ext_err.h"
+#include "kube_client.h"
+#include "kube_client_int.h"
+#include "kube_watch.h"
+#include "kubeconfig.h"
+
+#define KDIR FIXTURES "/kube"
+#define MAX_REQS 256
+#define WAIT_SEC 10
+#define HANG "hang" /* a script entry: 200 + chunked headers, then nothing until closed */
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    ck_assert_msg(f != NULL, "cannot open fixture %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* ---- the canned server --------------------------------------------------------------------- */
+
+struct srv {
+    int lfd;
+    int port;
+    int wake[2];
+    pthread_t thread;
+    pthread_mutex_t lock;
+    const char *const *script;
+    size_t nscript;
+    size_t next;
+    char *reqs[MAX_REQS];
+    size_t nreq;
+};
+
+static void send_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static const char *header_value(const char *headers, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = headers; p && *p; p = strstr(p, "\r\n") ? strstr(p, "\r\n") + 2 : NULL)
+        if (strncasecmp(p, name, n) == 0 && p[n] == ':')
+            return p + n + 1 + strspn(p + n + 1, " ");
+    return NULL;
+}
+
+static char *header_dup(const char *headers, const char *name)
+{
+    const char *v = header_value(headers, name);
+
+    return v ? strndup(v, strcspn(v, "\r\n")) : NULL;
+}
+
+/* Read one request and record it as "METHOD TARGET\nAuthorization..\nContent-Type..\n\nbody\n". */
+static void srv_record(struct srv *s, int fd)
+{
+    char buf[65536], *end, *auth, *ctype, *clen, *rec;
+    size_t n = 0, want;
+    ssize_t r;
+
+    while (n < sizeof(buf) - 1 && (r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) > 0) {
+        n += (size_t)r;
+        buf[n] = '\0';
+        end = strstr(buf, "\r\n\r\n");
+        if (!end)
+            continue;
+        clen = header_dup(strstr(buf, "\r\n") + 2, "Content-Length");
+        want = (size_t)(end + 4 - buf) + (clen ? strtoul(clen, NULL, 10) : 0);
+        free(clen);
+        if (n >= want)
+            break;
+    }
+    buf[n] = '\0';
+    end = strstr(buf, "\r\n\r\n");
+    if (!end)
+        return;
+    *end = '\0';
+    auth = header_dup(strstr(buf, "\r\n") + 2, "Authorization");
+    ctype = header_dup(strstr(buf, "\r\n") + 2, "Content-Type");
+    *strstr(buf, " HTTP/1.1") = '\0';
+    ck_assert(asprintf(&rec, "%s\n%s%s%s%s%s%s\n%s%s", buf, auth ? "Authorization: " : "",
+                       auth ? auth : "", auth ? "\n" : "", ctype ? "Content-Type: " : "",
+                       ctype ? ctype : "", ctype ? "\n" : "", end + 4, end[4] ? "\n" : "") > 0);
+    pthread_mutex_lock(&s->lock);
+    if (s->nreq < MAX_REQS)
+        s->reqs[s->nreq++] = rec;
+    else
+        free(rec);
+    pthread_mutex_unlock(&s->lock);
+    free(auth);
+    free(ctype);
+}
+
+static void srv_hang(struct srv *s, int fd)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n";
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
+    char junk[256];
+
+    send_all(fd, head, strlen(head));
+    while (poll(p, 2, -1) >= 0 && !p[1].revents)
+        if (p[0].revents && recv(fd, junk, sizeof(junk), 0) <= 0)
+            break; /* the client hung up */
+}
+
+/* Send fixture name: its status and headers, the body in <<SPLIT>> pieces with a pause. */
+static void srv_reply(int fd, const char *name)
+{
+    char path[512], *text, *body, *piece, *split, *out, *save = NULL;
+    int chunked;
+
+    snprintf(path, sizeof(path), "%s/%s", KDIR, name);
+    text = slurp(path);
+    body = strstr(text, "\n\n");
+    ck_assert_msg(body != NULL, "%s: no blank line after the headers", name);
+    *body = '\0';
+    body += 2;
+    chunked = strstr(text, "Transfer-Encoding: chunked") != NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        send_all(fd, line, strlen(line)); /* the fixture's LF lines go out as CRLF */
+        send_all(fd, "\r\n", 2);
+    }
+    if (!chunked) {
+        size_t len = strlen(body);
+
+        for (char *p = strstr(body, "<<SPLIT>>"); p; p = strstr(p, "<<SPLIT>>"))
+            len -= 9;
+        ck_assert(asprintf(&out, "Content-Length: %zu\r\n", len) > 0);
+        send_all(fd, out, strlen(out));
+        free(out);
+    }
+    send_all(fd, "Connection: close\r\n\r\n", 21);
+    for (piece = body; piece; piece = split ? split + 9 : NULL) {
+        split = strstr(piece, "<<SPLIT>>");
+        size_t n = split ? (size_t)(split - piece) : strlen(piece);
+
+        if (chunked && n) {
+            ck_assert(asprintf(&out, "%zx\r\n", n) > 0);
+            send_all(fd, out, strlen(out));
+            free(out);
+        }
+        send_all(fd, piece, n);
+        if (chunked && n)
+            send_all(fd, "\r\n", 2);
+        if (split)
+            pause_ms(20); /* let the client see a separate read */
+    }
+    if (chunked)
+        send_all(fd, "0\r\n\r\n", 5);
+    free(text);
+}
+
+static void *srv_main(void *arg)
+{
+    struct srv *s = arg;
+    struct pollfd p[2] = {{.fd = s->lfd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
+
+    while (poll(p, 2, -1) >= 0 && !p[1].revents) {
+        const char *name;
+        int fd = accept(s->lfd, NULL, NULL);
+
+        if (fd < 0)
+            continue;
+        srv_record(s, fd);
+        pthread_mutex_lock(&s->lock);
+        name = s->script[s->next < s->nscript ? s->next : s->nscript - 1];
+        s->next++;
+        pthread_mutex_unlock(&s->lock);
+        if (strcmp(name, HANG) == 0)
+            srv_hang(s, fd);
+        else
+            srv_reply(fd, name);
+        shutdown(fd, SHUT_WR);
+        close(fd);
+    }
+    return NULL;
+}
+
+static void srv_start(struct srv *s, const char *const *script, size_t nscript)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+
+    memset(s, 0, sizeof(*s));
+    s->script = script;
+    s->nscript = nscript;
+    pthread_mutex_init(&s->lock, NULL);
+    ck_assert_int_eq(pipe(s->wake), 0);
+    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(s->lfd, 0);
+    ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(s->lfd, 128), 0);
+    ck_assert_int_eq(getsockname(s->lfd, (struct sockaddr *)&a, &alen), 0);
+    s->port = ntohs(a.sin_port);
+    ck_assert_int_eq(pthread_create(&s->thread, NULL, srv_main, s), 0);
+}
+
+static void srv_stop(struct srv *s)
+{
+    ck_assert_int_eq(write(s->wake[1], "x", 1), 1);
+    pthread_join(s->thread, NULL);
+    close(s->lfd);
+    close(s->wake[0]);
+    close(s->wake[1]);
+    for (size_t i = 0; i < s->nreq; i++)
+        free(s->reqs[i]);
+    pthread_mutex_destroy(&s->lock);
+}
+
+static size_t srv_nreq(struct srv *s)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->lock);
+    n = s->nreq;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+static void srv_wait_requests(struct srv *s, size_t n)
+{
+    double deadline = now_sec() + WAIT_SEC;
+
+    while (srv_nreq(s) < n) {
+        ck_assert_msg(now_sec() < deadline, "waited %ds for %zu requests, got %zu", WAIT_SEC, n,
+                      srv_nreq(s));
+        pause_ms(2);
+    }
+}
+
+/* The first n recorded requests must read exactly like fixture req. */
+static void srv_expect(struct srv *s, const char *req, size_t n)
+{
+    char path[512], *want, *got = strdup("");
+
+    snprintf(path, sizeof(path), "%s/%s", KDIR, req);
+    want = slurp(path);
+    srv_wait_requests(s, n);
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        char *joined;
+
+        ck_assert(asprintf(&joined, "%s%s", got, s->reqs[i]) > 0);
+        free(got);
+        got = joined;
+    }
+    pthread_mutex_unlock(&s->lock);
+    ck_assert_msg(strcmp(got, want) == 0, "requests differ from %s:\n--- got\n%s--- want\n%s", req,
+                  got, want);
+    free(got);
+    free(want);
+}
+
+static struct kube_client *client_for(const struct srv *s)
+{
+    struct kube_conn conn;
+    struct kube_client *c;
+    char err[256] = "";
+
+    kube_conn_init(&conn);
+    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s->port) > 0);
+    conn.token = strdup("t0ken");
+    c = kube_client_new(&conn, NULL, err, sizeof(err));
+    ck_assert_msg(c != NULL, "kube_client_new: %s", err);
+    kube_conn_cleanup(&conn);
+    return c;
+}
+
+/* ---- line splitter ------------------------------------------------------------------------- */
+
+static int collect_line(void *arg, const char *line, size_t len)
+{
+    char *out = arg;
+
+    strncat(out, line, len);
+    strcat(out, "|");
+    return EXT_OK;
+}
+
+static const size_t chunk_sizes[] = {1, 2, 3, 5, 17, 64, 4096};
+
+START_TEST(test_lines_chunks)
+{
+    static const char stream[] = "{\"type\":\"ADDED\"}\n\n{\"type\":\"MODIFIED\",\"x\":1}\n"
+                                 "{\"type\":\"DELETED\"}\n{\"partial";
+    char got[512] = "";
+    struct kube_lines s;
+    size_t step = chunk_sizes[_i];
+
+    kube__lines_init(&s, 1024, collect_line, got);
+    for (size_t off = 0; off < strlen(stream); off += step) {
+        size_t n = strlen(stream) - off < step ? strlen(stream) - off : step;
+
+        ck_assert_int_eq(kube__lines_feed(&s, stream + off, n), EXT_OK);
+    }
+    ck_assert_str_eq(
+        got, "{\"type\":\"ADDED\"}|{\"type\":\"MODIFIED\",\"x\":1}|{\"type\":\"DELETED\"}|");
+    kube__lines_cleanup(&s);
+}
+END_TEST
+
+START_TEST(test_lines_cap)
+{
+    char got[64] = "";
+    struct kube_lines s;
+
+    kube__lines_init(&s, 8, collect_line, got);
+    ck_assert_int_eq(kube__lines_feed(&s, "1234\n1234", 9), EXT_OK);
+    ck_assert_int_eq(kube__lines_feed(&s, "56789", 5), EXT_ETOOBIG);
+    ck_assert_str_eq(got, "1234|");
+    kube__lines_cleanup(&s);
+}
+END_TEST
+
+/* ---- kubeconfig ---------------------------------------------------------------------------- */
+
+static const struct kcfg_case {
+    const char *file;
+    const char *context;
+    int rc;
+    const char *server;
+    const char *token;
+    const char *token_file; /* relative to fixtures/kube when not absolute */
+    const char *ca;         /* ca_file basename or first line of ca_data */
+    const char *cert;       /* cert file basename or first data line */
+    int insecure;
+    const char *ns;
+    const char *err; /* exact, %s is the file's path */
+} kcfg_cases[] = {
+    {"kubeconfig_token.yaml", NULL, EXT_OK, "https://10.0.0.1:6443", "abc.def", NULL, "ca.crt",
+     NULL, 0, "team", NULL},
+    {"kubeconfig_multi.yaml", NULL, EXT_OK, "https://127.0.0.1:36443", NULL, NULL,
+     "-----BEGIN CERTIFICATE-----\nCA", "-----BEGIN CERTIFICATE-----\nCLIENT", 0, NULL, NULL},
+    {"kubeconfig_multi.yaml", "lab", EXT_OK, "https://lab.example:443", NULL, "token.txt", NULL,
+     NULL, 1, NULL, NULL},
+    {"kubeconfig_certfile.yaml", NULL, EXT_OK, "http://127.0.0.1:8080", NULL, NULL, NULL,
+     "client.crt", 0, NULL, NULL},
+    {"kubeconfig_multi.yaml", "prod", EXT_EINVAL,
+     .err = "kubeconfig %s: context \"prod\" not found"},
+    {"kubeconfig_nocontext.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s: no current-context and no context given"},
+    {"kubeconfig_noserver.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s:10: cluster \"x\" has no server"},
+    {"kubeconfig_badb64.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s:11: certificate-authority-data is not valid base64"},
+    {"kubeconfig_exec.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s:13: user \"eks\" authenticates with exec/auth-provider, which muster "
+            "does not support; give it a token, tokenFile or client certificate"},
+    {"kubeconfig_certnokey.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s:13: user \"u\" has a client certificate or key but not both"},
+    {"kubeconfig_notokenfile.yaml", NULL, EXT_EIO,
+     .err = "kubeconfig %s:13: tokenFile /nonexistent/token: No such file or directory"},
+    {"kubeconfig_broken.yaml", NULL, EXT_EINVAL,
+     .err = "kubeconfig %s:5:1: did not find expected ',' or '}'"},
+    {"kubeconfig_missing.yaml", NULL, EXT_ENOTFOUND,
+     .err = "kubeconfig %s: cannot open: No such file or directory"},
+};
+
+static void expect_material(const char *file, const char *data, const char *want)
+{
+    const char *got = file ? strrchr(file, '/') + 1 : data;
+
+    if (!want) {
+        ck_assert_msg(!file && !data, "unexpected %s", got);
+        return;
+    }
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "got %s, want %s", got, want);
+}
+
+START_TEST(test_kubeconfig)
+{
+    const struct kcfg_case *t = &kcfg_cases[_i];
+    char path[512], err[512] = "", want[1024];
+    struct kube_conn conn;
+
+    kube_conn_init(&conn);
+    snprintf(path, sizeof(path), "%s/%s", KDIR, t->file);
+    ck_assert_int_eq(kube_conn_from_kubeconfig(&conn, path, t->context, err, sizeof(err)), t->rc);
+    if (t->rc != EXT_OK) {
+        snprintf(want, sizeof(want), t->err, path);
+        ck_assert_str_eq(err, want);
+        ck_assert_ptr_null(conn.server); /* untouched on failure */
+        return;
+    }
+    ck_assert_str_eq(conn.server, t->server);
+    if (t->token)
+        ck_assert_str_eq(conn.token, t->token);
+    else
+        ck_assert_ptr_null(conn.token);
+    if (t->token_file) {
+        snprintf(want, sizeof(want), "%s/%s", KDIR, t->token_file);
+        ck_assert_str_eq(conn.token_file, want);
+    } else {
+        ck_assert_ptr_null(conn.token_file);
+    }
+    expect_material(conn.ca_file, conn.ca_data, t->ca);
+    expect_material(conn.cert_file, conn.cert_data, t->cert);
+    if (conn.cert_data)
+        ck_assert_str_eq(conn.key_data,
+                         "-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE KEY-----\n");
+    ck_assert_int_eq(!!conn.key_file || !!conn.key_data, !!t->cert);
+    ck_assert_int_eq(conn.insecure, t->insecure);
+    if (t->ns)
+        ck_assert_str_eq(conn.ns, t->ns);
+    else
+        ck_assert_ptr_null(conn.ns);
+    kube_conn_cleanup(&conn);
+}
+END_TEST
+
+START_TEST(test_incluster)
+{
+    struct kube_conn conn;
+    char err[256] = "";
+
+    kube_conn_init(&conn);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    ck_assert_int_eq(kube_conn_incluster(&conn, KDIR "/sa", err, sizeof(err)), EXT_ENOTFOUND);
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    ck_assert_int_eq(kube_conn_incluster(&conn, KDIR "/sa", err, sizeof(err)), EXT_OK);
+    ck_assert_str_eq(conn.server, "https://[fd00::1]:443");
+    ck_assert_str_eq(conn.token_file, KDIR "/sa/token");
+    ck_assert_str_eq(conn.ca_file, KDIR "/sa/ca.crt");
+    ck_assert_str_eq(conn.ns, "muster-system");
+    ck_assert_ptr_null(conn.token);
+    kube_conn_cleanup(&conn);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    ck_assert_int_eq(kube_conn_incluster(&conn, KDIR "/nope", err, sizeof(err)), EXT_EIO);
+    ck_assert_str_eq(err, "in-cluster token " KDIR "/nope/token: No such file or directory");
+    ck_assert_int_eq(kube_conn_incluster(&conn, KDIR "/sa", err, sizeof(err)), EXT_OK);
+    ck_assert_str_eq(conn.server, "https://10.96.0.1:443");
+    kube_conn_cleanup(&conn);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+}
+END_TEST
+
+static const struct b64_case {
+    const char *in;
+    int rc;
+    const char *out;
+} b64_cases[] = {
+    {"aGVsbG8=", EXT_OK, "hello"},   {"aGVs\nbG8h", EXT_OK, "hello!"}, {"", EXT_OK, ""},
+    {"aGVsbG8=x", EXT_EINVAL, NULL}, {"a*b=", EXT_EINVAL, NULL},       {"a", EXT_EINVAL, NULL},
+};
+
+START_TEST(test_base64)
+{
+    const struct b64_case *t = &b64_cases[_i];
+    char *out = NULL;
+    size_t len = 0;
+
+    ck_assert_int_eq(kube_base64_decode(t->in, &out, &len), t->rc);
+    if (t->rc == EXT_OK) {
+        ck_assert_str_eq(out, t->out);
+        ck_assert_uint_eq(len, strlen(t->out));
+    }
+    free(out);
+}
+END_TEST
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+static const struct status_case {
+    const char *reply;
+    int rc;
+    long status;
+    const char *err;
+} status_cases[] = {
+    {"patch_ok.http", EXT_OK, 200, ""},
+    {"empty_200.http", EXT_OK, 200, ""},
+    {"status_404.http", EXT_ENOTFOUND, 404,
+     "GET /api/v1/x: HTTP 404 NotFound: the server could not find the requested resource"},
+    {"status_409.http", EXT_ECONFLICT, 409,
+     "GET /api/v1/x: HTTP 409 Conflict: Operation cannot be fulfilled on pods/binding \"p-0\": "
+     "pod p-0 is already assigned to node \"n1\""},
+    {"status_410.http", EXT_EGONE, 410,
+     "GET /api/v1/x: HTTP 410 Expired: too old resource version: 100 (150)"},
+    {"status_500.http", EXT_EHTTP, 500,
+     "GET /api/v1/x: HTTP 500 InternalError: etcdserver: request timed out"},
+    {"status_401_plain.http", EXT_EHTTP, 401, "GET /api/v1/x: HTTP 401: (no Status message)"},
+    {"not_json.http", EXT_EIO, 200, "GET /api/v1/x: reply is not JSON"},
+};
+
+START_TEST(test_status)
+{
+    const struct status_case *t = &status_cases[_i];
+    const char *script[] = {t->reply};
+    struct kube_client *c;
+    cJSON *reply = NULL;
+    char err[512] = "";
+    long status = 0;
+    struct srv s;
+
+    srv_start(&s, script, 1);
+    c = client_for(&s);
+    ck_assert_int_eq(
+        kube_request(c, "GET", "/api/v1/x", NULL, NULL, &status, &reply, err, sizeof(err)), t->rc);
+    ck_assert_int_eq(status, t->status);
+    ck_assert_str_eq(err, t->err);
+    if (t->rc == EXT_OK && strcmp(t->reply, "patch_ok.http") == 0)
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
+                             cJSON_GetObjectItem(reply, "metadata"), "resourceVersion")),
+                         "77");
+    else
+        ck_assert_ptr_null(reply);
+    cJSON_Delete(reply);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_reply_cap_and_refused)
+{
+    const char *script[] = {"patch_ok.http"};
+    struct kube_client_opts opts = {.max_reply = 16};
+    struct kube_conn conn;
+    struct kube_client *c;
+    char err[512] = "";
+    struct srv s;
+    int port;
+
+    srv_start(&s, script, 1);
+    kube_conn_init(&conn);
+    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s.port) > 0);
+    c = kube_client_new(&conn, &opts, err, sizeof(err));
+    ck_assert_int_eq(kube_request(c, "GET", "/x", NULL, NULL, NULL, NULL, err, sizeof(err)),
+                     EXT_ETOOBIG);
+    ck_assert_str_eq(err, "GET /x: reply over 16 bytes");
+    kube_client_free(c);
+    port = s.port;
+    srv_stop(&s); /* now nothing listens on port */
+    free(conn.server);
+    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", port) > 0);
+    c = kube_client_new(&conn, NULL, err, sizeof(err));
+    ck_assert_int_eq(kube_request(c, "GET", "/x", NULL, NULL, NULL, NULL, err, sizeof(err)),
+                     EXT_EIO);
+    ck_assert_msg(strncmp(err, "GET /x: ", 8) == 0, "%s", err);
+    kube_client_free(c);
+    kube_conn_cleanup(&conn);
+}
+END_TEST
+
+START_TEST(test_binding)
+{
+    const char *script[] = {"binding_ok.http"};
+    struct kube_client *c;
+    char err[512] = "";
+    struct srv s;
+
+    srv_start(&s, script, 1);
+    c = client_for(&s);
+    ck_assert_int_eq(kube_post_binding(c, "default", "p-0", "0b7c8f3e-1111-4c2d-9a9a-123456789abc",
+                                       "gpu-node-3", err, sizeof(err)),
+                     EXT_OK);
+    ck_assert_int_eq(kube_post_binding(c, "ml", "worker-1", NULL, "n2", err, sizeof(err)), EXT_OK);
+    ck_assert_int_eq(kube_post_binding(c, "../kube-system", "p", NULL, "n", err, sizeof(err)),
+                     EXT_EINVAL);
+    ck_assert_str_eq(err, "invalid namespace/name \"../kube-system/p\"");
+    srv_expect(&s, "binding.req", 2);
+    ck_assert_uint_eq(srv_nreq(&s), 2); /* the invalid one never left */
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_patch_create_delete)
+{
+    const char *script[] = {"patch_ok.http", "patch_ok.http", "binding_ok.http", "binding_ok.http"};
+    cJSON *status = cJSON_Parse("{\"status\":{\"state\":\"ready\"}}");
+    cJSON *ann = cJSON_Parse("{\"metadata\":{\"annotations\":{\"muster.dev/gang\":\"admitted\"}}}");
+    cJSON *pg = cJSON_Parse("{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":"
+                            "\"PodGroup\",\"metadata\":{\"name\":\"rc\"}}");
+    cJSON *reply = NULL;
+    struct kube_client *c;
+    char err[512] = "";
+    struct srv s;
+
+    srv_start(&s, script, 4);
+    c = client_for(&s);
+    ck_assert_int_eq(kube_patch_status(c, "/apis/ray.io/v1/namespaces/ml/rayclusters/rc", status,
+                                       &reply, err, sizeof(err)),
+                     EXT_OK);
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_int_eq(
+        kube_patch_merge(c, "/api/v1/namespaces/ml/pods/p", ann, NULL, err, sizeof(err)), EXT_OK);
+    ck_assert_int_eq(kube_create(c, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups",
+                                 pg, NULL, err, sizeof(err)),
+                     EXT_OK);
+    ck_assert_int_eq(kube_delete(c, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/rc",
+                                 err, sizeof(err)),
+                     EXT_OK);
+    srv_expect(&s, "patch_status.req", 4);
+    cJSON_Delete(reply);
+    cJSON_Delete(status);
+    cJSON_Delete(ann);
+    cJSON_Delete(pg);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+static const char *json_str(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+
+    return cJSON_GetStringValue(b ? cJSON_GetObjectItemCaseSensitive(x, b) : x);
+}
+
+START_TEST(test_event)
+{
+    static const char event_head[] = "POST /api/v1/namespaces/default/events\n"
+                                     "Authorization: Bearer t0ken\n"
+                                     "Content-Type: application/json\n\n";
+    const char *script[] = {"binding_ok.http"};
+    char err[512] = "", msg[3000];
+    struct kube_client *c;
+    cJSON *ev;
+    char *body;
+    struct srv s;
+
+    memset(msg, 'm', sizeof(msg) - 1);
+    msg[sizeof(msg) - 1] = '\0';
+    srv_start(&s, script, 1);
+    c = client_for(&s);
+    ck_assert_int_eq(kube_event_create(c, "default", "p-0", "uid-1", "GangWaiting", msg, "Warning",
+                                       err, sizeof(err)),
+                     EXT_OK);
+    srv_wait_requests(&s, 1);
+    ck_assert_msg(strncmp(s.reqs[0], event_head, strlen(event_head)) == 0, "%s", s.reqs[0]);
+    body = strstr(s.reqs[0], "\n\n") + 2;
+    ev = cJSON_Parse(body);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(json_str(ev, "kind", NULL), "Event");
+    ck_assert_str_eq(json_str(ev, "metadata", "generateName"), "p-0.");
+    ck_assert_str_eq(json_str(ev, "metadata", "namespace"), "default");
+    ck_assert_str_eq(json_str(ev, "involvedObject", "kind"), "Pod");
+    ck_assert_str_eq(json_str(ev, "involvedObject", "name"), "p-0");
+    ck_assert_str_eq(json_str(ev, "involvedObject", "uid"), "uid-1");
+    ck_assert_str_eq(json_str(ev, "reason", NULL), "GangWaiting");
+    ck_assert_str_eq(json_str(ev, "type", NULL), "Warning");
+    ck_assert_str_eq(json_str(ev, "reportingComponent", NULL), "muster");
+    ck_assert_str_eq(json_str(ev, "source", "component"), "muster");
+    ck_assert_uint_eq(strlen(json_str(ev, "message", NULL)), 1024);
+    ck_assert_ptr_nonnull(json_str(ev, "firstTimestamp", NULL));
+    cJSON_Delete(ev);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_token_rotation)
+{
+    const char *script[] = {"empty_200.http"};
+    char dir[] = "/tmp/kube_tokenXXXXXX", file[64];
+    struct kube_conn conn;
+    struct kube_client *c;
+    char err[256] = "";
+    struct srv s;
+    FILE *f;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/token", dir);
+    f = fopen(file, "w");
+    fputs("one\n", f);
+    fclose(f);
+    srv_start(&s, script, 1);
+    kube_conn_init(&conn);
+    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s.port) > 0);
+    conn.token_file = strdup(file);
+    c = kube_client_new(&conn, NULL, err, sizeof(err));
+    kube_conn_cleanup(&conn);
+    ck_assert_int_eq(kube_request(c, "GET", "/a", NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
+    f = fopen(file, "w");
+    fputs("rotated-token\n", f);
+    fclose(f);
+    ck_assert_int_eq(kube_request(c, "GET", "/b", NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
+    unlink(file); /* mid-rotation: keep the last good token */
+    ck_assert_int_eq(kube_request(c, "GET", "/c", NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
+    srv_wait_requests(&s, 3);
+    ck_assert_str_eq(s.reqs[0], "GET /a\nAuthorization: Bearer one\n\n");
+    ck_assert_str_eq(s.reqs[1], "GET /b\nAuthorization: Bearer rotated-token\n\n");
+    ck_assert_str_eq(s.reqs[2], "GET /c\nAuthorization: Bearer rotated-token\n\n");
+    rmdir(dir);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+#define BIND_THREADS 8
+#define BIND_EACH 8
+
+struct binder {
+    struct kube_client *c;
+    int id;
+    int failures;
+};
+
+static void *bind_many(void *arg)
+{
+    struct binder *b = arg;
+    char name[32], err[256];
+
+    for (int i = 0; i < BIND_EACH; i++) {
+        snprintf(name, sizeof(name), "p-%d-%d", b->id, i);
+        if (kube_post_binding(b->c, "default", name, NULL, "n1", err, sizeof(err)) != EXT_OK)
+            b->failures++;
+    }
+    return NULL;
+}
+
+START_TEST(test_concurrent_bindings)
+{
+    const char *script[] = {"binding_ok.http"};
+    struct binder b[BIND_THREADS];
+    pthread_t t[BIND_THREADS];
+    struct kube_client *c;
+    struct srv s;
+
+    srv_start(&s, script, 1);
+    c = client_for(&s);
+    for (int i = 0; i < BIND_THREADS; i++) {
+        b[i] = (struct binder){.c = c, .id = i};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, bind_many, &b[i]), 0);
+    }
+    for (int i = 0; i < BIND_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(b[i].failures, 0);
+    }
+    srv_wait_requests(&s, BIND_THREADS * BIND_EACH);
+    for (size_t i = 0; i < s.nreq; i++)
+        ck_assert_msg(strncmp(s.reqs[i], "POST /api/v1/namespaces/default/pods/p-", 39) == 0 &&
+                          strstr(s.reqs[i], "\"kind\":\"Binding\""),
+                      "%s", s.reqs[i]);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+/* ---- watches ------------------------------------------------------------------------------- */
+
+struct trace {
+    pthread_mutex_t lock;
+    char text[4096];
+};
+
+static void trace_add(struct trace *t, const char *line)
+{
+    pthread_mutex_lock(&t->lock);
+    strncat(t->text, line, sizeof(t->text) - strlen(t->text) - 1);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static const char *obj_name(const cJSON *o)
+{
+    const char *n = json_str(o, "metadata", "name");
+
+    return n ? n : "?";
+}
+
+static void on_replace(void *ctx, const cJSON *items)
+{
+    char line[512] = "replace ";
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, items)
+    {
+        strcat(line, obj_name(it));
+        if (it->next)
+            strcat(line, ",");
+    }
+    strcat(line, "\n");
+    trace_add(ctx, line);
+}
+
+static void on_event(void *ctx, const char *type, const cJSON *obj)
+{
+    char line[256];
+
+    snprintf(line, sizeof(line), "%s %s\n", type, obj_name(obj));
+    trace_add(ctx, line);
+}
+
+static void on_absent(void *ctx)
+{
+    trace_add(ctx, "absent\n");
+}
+
+static const struct kube_watch_handler trace_handler = {
+    .replace = on_replace, .event = on_event, .absent = on_absent};
+
+static const char *const script_basic[] = {"list_pods_p1.http", "list_pods_p2.http",
+                                           "watch_pods.http", HANG};
+static const char *const script_gone_http[] = {"list_pods_rv100.http", "status_410.http",
+                                               "list_pods_rv200.http", HANG};
+static const char *const script_gone_event[] = {"list_pods_rv100.http", "watch_gone_event.http",
+                                                "list_pods_rv200.http", HANG};
+static const char *const script_huge[] = {"list_pods_rv100.http", "watch_huge_event.http",
+                                          "list_pods_rv200.http", HANG};
+static const char *const script_retry[] = {"list_pods_rv100.http", "status_500.http", HANG};
+static const char *const script_absent[] = {"status_404.http", "status_404.http", "list_empty.http",
+                                            HANG};
+
+static const struct watch_case {
+    const char *name;
+    const char *path;
+    const char *const *script;
+    size_t nscript;
+    unsigned page_limit;
+    const char *req;   /* expected transcript */
+    const char *trace; /* expected consumer calls */
+    unsigned restarts;
+    unsigned relists;
+} watch_cases[] = {
+    {"paged list, split events, bookmark", "/api/v1/pods", script_basic, 4, 1, "watch_basic.req",
+     "replace a,b\nADDED c\nMODIFIED a\nDELETED b\n", 0, 0},
+    {"HTTP 410 relists", "/api/v1/pods", script_gone_http, 4, 0, "watch_gone_http.req",
+     "replace a,b\nreplace a\n", 0, 1},
+    {"ERROR 410 event relists", "/api/v1/pods", script_gone_event, 4, 0, "watch_gone_event.req",
+     "replace a,b\nADDED c\nreplace a\n", 0, 1},
+    {"oversized event relists", "/api/v1/pods", script_huge, 4, 0, "watch_huge_event.req",
+     "replace a,b\nADDED c\nreplace a\n", 0, 1},
+    {"500 reconnects from the same RV", "/api/v1/pods", script_retry, 3, 0, "watch_retry.req",
+     "replace a,b\n", 1, 0},
+    {"404 list is absent, retried", "/apis/ray.io/v1/rayclusters?labelSelector=app%3Dray",
+     script_absent, 4, 0, "watch_absent.req", "absent\nreplace \n", 0, 0},
+};
+
+static void trace_wait(struct trace *t, const char *want)
+{
+    double deadline = now_sec() + WAIT_SEC;
+
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        int done = strlen(t->text) >= strlen(want);
+        pthread_mutex_unlock(&t->lock);
+        if (done)
+            break;
+        ck_assert_msg(now_sec() < deadline, "waited %ds for trace:\n%s--- got\n%s", WAIT_SEC, want,
+                      t->text);
+        pause_ms(2);
+    }
+}
+
+START_TEST(test_watch)
+{
+    const struct watch_case *t = &watch_cases[_i];
+    struct kube_watch_opts opts = {.page_limit = t->page_limit,
+                                   .backoff_min_ms = 1,
+                                   .backoff_max_ms = 4,
+                                   .absent_retry_ms = 1,
+                                   .max_event = 256};
+    struct trace tr = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct kube_client *c;
+    struct kube_watch *w;
+    struct srv s;
+
+    srv_start(&s, t->script, t->nscript);
+    c = client_for(&s);
+    w = kube_watch_start(c, t->path, &trace_handler, &tr, &opts);
+    ck_assert_ptr_nonnull(w);
+    srv_expect(&s, t->req, t->nscript); /* the last one hangs: nothing follows it */
+    trace_wait(&tr, t->trace);
+    ck_assert_msg(strcmp(tr.text, t->trace) == 0, "%s: trace\n%s--- want\n%s", t->name, tr.text,
+                  t->trace);
+    ck_assert_int_eq(kube_watch_synced(w), 1);
+    ck_assert_int_eq(kube_watch_absent(w), 0);
+    ck_assert_uint_eq(kube_watch_restarts(w), t->restarts);
+    ck_assert_uint_eq(kube_watch_relists(w), t->relists);
+    kube_watch_stop(w); /* aborts the hanging watch */
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+START_TEST(test_watch_stop_unsynced)
+{
+    static const char *const script[] = {HANG};
+    struct trace tr = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct kube_client *c;
+    struct kube_watch *w;
+    struct srv s;
+
+    srv_start(&s, script, 1);
+    c = client_for(&s);
+    w = kube_watch_start(c, "/api/v1/nodes", &trace_handler, &tr, NULL);
+    srv_wait_requests(&s, 1);
+    ck_assert_int_eq(kube_watch_synced(w), 0);
+    kube_watch_stop(w); /* a list blocked mid-transfer */
+    ck_assert_str_eq(tr.text, "");
+    ck_assert_ptr_null(kube_watch_start(c, "api/v1/nodes", &trace_handler, &tr, NULL));
+    kube_watch_stop(NULL);
+    kube_client_free(c);
+    srv_stop(&s);
+}
+END_TEST
+
+static Suite *kube_suite(void)
+{
+    Suite *s = suite_create("kube_client");
+    TCase *tc;
+
+#define N(a) (int)(sizeof(a) / sizeof((a)[0]))
+    tc = tcase_create("lines");
+    tcase_add_loop_test(tc, test_lines_chunks, 0, N(chunk_sizes));
+    tcase_add_test(tc, test_lines_cap);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("kubeconfig");
+    tcase_add_loop_test(tc, test_kubeconfig, 0, N(kcfg_cases));
+    tcase_add_loop_test(tc, test_base64, 0, N(b64_cases));
+    tcase_add_test(tc, test_incluster);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("request");
+    tcase_add_loop_test(tc, test_status, 0, N(status_cases));
+    tcase_add_test(tc, test_reply_cap_and_refused);
+    tcase_add_test(tc, test_token_rotation);
+    tcase_add_test(tc, test_concurrent_bindings);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("helpers");
+    tcase_add_test(tc, test_binding);
+    tcase_add_test(tc, test_patch_create_delete);
+    tcase_add_test(tc, test_event);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("watch");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_watch, 0, N(watch_cases));
+    tcase_add_test(tc, test_watch_stop_unsynced);
+    suite_add_tcase(s, tc);
+#undef N
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(kube_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
