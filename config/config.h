@@ -1,0 +1,227 @@
+/*
+ * config.h - muster's configuration: YAML documents and the settings file.
+ *
+ * Two layers. cfg_docs reads YAML (a settings file, Kubernetes manifests)
+ * into cJSON trees the way kubectl does (sigs.k8s.io/yaml), and remembers the
+ * line every node came from, so whoever finds a node wrong can point at it.
+ * cfg_settings is muster's own settings file, checked key by key on top of it.
+ *
+ * Errors are negative codes from CFG_ERRNO_MAP; the detail goes into the
+ * caller's err buffer as one line, "file:line: what is wrong".
+ */
+#ifndef MUSTER_CONFIG_H
+#define MUSTER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "policy.h"
+
+/* ---- errors -------------------------------------------------------------- */
+
+#define CFG_ERRNO_MAP(XX)                                                                          \
+    XX(OK, 0, "ok")                                                                                \
+    XX(ENOMEM, -1, "out of memory")                                                                \
+    XX(EIO, -2, "cannot read the file")                                                            \
+    XX(ESYNTAX, -3, "YAML syntax error")                                                           \
+    XX(ETOOBIG, -4, "input over its size or depth cap")                                            \
+    XX(EUNSUPPORTED, -5, "YAML feature not supported")                                             \
+    XX(EINVAL, -6, "invalid value")                                                                \
+    XX(ERANGE, -7, "value out of range")
+
+enum cfg_err {
+#define CFG_ERR_ENUM(name, code, text) CFG_##name = code,
+    CFG_ERRNO_MAP(CFG_ERR_ENUM)
+#undef CFG_ERR_ENUM
+};
+
+const char *cfg_strerror(int err);
+
+/* ---- YAML documents as cJSON --------------------------------------------- */
+
+/* Hard caps: a bigger input or deeper nesting is CFG_ETOOBIG. */
+#define CFG_DOCS_MAX_BYTES ((size_t)64 << 20)
+#define CFG_DOCS_MAX_DEPTH 64
+
+/*
+ * Typing follows sigs.k8s.io/yaml (go-yaml v2, YAML 1.1), as kubectl does:
+ *   - quoted and block (| >) scalars are always strings;
+ *   - plain null, Null, NULL, ~ and the empty scalar are null;
+ *   - plain true/false, yes/no, on/off, y/n (each also Capitalised or UPPER)
+ *     are booleans;
+ *   - plain integers (1_000, 0x1F, 0o17, 0b101, YAML 1.1 octal 017) and
+ *     floats (1.5, .5, 1e3) are numbers; .inf and .nan are refused (JSON has
+ *     no such numbers); everything else (4Gi, 1.2.3, timestamps) is a string;
+ *   - mapping keys are scalars; a boolean or null key becomes "true",
+ *     "false" or "null", any other keeps its text; a duplicate key is refused;
+ *   - explicit tags: !!str makes a string; !!int, !!float, !!bool, !!null,
+ *     !!map and !!seq must agree with what the node is; other tags, anchors
+ *     and aliases are refused (CFG_EUNSUPPORTED);
+ *   - a string holding a NUL character is refused (cJSON strings end at NUL).
+ *
+ * Numbers: a cJSON number is a double, exact only up to 2^53. The loader
+ * therefore keeps the scalar's original text beside every number, boolean and
+ * null it creates; cfg_docs_scalar_text() returns it, and cfg_docs_int64()
+ * reads a number node exactly from that text. Use those, not valuedouble,
+ * wherever an integer must be exact.
+ *
+ * Empty documents (nothing, or a null) are skipped.
+ */
+
+struct cfg__index; /* node -> (line, text); private */
+
+struct cfg_docs {
+    size_t n;
+    cJSON **docs; /* n roots, owned */
+    char *name;   /* the file name used in messages, owned */
+    struct cfg__index *index;
+};
+
+/*
+ * Parse len bytes of YAML from buf; name is what messages call it. On success
+ * *out is initialized and must be released with cfg_docs_cleanup(); on error
+ * *out is untouched and err holds "name:line: what is wrong".
+ */
+int cfg_docs_parse(struct cfg_docs *out, const char *name, const char *buf, size_t len, char *err,
+                   size_t errlen);
+
+/* The same for a file; a file that cannot be read is "path: strerror". */
+int cfg_docs_load_file(struct cfg_docs *out, const char *path, char *err, size_t errlen);
+
+/* Frees everything; a zeroed struct is fine. */
+void cfg_docs_cleanup(struct cfg_docs *d);
+
+/*
+ * The 1-based line a node came from; for a member of a mapping, the line of
+ * its key. 0 for NULL or a node this loader did not create.
+ */
+unsigned cfg_docs_line(const struct cfg_docs *d, const cJSON *node);
+
+/*
+ * The scalar as written: the original text of a number, boolean or null
+ * ("0x1F", "yes", "~", "" for an empty scalar), valuestring for a string.
+ * NULL for a mapping, a sequence or a node this loader did not create.
+ */
+const char *cfg_docs_scalar_text(const struct cfg_docs *d, const cJSON *node);
+
+/*
+ * The exact value of an integer number node. CFG_EINVAL if the node is not
+ * an integer (a float, a string, ...), CFG_ERANGE if it does not fit int64.
+ */
+int cfg_docs_int64(const struct cfg_docs *d, const cJSON *node, int64_t *out);
+
+/* ---- values -------------------------------------------------------------- */
+
+/*
+ * A Go duration ("500ms", "20s", "1m30s", "2h", "1.5s"; units ns us ms s m h)
+ * in whole milliseconds. CFG_EINVAL for bad syntax or a part of a
+ * millisecond, CFG_ERANGE when it overflows.
+ */
+int cfg_duration_parse(const char *s, int64_t *ms);
+
+/* The shortest Go-style spelling: 1500 -> "1.5s", 90000 -> "1m30s". */
+void cfg_duration_format(int64_t ms, char *buf, size_t len);
+
+/*
+ * A size in bytes: digits, optionally with a fraction and one suffix of
+ * k M G T (powers of 1000) or Ki Mi Gi Ti (powers of 1024), as Kubernetes
+ * quantities are written ("32Mi", "0.5Gi", "1048576"). The result must be a
+ * whole number of bytes. CFG_EINVAL for bad syntax, CFG_ERANGE on overflow.
+ */
+int cfg_size_parse(const char *s, int64_t *bytes);
+
+/*
+ * "host:port" or "[v6addr]:port" with a non-empty host and a port in
+ * 1..65535. host (may be NULL) receives the host without brackets.
+ */
+int cfg_hostport_parse(const char *s, char *host, size_t hostlen, unsigned *port);
+
+/* ---- muster's settings --------------------------------------------------- */
+
+enum cfg_log_format {
+    CFG_LOG_PLAIN,
+    CFG_LOG_JSON,
+};
+
+enum cfg_log_level {
+    CFG_LOG_DEBUG,
+    CFG_LOG_INFO,
+    CFG_LOG_WARN,
+    CFG_LOG_ERROR,
+};
+
+/* Both set or both NULL. */
+struct cfg_tls {
+    char *cert_file;
+    char *key_file;
+};
+
+struct cfg_strings {
+    size_t n;
+    char **v;
+};
+
+struct cfg_log {
+    enum cfg_log_format format;
+    enum cfg_log_level level;
+};
+
+struct cfg_gpu_sharing {
+    char *reservation_namespace;
+    char *reservation_image;
+    int64_t reservation_timeout_ms;
+    char *runtime_class_name;
+    char *webhook_listen;       /* host:port; "" = no webhook */
+    struct cfg_tls webhook_tls; /* required when webhook_listen is set */
+};
+
+struct cfg_leader_election {
+    bool enabled;
+    char *lease_name;
+    char *lease_namespace;
+    int64_t lease_duration_ms; /* > renew_deadline_ms */
+    int64_t renew_deadline_ms; /* > retry_period_ms */
+    int64_t retry_period_ms;
+};
+
+/* Every string is heap-owned by the struct; docs/config.md has the defaults. */
+struct cfg_settings {
+    char *listen; /* host:port */
+    struct cfg_tls tls;
+    char *kubeconfig;                    /* "" = in-cluster */
+    struct cfg_strings scheduler_names;  /* at least one */
+    struct cfg_strings queue_label_keys; /* may be empty */
+    char *default_queue;
+    enum policy_strategy strategy;
+    int64_t plan_ttl_ms;
+    int64_t bind_wait_ms; /* < plan_ttl_ms */
+    int64_t max_body_bytes;
+    int64_t max_node_names;
+    struct cfg_log log;
+    struct cfg_gpu_sharing gpu_sharing;
+    struct cfg_leader_election leader_election;
+};
+
+/* The defaults. CFG_ENOMEM leaves *s safe to cleanup. */
+int cfg_settings_init(struct cfg_settings *s);
+void cfg_settings_cleanup(struct cfg_settings *s);
+
+/*
+ * Read path (one YAML document, a mapping; an empty file keeps the defaults)
+ * over the defaults. s must have been initialized; it is replaced only on
+ * success, so on error it still holds what it held.
+ */
+int cfg_settings_load(struct cfg_settings *s, const char *path, char *err, size_t errlen);
+
+/* Apply an already parsed document (root may be NULL: all defaults). */
+int cfg_settings_from_doc(struct cfg_settings *s, const struct cfg_docs *d, const cJSON *root,
+                          char *err, size_t errlen);
+
+const char *cfg_log_format_name(enum cfg_log_format f);
+const char *cfg_log_level_name(enum cfg_log_level l);
+const char *cfg_strategy_name(enum policy_strategy s);
+
+#endif
