@@ -255,7 +255,7 @@ bool ppod_same_shape(const struct ppod *a, const struct ppod *b)
 void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
 {
     if (p->gpus > 0)
-        snprintf(buf, len, "%lld GPU", (long long)p->gpus);
+        snprintf(buf, len, "%lld GPU%s", (long long)p->gpus, p->gpus > 1 ? "s" : "");
     else if (p->share > 0) {
         char frac[8];
         int n = snprintf(frac, sizeof(frac), "%03d", p->share % 1000);

@@ -390,9 +390,13 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
         pgang_set_reason(g, PREASON_MEMBERS, why);
         goto out;
     }
-    sort_must = must;
+    /* The asking pod is preferred only when there are more pods than the
+     * minimum; the chosen members are then planned in one order whoever asks,
+     * so a gang that does not fit gets the same reason from every member. */
+    sort_must = (int32_t)nfree > need ? must : NULL;
     qsort(free_pods, nfree, sizeof(*free_pods), cmp_member);
     sort_must = NULL;
+    qsort(free_pods, (size_t)need, sizeof(*free_pods), cmp_member);
     if (plan_chosen(c, g, free_pods, (size_t)need, why, sizeof(why), &kind) != 0) {
         pgang_set_reason(g, kind, why);
         goto out;

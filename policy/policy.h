@@ -278,6 +278,9 @@ int policy_bind_done(struct policy_cluster *c, const char *namespace_, const cha
 bool policy_preempt_victims(struct policy_cluster *c, const char *namespace_, const char *name,
                             const char *const *victims, size_t n, char ***out, size_t *nout);
 
+/* Does the engine know this node? */
+bool policy_node_known(const struct policy_cluster *c, const char *name);
+
 /* Look a pod up by uid; writes "namespace/name" into buf. */
 bool policy_pod_by_uid(const struct policy_cluster *c, const char *uid, char *buf, size_t len);
 
@@ -333,6 +336,7 @@ struct policy_gang_view {
 
 struct policy_queue_view {
     const char *name;
+    bool implicit; /* the default queue, there because no Queue defines it */
     const char *parent;
     int32_t priority;
     struct policy_resources quota;

@@ -190,6 +190,7 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
         const struct pqueue *q = all[i];
         struct policy_queue_view v = {
             .name = q->name,
+            .implicit = q->implicit,
             .parent = q->parent,
             .priority = q->priority,
             .quota = q->quota,
@@ -266,4 +267,9 @@ bool policy_pod_by_uid(const struct policy_cluster *c, const char *uid, char *bu
         return false;
     snprintf(buf, len, "%s", p->key);
     return true;
+}
+
+bool policy_node_known(const struct policy_cluster *c, const char *name)
+{
+    return pidx_get(&c->node_ix, name) >= 0;
 }
