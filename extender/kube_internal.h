@@ -1,0 +1,72 @@
+/*
+ * kube_internal.h - helpers the kube_* decoders share; not for other modules.
+ */
+#ifndef MUSTER_KUBE_INTERNAL_H
+#define MUSTER_KUBE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "kube_decode.h"
+
+/* Caps on what one object may hold; beyond them the object is refused. */
+#define KUBE_MAX_NAME 253       /* metadata.name, namespace, node names */
+#define KUBE_MAX_VALUE 1024     /* any other string the decoders keep */
+#define KUBE_MAX_LABELS 256     /* labels, annotations, nodeSelector entries */
+#define KUBE_MAX_CONTAINERS 64  /* containers and init containers, each */
+#define KUBE_MAX_LIST 256       /* taints, tolerations, terms, expressions, values */
+#define KUBE_MAX_GROUPS 64      /* workerGroupSpecs */
+
+/* One decode call: where its allocations and its complaint go. */
+struct kube__ctx {
+    struct kube_arena *a;
+    char *err;
+    size_t errlen;
+    const cJSON **where;
+};
+
+/* Writes the reason and the node; returns code. */
+int kube__fail(struct kube__ctx *c, int code, const cJSON *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* obj[key] (case-sensitive), NULL when obj is not an object or lacks it. */
+const cJSON *kube__get(const cJSON *obj, const char *key);
+
+/* A string member; absent or null -> *out = NULL. Not a string, or longer
+ * than max -> EXT_EINVAL naming what. The result is the node's own text. */
+int kube__string(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
+                 size_t max, const char **out);
+
+/* metadata.name (required) and metadata.namespace ("default" when absent). */
+int kube__meta(struct kube__ctx *c, const cJSON *obj, const char *kind, const char **ns,
+               const char **name);
+
+/* An integer member within [min, max]; absent -> *out untouched. */
+int kube__int64(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
+                int64_t min, int64_t max, int64_t *out);
+
+/* A boolean member; absent or null -> false. */
+int kube__bool(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
+               bool *out);
+
+/* A quantity, string or number, at the given scale (kube_quantity_parse). */
+int kube__quantity(struct kube__ctx *c, const cJSON *node, int64_t scale, const char *what,
+                   int64_t *out);
+
+/* A string map (labels, annotations, nodeSelector) into an arena array. */
+int kube__labels(struct kube__ctx *c, const cJSON *map, const char *what,
+                 const struct policy_label **out, size_t *n);
+
+/* The value of a string map entry, or NULL. */
+const char *kube__map_value(const cJSON *map, const char *key);
+
+/* The first of the option's queue label keys present in labels, or NULL. */
+const char *kube__queue_label(const cJSON *labels, const struct kube_decode_opts *o);
+
+/* "ns/name" in the arena. */
+char *kube__key(struct kube_arena *a, const char *ns, const char *name);
+
+#endif

@@ -1,0 +1,836 @@
+/*
+ * simulate.c - `muster simulate`: manifests in, the engine's answers out.
+ *
+ * Everything is read and checked first (a bad file ends the run with
+ * "file:line: what is wrong" and exit 2, before anything is printed); then
+ * the pods go through filter -> prioritize -> bind one at a time in input
+ * order, as kube-scheduler would send them, until a pass changes nothing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext_err.h"
+#include "simulate.h"
+#include "simulate_int.h"
+
+#define SIM_EXIT_OK 0
+#define SIM_EXIT_FAIL 1
+#define SIM_EXIT_USAGE 2
+
+struct sim_args {
+    const char *files[SIM_MAX_FILES];
+    size_t nfiles;
+    enum policy_strategy strategy;
+    enum sim_output output;
+    int64_t plan_ttl_ms;
+};
+
+static void sim_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread]\n"
+            "                       [-o json|table] [--plan-ttl DURATION]\n\n"
+            "Show where muster would place the pods of a set of manifests, or why they wait.\n"
+            "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1), RayCluster\n"
+            "(ray.io/v1), PodGroup and Pod; '-' reads standard input.\n\n"
+            "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
+            "      --strategy S      binpack (default) or spread\n"
+            "  -o, --output FORMAT   json (default) or table\n"
+            "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
+            "  -h, --help            this text\n\n"
+            "Exit status: 0 when the simulation ran (pending pods included), 2 for bad input.\n");
+}
+
+/* ---- flags --------------------------------------------------------------- */
+
+static int sim_parse_args(int argc, char **argv, struct sim_args *a)
+{
+    static const struct option longopts[] = {
+        {"filename", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+        {"strategy", required_argument, NULL, 's'}, {"plan-ttl", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    int ch;
+
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (a->nfiles == SIM_MAX_FILES) {
+                fprintf(stderr, "muster simulate: more than %d files\n", SIM_MAX_FILES);
+                return SIM_EXIT_USAGE;
+            }
+            a->files[a->nfiles++] = optarg;
+            break;
+        case 'o':
+            if (strcmp(optarg, "json") == 0)
+                a->output = SIM_OUTPUT_JSON;
+            else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0)
+                a->output = SIM_OUTPUT_TABLE;
+            else
+                goto bad_value;
+            break;
+        case 's':
+            if (strcmp(optarg, "binpack") == 0)
+                a->strategy = POLICY_BINPACK;
+            else if (strcmp(optarg, "spread") == 0)
+                a->strategy = POLICY_SPREAD;
+            else
+                goto bad_value;
+            break;
+        case 't':
+            if (cfg_duration_parse(optarg, &a->plan_ttl_ms) != CFG_OK || a->plan_ttl_ms <= 0)
+                goto bad_value;
+            break;
+        case 'h':
+            sim_usage(stdout);
+            return -1;
+        case ':':
+            fprintf(stderr, "muster simulate: %s needs a value\n", argv[optind - 1]);
+            return SIM_EXIT_USAGE;
+        default:
+            fprintf(stderr, "muster simulate: unknown flag %s\n", argv[optind - 1]);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "muster simulate: unexpected argument \"%s\" (files go after -f)\n",
+                argv[optind]);
+        return SIM_EXIT_USAGE;
+    }
+    if (a->nfiles == 0) {
+        fprintf(stderr, "muster simulate: no manifests: give at least one -f FILE\n");
+        return SIM_EXIT_USAGE;
+    }
+    return SIM_EXIT_OK;
+
+bad_value:
+    fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
+            ch == 'o' ? "--output (json or table)"
+            : ch == 's' ? "--strategy (binpack or spread)"
+                        : "--plan-ttl (a duration such as 60s)");
+    return SIM_EXIT_USAGE;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+/* Prints "file:line: message"; line is where's, else fallback's, else 1. */
+static int sim_fail(const struct cfg_docs *d, const cJSON *where, const cJSON *fallback,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int sim_fail(const struct cfg_docs *d, const cJSON *where, const cJSON *fallback,
+                    const char *fmt, ...)
+{
+    unsigned line = cfg_docs_line(d, where);
+    va_list ap;
+
+    if (line == 0)
+        line = cfg_docs_line(d, fallback);
+    fprintf(stderr, "%s:%u: ", d->name, line > 0 ? line : 1);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return SIM_EXIT_USAGE;
+}
+
+/*
+ * YAML numbers reach cJSON as doubles. Where that is not exact (a float such
+ * as 0.1, an integer past 2^53), give the decoders the text as written.
+ */
+static int sim_exact_numbers(const struct cfg_docs *d, cJSON *node)
+{
+    cJSON *c;
+    int64_t v;
+
+    if (cJSON_IsNumber(node)) {
+        const char *text = cfg_docs_scalar_text(d, node);
+        char *copy;
+
+        if (text == NULL ||
+            (cfg_docs_int64(d, node, &v) == CFG_OK && v <= (1LL << 53) && v >= -(1LL << 53)))
+            return CFG_OK;
+        copy = strdup(text);
+        if (copy == NULL)
+            return CFG_ENOMEM;
+        node->type = cJSON_String;
+        node->valuestring = copy;
+        return CFG_OK;
+    }
+    cJSON_ArrayForEach(c, node) {
+        if (sim_exact_numbers(d, c) != CFG_OK)
+            return CFG_ENOMEM;
+    }
+    return CFG_OK;
+}
+
+static bool sim_grow(void **items, size_t *cap, size_t n, size_t size)
+{
+    size_t ncap;
+    void *p;
+
+    if (n < *cap)
+        return true;
+    if (n >= SIM_MAX_OBJECTS)
+        return false;
+    ncap = *cap ? *cap * 2 : 64;
+    p = realloc(*items, ncap * size);
+    if (p == NULL)
+        return false;
+    *items = p;
+    *cap = ncap;
+    return true;
+}
+
+static bool sim_seen(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(names[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int sim_add_name(const char ***names, size_t *n, size_t *cap, const char *name)
+{
+    if (!sim_grow((void **)names, cap, *n, sizeof(**names)))
+        return SIM_EXIT_FAIL;
+    (*names)[(*n)++] = name;
+    return SIM_EXIT_OK;
+}
+
+static struct sim_pod *sim_find_pod(struct sim_run *r, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < r->npods; i++) {
+        if (strcmp(r->pods[i].spec.namespace_, ns) == 0 && strcmp(r->pods[i].spec.name, name) == 0)
+            return &r->pods[i];
+    }
+    return NULL;
+}
+
+static int sim_node(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct policy_node_spec s;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    if (kube_node_decode(doc, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Node: %s", err);
+    if (sim_seen(r->nodes, r->nnodes, s.name))
+        return sim_fail(d, doc, doc, "Node %s: defined twice", s.name);
+    rc = policy_node_upsert(r->cluster, &s);
+    if (rc != POLICY_OK)
+        return sim_fail(d, doc, doc, "Node %s: %s", s.name, policy_strerror(rc));
+    return sim_add_name(&r->nodes, &r->nnodes, &r->capnodes, s.name);
+}
+
+static int sim_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct policy_queue_spec s;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    if (kube_queue_decode(doc, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Queue: %s", err);
+    if (sim_seen(r->queues, r->nqueues, s.name))
+        return sim_fail(d, doc, doc, "Queue %s: defined twice", s.name);
+    rc = policy_queue_upsert(r->cluster, &s);
+    if (rc != POLICY_OK)
+        return sim_fail(d, doc, doc, "Queue %s: %s", s.name, policy_strerror(rc));
+    return sim_add_name(&r->queues, &r->nqueues, &r->capqueues, s.name);
+}
+
+static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                    const char *kind, const struct policy_gang_spec *g)
+{
+    int rc;
+
+    if (sim_seen(r->gangs, r->ngangs, g->key))
+        return sim_fail(d, doc, doc, "%s %s: a gang of that name is defined twice", kind, g->key);
+    rc = policy_gang_upsert(r->cluster, g);
+    if (rc != POLICY_OK)
+        return sim_fail(d, doc, doc, "%s %s: %s", kind, g->key, policy_strerror(rc));
+    return sim_add_name(&r->gangs, &r->ngangs, &r->capgangs, g->key);
+}
+
+static int sim_podgroup(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct policy_gang_spec g;
+    const cJSON *where = NULL;
+    char err[512];
+
+    if (kube_podgroup_gang(doc, NULL, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "PodGroup: %s", err);
+    return sim_gang(r, d, doc, "PodGroup", &g);
+}
+
+static const char *sim_uid(struct sim_run *r, const struct policy_pod_spec *s)
+{
+    char uid[64];
+
+    if (s->uid != NULL && *s->uid != '\0')
+        return s->uid;
+    snprintf(uid, sizeof(uid), "simulated-%zu", r->npods);
+    return kube_arena_strdup(r->arena, uid);
+}
+
+/* Whether the pod names a scheduler; simulate takes a pod that names none as muster's. */
+static bool sim_names_scheduler(const cJSON *pod)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(spec, "schedulerName");
+
+    return cJSON_IsString(name) && *name->valuestring != '\0';
+}
+
+/* A Pod document, or one made from a RayCluster template (fallback: its line). */
+static int sim_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                   const cJSON *fallback, const char *what)
+{
+    static const char *const schedulers[] = {"muster"};
+    struct kube_decode_opts o = kube_decode_defaults;
+    struct policy_pod_spec s;
+    struct sim_pod *p;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    o.scheduler_names = schedulers;
+    o.nscheduler_names = 1;
+    if (kube_pod_is_terminal(doc))
+        return SIM_EXIT_OK; /* finished pods hold nothing */
+    if (kube_pod_decode(doc, &o, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, fallback, "%s: %s", what, err);
+    if (sim_find_pod(r, s.namespace_, s.name) != NULL)
+        return sim_fail(d, fallback, fallback, "Pod %s/%s: defined twice", s.namespace_, s.name);
+    /* A uid makes a re-upsert of the same pod the same incarnation. */
+    s.uid = sim_uid(r, &s);
+    if (!sim_names_scheduler(doc))
+        s.managed = true;
+    if (s.uid == NULL || !sim_grow((void **)&r->pods, &r->cappods, r->npods, sizeof(*r->pods)))
+        return SIM_EXIT_FAIL;
+    rc = policy_pod_upsert(r->cluster, &s, r->now);
+    if (rc != POLICY_OK)
+        return sim_fail(d, fallback, fallback, "Pod %s/%s: %s", s.namespace_, s.name,
+                        policy_strerror(rc));
+    p = &r->pods[r->npods++];
+    memset(p, 0, sizeof(*p));
+    p->spec = s;
+    if (s.node != NULL) {
+        p->bound = true;
+        p->node = s.node;
+        p->gpu_groups = s.gpu_groups;
+    }
+    return SIM_EXIT_OK;
+}
+
+/* ---- RayClusters: the pods KubeRay would create -------------------------- */
+
+struct sim_ray_pod {
+    const char *ns, *cluster;
+    char name[600];
+    const char *node_type, *group;
+    const char *queue_key, *queue; /* copied from the RayCluster; may be NULL */
+};
+
+/* obj[key] = a reference to every member of from (a mapping), except skip. */
+static bool sim_ref_members(cJSON *obj, const cJSON *from, const char *skip)
+{
+    const cJSON *m;
+
+    cJSON_ArrayForEach(m, from) {
+        if (m->string == NULL || cJSON_GetObjectItemCaseSensitive(obj, m->string) != NULL ||
+            (skip != NULL && strcmp(m->string, skip) == 0))
+            continue;
+        if (!cJSON_AddItemReferenceToObject(obj, m->string, (cJSON *)m))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The pod as KubeRay writes it (REFERENCE §3): the template's metadata and
+ * spec, KubeRay's labels on top. The template's nodes are referenced, not
+ * copied, so a complaint about them still knows its line.
+ */
+static cJSON *sim_ray_pod_new(const struct sim_ray_pod *rp, const cJSON *tmpl)
+{
+    const cJSON *tmeta = cJSON_GetObjectItemCaseSensitive(tmpl, "metadata");
+    const cJSON *tspec = cJSON_GetObjectItemCaseSensitive(tmpl, "spec");
+    cJSON *pod = cJSON_CreateObject(), *meta, *labels, *spec;
+    char ident[300];
+    bool ok;
+
+    snprintf(ident, sizeof(ident), "%s-%s", rp->cluster, rp->node_type);
+    meta = cJSON_AddObjectToObject(pod, "metadata");
+    spec = cJSON_AddObjectToObject(pod, "spec");
+    labels = cJSON_AddObjectToObject(meta, "labels");
+    ok = meta && spec && labels && cJSON_AddStringToObject(meta, "name", rp->name) &&
+         cJSON_AddStringToObject(meta, "namespace", rp->ns) &&
+         cJSON_AddStringToObject(labels, "ray.io/is-ray-node", "yes") &&
+         cJSON_AddStringToObject(labels, KUBE_LABEL_CLUSTER, rp->cluster) &&
+         cJSON_AddStringToObject(labels, KUBE_LABEL_NODE_TYPE, rp->node_type) &&
+         cJSON_AddStringToObject(labels, KUBE_LABEL_GROUP, rp->group) &&
+         cJSON_AddStringToObject(labels, "ray.io/identifier", ident) &&
+         cJSON_AddStringToObject(labels, "app.kubernetes.io/created-by", "kuberay-operator") &&
+         cJSON_AddStringToObject(labels, "app.kubernetes.io/name", "kuberay") &&
+         (rp->queue == NULL || cJSON_AddStringToObject(labels, rp->queue_key, rp->queue)) &&
+         sim_ref_members(labels, cJSON_GetObjectItemCaseSensitive(tmeta, "labels"), NULL) &&
+         sim_ref_members(meta, tmeta, "labels") && sim_ref_members(spec, tspec, NULL);
+    if (ok && cJSON_GetObjectItemCaseSensitive(spec, "schedulerName") == NULL)
+        ok = cJSON_AddStringToObject(spec, "schedulerName", "muster") != NULL;
+    if (!ok) {
+        cJSON_Delete(pod);
+        return NULL;
+    }
+    return pod;
+}
+
+/* Adds one generated pod; the run keeps the cJSON since the spec points into it. */
+static int sim_ray_pod_add(struct sim_run *r, const struct cfg_docs *d, cJSON *holder,
+                           const struct sim_ray_pod *rp, const cJSON *tmpl, const cJSON *fallback)
+{
+    char what[1024];
+    cJSON *pod;
+
+    if (!cJSON_IsObject(tmpl))
+        return sim_fail(d, tmpl, fallback, "RayCluster %s/%s: group %s: template missing",
+                        rp->ns, rp->cluster, rp->group);
+    pod = sim_ray_pod_new(rp, tmpl);
+    if (pod == NULL)
+        return SIM_EXIT_FAIL;
+    if (!cJSON_AddItemToArray(holder, pod)) {
+        cJSON_Delete(pod);
+        return SIM_EXIT_FAIL;
+    }
+    snprintf(what, sizeof(what), "RayCluster %s/%s: pod %s", rp->ns, rp->cluster, rp->name);
+    return sim_pod(r, d, pod, tmpl, what);
+}
+
+static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *holder,
+                            struct sim_ray_pod *rp, const cJSON *g, bool autoscaling)
+{
+    const cJSON *gname = cJSON_GetObjectItemCaseSensitive(g, "groupName");
+    const cJSON *where = NULL;
+    int32_t desired, gang_min;
+    char err[512];
+    int rc;
+
+    rc = kube_worker_group_replicas(g, autoscaling, &desired, &gang_min, err, sizeof(err), &where);
+    if (rc != EXT_OK)
+        return sim_fail(d, where, g, "RayCluster %s/%s: %s", rp->ns, rp->cluster, err);
+    if (!cJSON_IsString(gname) || *gname->valuestring == '\0' || strlen(gname->valuestring) > 63)
+        return sim_fail(d, gname, g, "RayCluster %s/%s: a workerGroupSpec needs a groupName",
+                        rp->ns, rp->cluster);
+    rp->node_type = "worker";
+    rp->group = gname->valuestring;
+    for (int32_t i = 0; i < desired; i++) {
+        if (r->npods >= SIM_MAX_OBJECTS)
+            return sim_fail(d, g, g, "RayCluster %s/%s: over %d pods", rp->ns, rp->cluster,
+                            SIM_MAX_OBJECTS);
+        snprintf(rp->name, sizeof(rp->name), "%s-%s-worker-%" PRId32, rp->cluster, rp->group,
+                 i);
+        rc = sim_ray_pod_add(r, d, holder, rp, cJSON_GetObjectItemCaseSensitive(g, "template"),
+                             g);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+    }
+    return SIM_EXIT_OK;
+}
+
+static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                          cJSON *holder)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec"), *g;
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "labels");
+    const cJSON *head = cJSON_GetObjectItemCaseSensitive(spec, "headGroupSpec");
+    struct sim_ray_pod rp = {0};
+    struct policy_gang_spec gang;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    if (kube_raycluster_gang(doc, NULL, r->arena, &gang, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "RayCluster: %s", err);
+    rc = sim_gang(r, d, doc, "RayCluster", &gang);
+    if (rc != SIM_EXIT_OK)
+        return rc;
+    rp.ns = kube_arena_strdup(r->arena, gang.key);
+    if (rp.ns == NULL)
+        return SIM_EXIT_FAIL;
+    rp.cluster = strchr(rp.ns, '/') + 1;
+    ((char *)rp.cluster)[-1] = '\0';
+    for (size_t i = 0; i < kube_decode_defaults.nqueue_label_keys; i++) {
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(
+            labels, kube_decode_defaults.queue_label_keys[i]);
+
+        if (cJSON_IsString(q) && gang.queue != NULL && strcmp(q->valuestring, gang.queue) == 0) {
+            rp.queue_key = kube_decode_defaults.queue_label_keys[i];
+            rp.queue = gang.queue;
+            break;
+        }
+    }
+    snprintf(rp.name, sizeof(rp.name), "%s-head", rp.cluster);
+    rp.node_type = "head";
+    rp.group = "headgroup";
+    rc = sim_ray_pod_add(r, d, holder, &rp, cJSON_GetObjectItemCaseSensitive(head, "template"),
+                         head != NULL ? head : doc);
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(spec, "workerGroupSpecs")) {
+        if (rc != SIM_EXIT_OK)
+            return rc;
+        rc = sim_worker_group(r, d, holder, &rp, g,
+                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+                                  spec, "enableInTreeAutoscaling")));
+    }
+    return rc;
+}
+
+/* ---- one document -------------------------------------------------------- */
+
+struct sim_kind {
+    const char *kind;
+    const char *api_prefix; /* apiVersion starts with it; NULL: any */
+    int (*read)(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc, cJSON *holder);
+};
+
+static int sim_read_node(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         cJSON *holder)
+{
+    return sim_node(r, d, doc);
+}
+
+static int sim_read_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                          cJSON *holder)
+{
+    return sim_queue(r, d, doc);
+}
+
+static int sim_read_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        cJSON *holder)
+{
+    return sim_pod(r, d, doc, doc, "Pod");
+}
+
+static int sim_read_podgroup(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                             cJSON *holder)
+{
+    return sim_podgroup(r, d, doc);
+}
+
+static const struct sim_kind sim_kinds[] = {
+    {"Node", "v1", sim_read_node},
+    {"Pod", "v1", sim_read_pod},
+    {"Queue", "muster.dev/", sim_read_queue},
+    {"Queue", "scheduling.run.ai/", sim_read_queue}, /* KAI's, same fields */
+    {"RayCluster", "ray.io/", sim_raycluster},
+    {"PodGroup", "scheduling.x-k8s.io/", sim_read_podgroup},
+    {"PodGroup", "scheduling.volcano.sh/", sim_read_podgroup},
+};
+
+static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        cJSON *holder)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(doc, "apiVersion");
+    size_t i;
+
+    if (!cJSON_IsObject(doc))
+        return sim_fail(d, doc, NULL, "a document must be a mapping (a Kubernetes object)");
+    if (!cJSON_IsString(kind))
+        return sim_fail(d, kind, doc, "kind missing");
+    if (!cJSON_IsString(api))
+        return sim_fail(d, api, doc, "%.64s: apiVersion missing", kind->valuestring);
+    if (strcmp(kind->valuestring, "List") == 0) {
+        const cJSON *item;
+        int rc;
+
+        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items")) {
+            rc = sim_read_doc(r, d, item, holder);
+            if (rc != SIM_EXIT_OK)
+                return rc;
+        }
+        return SIM_EXIT_OK;
+    }
+    for (i = 0; i < sizeof(sim_kinds) / sizeof(sim_kinds[0]); i++) {
+        const struct sim_kind *k = &sim_kinds[i];
+
+        if (strcmp(kind->valuestring, k->kind) != 0)
+            continue;
+        if (strncmp(api->valuestring, k->api_prefix, strlen(k->api_prefix)) == 0 &&
+            (strchr(k->api_prefix, '/') != NULL || strcmp(api->valuestring, k->api_prefix) == 0))
+            return k->read(r, d, doc, holder);
+    }
+    return sim_fail(d, kind, doc,
+                    "unknown kind %.64s (apiVersion %.64s): want Node, Pod, Queue "
+                    "(muster.dev/v1alpha1), RayCluster (ray.io/v1) or PodGroup",
+                    kind->valuestring, api->valuestring);
+}
+
+static int sim_read_files(struct sim_run *r, const struct sim_args *a, cJSON *holder)
+{
+    char err[1024];
+    int rc;
+
+    for (size_t f = 0; f < a->nfiles; f++) {
+        struct cfg_docs *d = &r->docs[r->ndocs];
+        const char *path = strcmp(a->files[f], "-") == 0 ? "/dev/stdin" : a->files[f];
+
+        if (cfg_docs_load_file(d, path, err, sizeof(err)) != CFG_OK) {
+            fprintf(stderr, "%s\n", err);
+            return SIM_EXIT_USAGE;
+        }
+        r->ndocs++;
+        for (size_t i = 0; i < d->n; i++) {
+            if (sim_exact_numbers(d, d->docs[i]) != CFG_OK)
+                return SIM_EXIT_FAIL;
+            rc = sim_read_doc(r, d, d->docs[i], holder);
+            if (rc != SIM_EXIT_OK)
+                return rc;
+        }
+    }
+    return SIM_EXIT_OK;
+}
+
+/* ---- scheduling, as kube-scheduler drives the extender ------------------- */
+
+static const char *sim_keep(struct sim_run *r, const char *s)
+{
+    return s != NULL ? kube_arena_strdup(r->arena, s) : NULL;
+}
+
+static int sim_commit(struct sim_run *r, const struct policy_bind_result *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const struct policy_assignment *m = &b->members[i];
+        struct sim_pod *p = sim_find_pod(r, m->namespace_, m->name);
+        int rc;
+
+        rc = policy_bind_done(r->cluster, m->namespace_, m->name, true, NULL);
+        if (rc != POLICY_OK || p == NULL) {
+            fprintf(stderr, "muster simulate: bind_done %s/%s: %s\n", m->namespace_, m->name,
+                    p == NULL ? "unknown pod" : policy_strerror(rc));
+            return SIM_EXIT_FAIL;
+        }
+        p->bound = true;
+        p->waiting = false;
+        p->reason = NULL;
+        p->node = sim_keep(r, m->node);
+        p->gpu_groups = sim_keep(r, m->gpu_groups);
+        /* What the watch would report next: the pod now runs there. */
+        p->spec.node = p->node;
+        p->spec.gpu_groups = p->gpu_groups;
+        rc = policy_pod_upsert(r->cluster, &p->spec, r->now);
+        if (rc != POLICY_OK) {
+            fprintf(stderr, "muster simulate: upsert %s/%s: %s\n", m->namespace_, m->name,
+                    policy_strerror(rc));
+            return SIM_EXIT_FAIL;
+        }
+    }
+    return SIM_EXIT_OK;
+}
+
+/* The nodes filter kept, best score first among equals in input order. */
+static const char *sim_pick(struct sim_run *r, struct sim_pod *p,
+                            const struct policy_filter_result *f)
+{
+    const char **fit = calloc(r->nnodes, sizeof(*fit));
+    int *scores = calloc(r->nnodes, sizeof(*scores));
+    const char *best = NULL;
+    size_t n = 0, i, b = 0;
+
+    if (fit == NULL || scores == NULL)
+        goto out;
+    for (i = 0; i < f->n; i++) {
+        if (f->verdicts[i].fit == POLICY_FITS)
+            fit[n++] = r->nodes[i];
+    }
+    if (n == 0 || policy_prioritize(r->cluster, p->spec.namespace_, p->spec.name, fit, n, r->now,
+                                    scores) != POLICY_OK)
+        goto out;
+    for (i = 1; i < n; i++) {
+        if (scores[i] > scores[b])
+            b = i;
+    }
+    best = fit[b];
+out:
+    free(scores);
+    free(fit);
+    return best;
+}
+
+/* One scheduling cycle for one pod. */
+static int sim_cycle(struct sim_run *r, struct sim_pod *p, bool *bound, bool *waits)
+{
+    struct policy_filter_result f = {0};
+    struct policy_bind_result b = {0};
+    const char *node;
+    int rc;
+
+    rc = policy_filter(r->cluster, p->spec.namespace_, p->spec.name, r->nodes, r->nnodes, r->now,
+                       &f);
+    if (rc != POLICY_OK) {
+        fprintf(stderr, "muster simulate: filter %s/%s: %s\n", p->spec.namespace_, p->spec.name,
+                policy_strerror(rc));
+        return SIM_EXIT_FAIL;
+    }
+    node = sim_pick(r, p, &f);
+    if (node == NULL) {
+        p->reason = sim_keep(r, f.reason != NULL ? f.reason : "no node fits");
+        policy_filter_result_cleanup(&f);
+        return SIM_EXIT_OK;
+    }
+    policy_filter_result_cleanup(&f);
+    rc = policy_bind(r->cluster, p->spec.namespace_, p->spec.name, node, r->now, &b);
+    if (rc != POLICY_OK) {
+        fprintf(stderr, "muster simulate: bind %s/%s: %s\n", p->spec.namespace_, p->spec.name,
+                policy_strerror(rc));
+        return SIM_EXIT_FAIL;
+    }
+    switch (b.outcome) {
+    case POLICY_BIND_WAIT:
+        p->waiting = true;
+        p->reason = sim_keep(r, b.reason);
+        *waits = true;
+        break;
+    case POLICY_BIND_COMMIT:
+        rc = sim_commit(r, &b);
+        *bound = true;
+        break;
+    case POLICY_BIND_ALREADY:
+        p->bound = true;
+        p->node = sim_keep(r, node);
+        *bound = true;
+        break;
+    case POLICY_BIND_REJECT:
+        p->reason = sim_keep(r, b.reason);
+        break;
+    }
+    policy_bind_result_cleanup(&b);
+    return rc;
+}
+
+static void sim_cancel_waits(struct sim_run *r)
+{
+    char why[512];
+
+    for (size_t i = 0; i < r->npods; i++) {
+        struct sim_pod *p = &r->pods[i];
+
+        if (!p->waiting)
+            continue;
+        /* kube-scheduler's bind call gave up: the pod leaves the barrier. */
+        if (policy_bind_cancel(r->cluster, p->spec.namespace_, p->spec.name, why,
+                               sizeof(why)) == POLICY_OK)
+            p->reason = sim_keep(r, why);
+        p->waiting = false;
+    }
+}
+
+/*
+ * Passes over the pending pods until one changes nothing. A pass that only
+ * left pods held at a barrier is followed by one where those binds time out
+ * and retry; if that still binds nothing, the run is over.
+ */
+static int sim_schedule(struct sim_run *r)
+{
+    size_t max_passes = 2 * r->npods + 8;
+    bool cancelled = false;
+
+    for (size_t pass = 0; pass < max_passes; pass++) {
+        bool bound = false, waits = false, any_waiting = false;
+
+        for (size_t i = 0; i < r->npods; i++) {
+            struct sim_pod *p = &r->pods[i];
+            int rc;
+
+            if (p->bound || p->waiting || !p->spec.managed)
+                continue;
+            rc = sim_cycle(r, p, &bound, &waits);
+            if (rc != SIM_EXIT_OK)
+                return rc;
+        }
+        r->now++;
+        for (size_t i = 0; i < r->npods; i++)
+            any_waiting = any_waiting || r->pods[i].waiting;
+        if (bound) {
+            cancelled = false;
+            continue;
+        }
+        if (waits && !cancelled)
+            continue;
+        if (!any_waiting || cancelled)
+            break;
+        sim_cancel_waits(r);
+        cancelled = true;
+    }
+    return SIM_EXIT_OK;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static void sim_run_cleanup(struct sim_run *r)
+{
+    policy_cluster_free(r->cluster);
+    kube_arena_free(r->arena);
+    for (size_t i = 0; i < r->ndocs; i++)
+        cfg_docs_cleanup(&r->docs[i]);
+    free(r->pods);
+    free(r->nodes);
+    free(r->queues);
+    free(r->gangs);
+}
+
+int simulate_main(int argc, char **argv)
+{
+    struct sim_args a = {.strategy = POLICY_BINPACK, .output = SIM_OUTPUT_JSON};
+    struct sim_run *r = NULL;
+    struct policy_options po;
+    cJSON *holder = NULL;
+    int rc;
+
+    rc = sim_parse_args(argc, argv, &a);
+    if (rc != SIM_EXIT_OK)
+        return rc < 0 ? SIM_EXIT_OK : rc;
+    po = (struct policy_options){.strategy = a.strategy, .plan_ttl_ms = a.plan_ttl_ms};
+    rc = SIM_EXIT_FAIL;
+    r = calloc(1, sizeof(*r));
+    holder = cJSON_CreateArray();
+    if (r == NULL || holder == NULL)
+        goto out_oom;
+    r->arena = kube_arena_new();
+    r->cluster = policy_cluster_new(&po);
+    if (r->arena == NULL || r->cluster == NULL)
+        goto out_oom;
+    rc = sim_read_files(r, &a, holder);
+    if (rc == SIM_EXIT_OK)
+        rc = sim_schedule(r);
+    if (rc != SIM_EXIT_OK)
+        goto out;
+    if (a.output == SIM_OUTPUT_JSON)
+        sim_report_json(r, stdout);
+    else
+        sim_report_table(r, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "muster simulate: writing the result: %s\n", strerror(errno));
+        rc = SIM_EXIT_FAIL;
+    }
+    goto out;
+
+out_oom:
+    fprintf(stderr, "muster simulate: out of memory\n");
+out:
+    if (r != NULL)
+        sim_run_cleanup(r);
+    free(r);
+    cJSON_Delete(holder);
+    return rc;
+}

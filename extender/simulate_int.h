@@ -1,0 +1,51 @@
+/* simulate_int.h - what simulate.c and simulate_report.c share. */
+#ifndef MUSTER_SIMULATE_INT_H
+#define MUSTER_SIMULATE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "kube_decode.h"
+#include "policy.h"
+
+#define SIM_MAX_FILES 64
+#define SIM_MAX_OBJECTS 100000 /* pods, nodes, queues, gangs: each */
+
+enum sim_output {
+    SIM_OUTPUT_JSON,
+    SIM_OUTPUT_TABLE,
+};
+
+struct sim_pod {
+    struct policy_pod_spec spec; /* points into the run's arena */
+    bool bound;
+    bool waiting;                /* its bind is held at the gang's barrier */
+    const char *node;            /* where it runs, once bound */
+    const char *gpu_groups;
+    const char *reason;          /* why it waits (arena) */
+};
+
+struct sim_run {
+    struct cfg_docs docs[SIM_MAX_FILES];
+    size_t ndocs;
+    struct kube_arena *arena;
+    struct policy_cluster *cluster;
+    int64_t now;
+
+    struct sim_pod *pods;
+    size_t npods, cappods;
+    const char **nodes; /* node names, the candidates of every filter */
+    size_t nnodes, capnodes;
+    const char **queues; /* queue names, to find duplicates */
+    size_t nqueues, capqueues;
+    const char **gangs; /* gang keys declared by RayClusters and PodGroups */
+    size_t ngangs, capgangs;
+};
+
+/* Prints the result of a finished run on out. */
+void sim_report_json(struct sim_run *r, FILE *out);
+void sim_report_table(struct sim_run *r, FILE *out);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * simulate_report.c - a finished simulation as JSON (for tools) or as tables
+ * (for a person, like `kubectl get pods -o custom-columns`).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simulate_int.h"
+
+/* One pod as printed. */
+struct sim_row {
+    const char *ns, *name, *gang, *queue, *node, *gpu_group, *reason;
+    int64_t gpus;
+    int32_t share_milli, devices;
+};
+
+struct sim_summary {
+    size_t pods_placed, pods_pending, gangs_placed, gangs_pending;
+    int64_t gpus_used, gpu_milli_placed;
+};
+
+static void sim_row_fill(struct sim_run *r, const struct sim_pod *p, struct sim_row *row)
+{
+    struct policy_pod_view v;
+    bool have = policy_pod_view_get(r->cluster, p->spec.namespace_, p->spec.name, &v);
+
+    memset(row, 0, sizeof(*row));
+    row->ns = p->spec.namespace_;
+    row->name = p->spec.name;
+    row->gang = p->spec.gang;
+    row->queue = have && v.queue != NULL ? v.queue : p->spec.queue;
+    row->gpus = p->spec.gpus;
+    row->share_milli = have && v.gpu_share_milli > 0 ? v.gpu_share_milli : p->spec.gpu_share_milli;
+    row->devices = p->spec.gpu_devices > 0 ? p->spec.gpu_devices : 1;
+    if (p->bound) {
+        row->node = p->node;
+        row->gpu_group = row->share_milli > 0 ? p->gpu_groups : NULL;
+        return;
+    }
+    if (!p->spec.managed)
+        row->reason = "not scheduled by muster (spec.schedulerName)";
+    else if (p->reason != NULL)
+        row->reason = p->reason;
+    else if (have && v.reason != NULL)
+        row->reason = v.reason;
+    else
+        row->reason = "pending";
+}
+
+/* Devices in a comma-separated group list that this pod is the first to name. */
+static int64_t sim_new_groups(struct sim_run *r, size_t upto, const struct sim_pod *p)
+{
+    char *list = strdup(p->gpu_groups), *save = NULL, *g;
+    int64_t n = 0;
+
+    if (list == NULL)
+        return 0;
+    for (g = strtok_r(list, ",", &save); g != NULL; g = strtok_r(NULL, ",", &save)) {
+        bool seen = false;
+
+        for (size_t i = 0; i < upto && !seen; i++) {
+            const struct sim_pod *q = &r->pods[i];
+            const char *at;
+            size_t len = strlen(g);
+
+            if (!q->bound || q->gpu_groups == NULL || strcmp(q->node, p->node) != 0)
+                continue;
+            for (at = strstr(q->gpu_groups, g); at != NULL && !seen; at = strstr(at + 1, g))
+                seen = (at == q->gpu_groups || at[-1] == ',') && (at[len] == ',' || !at[len]);
+        }
+        n += !seen;
+    }
+    free(list);
+    return n;
+}
+
+/* A gang counts as placed when the engine says bound; a lone pod when it is. */
+static bool sim_gang_placed(struct sim_run *r, const struct sim_pod *p)
+{
+    struct policy_gang_view g;
+
+    if (p->spec.gang != NULL && policy_gang_view_get(r->cluster, p->spec.gang, &g))
+        return g.state == POLICY_GANG_BOUND;
+    return p->bound;
+}
+
+static bool sim_gang_first(struct sim_run *r, size_t i)
+{
+    const char *key = r->pods[i].spec.gang;
+
+    if (key == NULL)
+        return true;
+    for (size_t j = 0; j < i; j++) {
+        if (r->pods[j].spec.gang != NULL && strcmp(r->pods[j].spec.gang, key) == 0)
+            return false;
+    }
+    return true;
+}
+
+static void sim_summarize(struct sim_run *r, struct sim_summary *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (size_t i = 0; i < r->npods; i++) {
+        const struct sim_pod *p = &r->pods[i];
+        int32_t devices = p->spec.gpu_devices > 0 ? p->spec.gpu_devices : 1;
+        struct sim_row row;
+
+        if (sim_gang_first(r, i)) {
+            if (sim_gang_placed(r, p))
+                s->gangs_placed++;
+            else
+                s->gangs_pending++;
+        }
+        if (!p->bound) {
+            s->pods_pending++;
+            continue;
+        }
+        s->pods_placed++;
+        sim_row_fill(r, p, &row);
+        s->gpus_used += p->spec.gpus;
+        s->gpu_milli_placed += p->spec.gpus * POLICY_GPU_MILLI + (int64_t)row.share_milli * devices;
+        if (p->gpu_groups != NULL && row.share_milli > 0)
+            s->gpus_used += sim_new_groups(r, i, p);
+    }
+}
+
+/* ---- queues -------------------------------------------------------------- */
+
+struct sim_queue_row {
+    char *name, *parent;
+    char cpu[32], memory[32], gpu[32];
+};
+
+struct sim_queue_rows {
+    struct sim_queue_row *v;
+    size_t n, cap;
+    bool oom;
+};
+
+static void sim_queue_collect(const struct policy_queue_view *q, void *ctx)
+{
+    struct sim_queue_rows *rows = ctx;
+    struct sim_queue_row *row;
+
+    if (rows->n == rows->cap) {
+        size_t ncap = rows->cap ? rows->cap * 2 : 16;
+        void *p = realloc(rows->v, ncap * sizeof(*rows->v));
+
+        if (p == NULL) {
+            rows->oom = true;
+            return;
+        }
+        rows->v = p;
+        rows->cap = ncap;
+    }
+    row = &rows->v[rows->n++];
+    row->name = strdup(q->name);
+    row->parent = q->parent != NULL ? strdup(q->parent) : NULL;
+    kube_quantity_format(q->allocated.v[POLICY_RES_CPU], KUBE_QUANTITY_MILLI, row->cpu,
+                         sizeof(row->cpu));
+    kube_quantity_format(q->allocated.v[POLICY_RES_MEMORY], KUBE_QUANTITY_BINARY, row->memory,
+                         sizeof(row->memory));
+    kube_quantity_format(q->allocated.v[POLICY_RES_GPU], KUBE_QUANTITY_DECIMAL, row->gpu,
+                         sizeof(row->gpu));
+}
+
+static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        free(rows->v[i].name);
+        free(rows->v[i].parent);
+    }
+    free(rows->v);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static cJSON *sim_string_or_null(const char *s)
+{
+    return s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static void sim_print_item(cJSON *item, FILE *out)
+{
+    char *text = cJSON_PrintUnformatted(item);
+
+    fputs(text != NULL ? text : "null", out);
+    free(text);
+    cJSON_Delete(item);
+}
+
+static cJSON *sim_pod_json(const struct sim_row *row)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "namespace", row->ns);
+    cJSON_AddStringToObject(o, "name", row->name);
+    cJSON_AddItemToObject(o, "gang", sim_string_or_null(row->gang));
+    cJSON_AddItemToObject(o, "queue", sim_string_or_null(row->queue));
+    cJSON_AddItemToObject(o, "node", sim_string_or_null(row->node));
+    cJSON_AddNumberToObject(o, "gpus", (double)row->gpus);
+    cJSON_AddNumberToObject(o, "gpuFraction", row->share_milli / (double)POLICY_GPU_MILLI);
+    cJSON_AddItemToObject(o, "gpuGroup", sim_string_or_null(row->gpu_group));
+    cJSON_AddItemToObject(o, "reason", sim_string_or_null(row->reason));
+    return o;
+}
+
+static cJSON *sim_queue_json(const struct sim_queue_row *q)
+{
+    cJSON *o = cJSON_CreateObject(), *alloc;
+
+    cJSON_AddStringToObject(o, "name", q->name);
+    cJSON_AddItemToObject(o, "parent", sim_string_or_null(q->parent));
+    alloc = cJSON_AddObjectToObject(o, "allocated");
+    cJSON_AddStringToObject(alloc, "cpu", q->cpu);
+    cJSON_AddStringToObject(alloc, "memory", q->memory);
+    cJSON_AddStringToObject(alloc, "gpu", q->gpu);
+    return o;
+}
+
+static cJSON *sim_summary_json(const struct sim_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "podsPlaced", (double)s->pods_placed);
+    cJSON_AddNumberToObject(o, "podsPending", (double)s->pods_pending);
+    cJSON_AddNumberToObject(o, "gangsPlaced", (double)s->gangs_placed);
+    cJSON_AddNumberToObject(o, "gangsPending", (double)s->gangs_pending);
+    cJSON_AddNumberToObject(o, "gpusUsed", (double)s->gpus_used);
+    cJSON_AddNumberToObject(o, "gpusLowerBound",
+                            (double)((s->gpu_milli_placed + POLICY_GPU_MILLI - 1) /
+                                     POLICY_GPU_MILLI));
+    return o;
+}
+
+void sim_report_json(struct sim_run *r, FILE *out)
+{
+    struct sim_queue_rows qs = {0};
+    struct sim_summary sum;
+    struct sim_row row;
+
+    policy_each_queue(r->cluster, sim_queue_collect, &qs);
+    sim_summarize(r, &sum);
+    fputs("{\"pods\":[", out);
+    for (size_t i = 0; i < r->npods; i++) {
+        sim_row_fill(r, &r->pods[i], &row);
+        fputs(i == 0 ? "\n  " : ",\n  ", out);
+        sim_print_item(sim_pod_json(&row), out);
+    }
+    fputs("],\n \"queues\":[", out);
+    for (size_t i = 0; i < qs.n; i++) {
+        fputs(i == 0 ? "\n  " : ",\n  ", out);
+        sim_print_item(sim_queue_json(&qs.v[i]), out);
+    }
+    fputs("],\n \"summary\":", out);
+    sim_print_item(sim_summary_json(&sum), out);
+    fputs("}\n", out);
+    sim_queue_rows_cleanup(&qs);
+}
+
+/* ---- tables -------------------------------------------------------------- */
+
+#define SIM_MAX_COLUMNS 8
+
+/* Columns padded to the widest cell plus three spaces, as kubectl prints them. */
+static void sim_table_print(const char *const *cells, size_t nrows, size_t ncols, FILE *out)
+{
+    size_t width[SIM_MAX_COLUMNS] = {0};
+
+    for (size_t i = 0; i < nrows * ncols; i++) {
+        size_t len = strlen(cells[i]);
+
+        if (len > width[i % ncols])
+            width[i % ncols] = len;
+    }
+    for (size_t row = 0; row < nrows; row++) {
+        for (size_t c = 0; c < ncols; c++) {
+            const char *cell = cells[row * ncols + c];
+
+            if (c + 1 == ncols)
+                fprintf(out, "%s\n", cell);
+            else
+                fprintf(out, "%-*s", (int)(width[c] + 3), cell);
+        }
+    }
+}
+
+static void sim_gpu_cell(const struct sim_row *row, char *buf, size_t len)
+{
+    char share[32];
+
+    if (row->gpus > 0) {
+        snprintf(buf, len, "%" PRId64, row->gpus);
+    } else if (row->share_milli > 0) {
+        kube_quantity_format(row->share_milli, KUBE_QUANTITY_DECIMAL, share, sizeof(share));
+        if (row->devices > 1)
+            snprintf(buf, len, "%sx%d", share, row->devices);
+        else
+            snprintf(buf, len, "%s", share);
+    } else {
+        snprintf(buf, len, "<none>");
+    }
+}
+
+static void sim_pods_table(struct sim_run *r, FILE *out)
+{
+    enum { NCOLS = 7 };
+    const char **cells = calloc((r->npods + 1) * NCOLS, sizeof(*cells));
+    char (*gpu)[40] = calloc(r->npods + 1, sizeof(*gpu));
+    static const char *const head[NCOLS] = {"NAMESPACE", "NAME", "GPU",   "NODE",
+                                            "GANG",      "QUEUE", "REASON"};
+
+    if (cells == NULL || gpu == NULL)
+        goto out;
+    memcpy(cells, head, sizeof(head));
+    for (size_t i = 0; i < r->npods; i++) {
+        const char **c = &cells[(i + 1) * NCOLS];
+        struct sim_row row;
+
+        sim_row_fill(r, &r->pods[i], &row);
+        sim_gpu_cell(&row, gpu[i], sizeof(gpu[i]));
+        c[0] = row.ns;
+        c[1] = row.name;
+        c[2] = gpu[i];
+        c[3] = row.node != NULL ? row.node : "<none>";
+        c[4] = row.gang != NULL ? row.gang : "<none>";
+        c[5] = row.queue != NULL ? row.queue : "<none>";
+        c[6] = row.reason != NULL ? row.reason : "<none>";
+    }
+    sim_table_print(cells, r->npods + 1, NCOLS, out);
+out:
+    free(gpu);
+    free(cells);
+}
+
+static void sim_queues_table(struct sim_run *r, FILE *out)
+{
+    enum { NCOLS = 5 };
+    static const char *const head[NCOLS] = {"QUEUE", "PARENT", "CPU", "MEMORY", "GPU"};
+    struct sim_queue_rows qs = {0};
+    const char **cells;
+
+    policy_each_queue(r->cluster, sim_queue_collect, &qs);
+    cells = calloc((qs.n + 1) * NCOLS, sizeof(*cells));
+    if (cells != NULL) {
+        memcpy(cells, head, sizeof(head));
+        for (size_t i = 0; i < qs.n; i++) {
+            const char **c = &cells[(i + 1) * NCOLS];
+
+            c[0] = qs.v[i].name;
+            c[1] = qs.v[i].parent != NULL ? qs.v[i].parent : "<none>";
+            c[2] = qs.v[i].cpu;
+            c[3] = qs.v[i].memory;
+            c[4] = qs.v[i].gpu;
+        }
+        sim_table_print(cells, qs.n + 1, NCOLS, out);
+    }
+    free(cells);
+    sim_queue_rows_cleanup(&qs);
+}
+
+void sim_report_table(struct sim_run *r, FILE *out)
+{
+    struct sim_summary s;
+
+    sim_summarize(r, &s);
+    sim_pods_table(r, out);
+    fputs("\n", out);
+    sim_queues_table(r, out);
+    fprintf(out,
+            "\npods: %zu placed, %zu pending   gangs: %zu placed, %zu pending   "
+            "GPUs: %" PRId64 " used, lower bound %" PRId64 "\n",
+            s.pods_placed, s.pods_pending, s.gangs_placed, s.gangs_pending, s.gpus_used,
+            (s.gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI);
+}

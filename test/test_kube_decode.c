@@ -1,0 +1,787 @@
+/* test_kube_decode.c - Kubernetes objects into the engine's specs. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ext_err.h"
+#include "kube_decode.h"
+
+static cJSON *load_fixture(const char *name)
+{
+    char path[512];
+    FILE *f;
+    long len;
+    char *buf;
+    cJSON *j;
+
+    snprintf(path, sizeof(path), "%s/decode/%s", FIXTURES, name);
+    f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    buf[len] = '\0';
+    fclose(f);
+    j = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_msg(j != NULL, "%s is not JSON", path);
+    return j;
+}
+
+/* ---- quantities ---------------------------------------------------------- */
+
+struct quantity_case {
+    const char *in;
+    int64_t scale;
+    int rc;
+    int64_t want;
+};
+
+static const struct quantity_case quantity_cases[] = {
+    {"2", 1000, EXT_OK, 2000},
+    {"500m", 1000, EXT_OK, 500},
+    {"0.5", 1000, EXT_OK, 500},
+    {".5", 1000, EXT_OK, 500},
+    {"5.", 1000, EXT_OK, 5000},
+    {"1.5", 1, EXT_OK, 2},      /* whole units round up */
+    {"1.0001", 1000, EXT_OK, 1001},
+    {"100m", 1, EXT_OK, 1},
+    {"1m", 1000, EXT_OK, 1},
+    {"1500u", 1000, EXT_OK, 2}, /* 1.5 milli rounds up */
+    {"1n", 1000, EXT_OK, 1},
+    {"0", 1, EXT_OK, 0},
+    {"0.000", 1000, EXT_OK, 0},
+    {"000123", 1, EXT_OK, 123},
+    {"+3", 1, EXT_OK, 3},
+    {"-1", 1000, EXT_OK, -1000},
+    {"-0.5", 1, EXT_OK, -1},    /* magnitude rounds up, as Kubernetes does */
+    {"4Gi", 1, EXT_OK, 4294967296},
+    {"4G", 1, EXT_OK, 4000000000},
+    {"65740800Ki", 1, EXT_OK, 67318579200},
+    {"1.5Gi", 1, EXT_OK, 1610612736},
+    {"0.1Ki", 1, EXT_OK, 103}, /* 102.4 */
+    {"1k", 1, EXT_OK, 1000},
+    {"2M", 1, EXT_OK, 2000000},
+    {"3T", 1, EXT_OK, 3000000000000},
+    {"1P", 1, EXT_OK, 1000000000000000},
+    {"1E", 1, EXT_OK, 1000000000000000000},
+    {"7Ei", 1, EXT_OK, 8070450532247928832},
+    {"8Ei", 1, EXT_ETOOBIG, 0},
+    {"9223372036854775807", 1, EXT_OK, INT64_MAX},
+    {"9223372036854775808", 1, EXT_ETOOBIG, 0},
+    {"9223372036854775807", 1000, EXT_ETOOBIG, 0},
+    {"9223372036854775.807", 1000, EXT_OK, INT64_MAX},
+    {"1e3", 1, EXT_OK, 1000},
+    {"1E3", 1, EXT_OK, 1000},
+    {"1e-3", 1000, EXT_OK, 1},
+    {"1e+2", 1, EXT_OK, 100},
+    {"25e-1", 1, EXT_OK, 3},
+    {"1e18", 1, EXT_OK, 1000000000000000000},
+    {"1e19", 1, EXT_ETOOBIG, 0},
+    {"1e999999999", 1, EXT_ETOOBIG, 0},
+    {"0e999999999", 1, EXT_OK, 0},
+    {"1e-999999999", 1, EXT_OK, 1},
+    {"0.000000000000000000000000000001", 1, EXT_OK, 1},
+    {"100000000000000000000000000000e-20", 1, EXT_OK, 1000000000},
+    {"", 1, EXT_EINVAL, 0},
+    {"m", 1000, EXT_EINVAL, 0},
+    {".", 1, EXT_EINVAL, 0},
+    {"-", 1, EXT_EINVAL, 0},
+    {"1.2.3", 1, EXT_EINVAL, 0},
+    {"1K", 1, EXT_EINVAL, 0},
+    {"1ki", 1, EXT_EINVAL, 0},
+    {"1KiB", 1, EXT_EINVAL, 0},
+    {"1Mi ", 1, EXT_EINVAL, 0},
+    {" 1", 1, EXT_EINVAL, 0},
+    {"1e", 1, EXT_EINVAL, 0},
+    {"1e+", 1, EXT_EINVAL, 0},
+    {"1e3.5", 1, EXT_EINVAL, 0},
+    {"0x10", 1, EXT_EINVAL, 0},
+    {"+-1", 1, EXT_EINVAL, 0},
+    {"abc", 1, EXT_EINVAL, 0},
+    {"two", 1, EXT_EINVAL, 0},
+    {"1 Gi", 1, EXT_EINVAL, 0},
+    {"12345678901234567890123456789012345678901234567890123456789012345", 1, EXT_EINVAL, 0},
+    {"1", 3, EXT_EINVAL, 0}, /* scale must be a power of ten */
+};
+
+START_TEST(test_quantity_parse)
+{
+    const struct quantity_case *c = &quantity_cases[_i];
+    int64_t got = -42;
+    int rc = kube_quantity_parse(c->in, c->scale, &got);
+
+    ck_assert_msg(rc == c->rc, "\"%s\": rc %d, want %d", c->in, rc, c->rc);
+    if (c->rc == EXT_OK)
+        ck_assert_msg(got == c->want, "\"%s\" x%lld: got %lld, want %lld", c->in,
+                      (long long)c->scale, (long long)got, (long long)c->want);
+    else
+        ck_assert_int_eq(got, -42);
+}
+END_TEST
+
+struct format_case {
+    int64_t v;
+    enum kube_quantity_style style;
+    const char *want;
+};
+
+static const struct format_case format_cases[] = {
+    {2000, KUBE_QUANTITY_MILLI, "2"},       {500, KUBE_QUANTITY_MILLI, "500m"},
+    {0, KUBE_QUANTITY_MILLI, "0"},          {4294967296, KUBE_QUANTITY_BINARY, "4Gi"},
+    {3072, KUBE_QUANTITY_BINARY, "3Ki"},    {1000, KUBE_QUANTITY_BINARY, "1000"},
+    {0, KUBE_QUANTITY_BINARY, "0"},         {1610612736, KUBE_QUANTITY_BINARY, "1536Mi"},
+    {500, KUBE_QUANTITY_DECIMAL, "0.5"},    {2000, KUBE_QUANTITY_DECIMAL, "2"},
+    {2250, KUBE_QUANTITY_DECIMAL, "2.25"},  {1, KUBE_QUANTITY_DECIMAL, "0.001"},
+    {0, KUBE_QUANTITY_DECIMAL, "0"},        {-500, KUBE_QUANTITY_DECIMAL, "-0.5"},
+};
+
+START_TEST(test_quantity_format)
+{
+    char buf[64];
+
+    kube_quantity_format(format_cases[_i].v, format_cases[_i].style, buf, sizeof(buf));
+    ck_assert_str_eq(buf, format_cases[_i].want);
+}
+END_TEST
+
+struct fraction_case {
+    const char *in;
+    int rc;
+    int32_t want;
+};
+
+static const struct fraction_case fraction_cases[] = {
+    {"0.5", EXT_OK, 500},   {"0.333", EXT_OK, 333}, {"0.3333", EXT_OK, 334},
+    {".25", EXT_OK, 250},   {"5e-1", EXT_OK, 500},  {"1", EXT_OK, 1000},
+    {"-0.5", EXT_OK, -500}, {"0.0001", EXT_OK, 1},  {"abc", EXT_EINVAL, 0},
+    {"500m", EXT_EINVAL, 0}, {"1E", EXT_EINVAL, 0}, {"", EXT_EINVAL, 0},
+    {"0.5Gi", EXT_EINVAL, 0}, {"1e12", EXT_ETOOBIG, 0},
+};
+
+START_TEST(test_fraction_parse)
+{
+    const struct fraction_case *c = &fraction_cases[_i];
+    int32_t got = -42;
+    int rc = kube_fraction_parse(c->in, &got);
+
+    ck_assert_msg(rc == c->rc, "\"%s\": rc %d, want %d", c->in, rc, c->rc);
+    if (rc == EXT_OK)
+        ck_assert_int_eq(got, c->want);
+}
+END_TEST
+
+/* ---- arena --------------------------------------------------------------- */
+
+START_TEST(test_arena)
+{
+    struct kube_arena *a = kube_arena_new();
+    char *big, *s;
+    int i;
+
+    ck_assert_ptr_nonnull(a);
+    for (i = 0; i < 10000; i++) {
+        long *p = kube_arena_alloc(a, sizeof(long) * (size_t)(1 + i % 7));
+
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq((uintptr_t)p % _Alignof(max_align_t), 0);
+        ck_assert_int_eq(p[0], 0);
+        p[0] = i;
+    }
+    big = kube_arena_alloc(a, 100000);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', 100000);
+    s = kube_arena_strdup(a, "ray.io/cluster");
+    ck_assert_str_eq(s, "ray.io/cluster");
+    ck_assert_ptr_null(kube_arena_strdup(a, NULL));
+    kube_arena_free(a);
+    kube_arena_free(NULL);
+}
+END_TEST
+
+/* ---- pods ---------------------------------------------------------------- */
+
+static const char *label_value(const struct policy_label *l, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(l[i].key, key) == 0)
+            return l[i].value;
+    }
+    return NULL;
+}
+
+START_TEST(test_pod_kuberay_head)
+{
+    cJSON *j = load_fixture("head_pod.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+    char err[256];
+
+    ck_assert_int_eq(kube_pod_decode(j, &kube_decode_defaults, a, &s, err, sizeof(err), NULL),
+                     EXT_OK);
+    ck_assert_str_eq(s.namespace_, "kuberay-lab");
+    ck_assert_str_eq(s.name, "demo-head-ds6ld");
+    ck_assert_str_eq(s.uid, "3b0d7f52-6a0e-4d53-9c5e-1f2f4f8a9e01");
+    ck_assert_int_eq(s.cpu_milli, 2000);
+    ck_assert_int_eq(s.memory_bytes, 4LL << 30);
+    ck_assert_int_eq(s.gpus, 0);
+    ck_assert_int_eq(s.gpu_share_milli, 0);
+    ck_assert_str_eq(s.gang, "kuberay-lab/demo");
+    ck_assert(s.gang_head);
+    ck_assert_str_eq(s.queue, "team-a");
+    ck_assert(s.managed);
+    ck_assert_ptr_null(s.node);
+    ck_assert_ptr_null(s.invalid);
+    ck_assert_int_eq(s.ntolerations, 2);
+    ck_assert_int_eq(s.tolerations[0].op, POLICY_TOLERATE_EXISTS);
+    ck_assert_int_eq(s.tolerations[0].effect, POLICY_TAINT_NO_EXECUTE);
+    ck_assert(!kube_pod_is_terminal(j));
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_kuberay_worker)
+{
+    cJSON *j = load_fixture("worker_pod.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(s.gpus, 1); /* a limit with no request is the request */
+    ck_assert_int_eq(s.priority, 100);
+    ck_assert(!s.gang_head);
+    ck_assert_str_eq(s.node, "gpu-lab-worker");
+    ck_assert_str_eq(s.gpu_groups, "g3");
+    ck_assert_str_eq(kube_pod_gang_key(j, a), "kuberay-lab/demo");
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_init_and_overhead)
+{
+    cJSON *j = load_fixture("init_overhead_pod.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    /* containers 750m + sidecar 100m = 850m < init 2 + sidecar 100m; + 100m overhead */
+    ck_assert_int_eq(s.cpu_milli, 2200);
+    /* 1Gi + 512Mi + sidecar 64Mi = 1600Mi > 256Mi + 64Mi; + 128Mi overhead */
+    ck_assert_int_eq(s.memory_bytes, 1728LL << 20);
+    ck_assert_str_eq(s.namespace_, "default");
+    ck_assert_str_eq(s.uid, "");
+    ck_assert_ptr_null(s.gang);
+    ck_assert_str_eq(s.queue, "batch");
+    ck_assert(!s.managed);
+    ck_assert(kube_pod_is_terminal(j));
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_fraction_and_placement)
+{
+    cJSON *j = load_fixture("fraction_pod.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(s.invalid);
+    ck_assert_int_eq(s.gpu_share_milli, 500);
+    ck_assert_int_eq(s.gpu_devices, 2);
+    ck_assert_int_eq(s.gpus, 0);
+    ck_assert_int_eq(s.memory_bytes, 2000000000);
+    ck_assert_str_eq(s.gang, "lab/trainers");
+    ck_assert_str_eq(s.queue, "research");
+    ck_assert_int_eq(s.nnode_selector, 1);
+    ck_assert_str_eq(label_value(s.node_selector, 1, "nvidia.com/gpu.present"), "true");
+    /* the empty middle term matches no node and is dropped */
+    ck_assert_int_eq(s.naffinity, 2);
+    ck_assert_int_eq(s.affinity[0].nreqs, 2);
+    ck_assert_int_eq(s.affinity[0].reqs[0].op, POLICY_SELECT_IN);
+    ck_assert_int_eq(s.affinity[0].reqs[0].nvalues, 2);
+    ck_assert_str_eq(s.affinity[0].reqs[0].values[1], "b");
+    ck_assert_int_eq(s.affinity[0].reqs[1].op, POLICY_SELECT_NOT_IN);
+    ck_assert_int_eq(s.affinity[1].reqs[0].op, POLICY_SELECT_EXISTS);
+    ck_assert_int_eq(s.affinity[1].reqs[1].op, POLICY_SELECT_DOES_NOT_EXIST);
+    ck_assert_int_eq(s.affinity[1].reqs[1].nvalues, 0);
+    ck_assert_int_eq(s.ntolerations, 3);
+    ck_assert_int_eq(s.tolerations[1].op, POLICY_TOLERATE_EQUAL);
+    ck_assert_str_eq(s.tolerations[1].value, "lab");
+    ck_assert_int_eq(s.tolerations[1].effect, -1);
+    ck_assert_ptr_null(s.tolerations[2].key);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_volcano_group_and_gpu_memory)
+{
+    cJSON *j = load_fixture("volcano_pod.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.gang, "ml/ray-demo-pg");
+    ck_assert_int_eq(s.gpu_memory_mib, 8192);
+    ck_assert(!s.managed);
+    ck_assert_int_eq(s.cpu_milli, 0);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* A pod around one varying piece: annotations, a resources block, a spec tail. */
+struct invalid_case {
+    const char *annotations;
+    const char *resources;
+    const char *spec_extra;
+    const char *want; /* substring of s.invalid */
+};
+
+static const struct invalid_case invalid_cases[] = {
+    {"{\"gpu-fraction\": \"abc\"}", "{}", "", "gpu-fraction \"abc\" is not a number"},
+    {"{\"gpu-fraction\": \"-0.5\"}", "{}", "", "share outside (0, 1)"},
+    {"{\"gpu-fraction\": \"1.5\"}", "{}", "", "share outside (0, 1)"},
+    {"{\"gpu-fraction\": \"0\"}", "{}", "", "share outside (0, 1)"},
+    {"{\"gpu-fraction\": \"1\"}", "{}", "", "share outside (0, 1)"},
+    {"{\"gpu-fraction\": \"\"}", "{}", "", "is not a number"},
+    {"{\"gpu-fraction\": \"half\"}", "{}", "", "is not a number"},
+    {"{\"gpu-memory\": \"-100\"}", "{}", "", "gpu-memory"},
+    {"{\"gpu-memory\": \"4Gi\"}", "{}", "", "gpu-memory"},
+    {"{\"gpu-fraction\": \"0.5\", \"gpu-memory\": \"100\"}", "{}", "", "both gpu-fraction and"},
+    {"{\"gpu-fraction\": \"0.5\", \"gpu-fraction-num-devices\": \"0\"}", "{}", "",
+     "gpu-fraction-num-devices"},
+    {"{\"gpu-fraction-num-devices\": \"x\"}", "{}", "", "gpu-fraction-num-devices"},
+    {"{}", "{\"requests\": {\"cpu\": \"-1\"}}", "", "cpu is negative"},
+    {"{}", "{\"limits\": {\"nvidia.com/gpu\": \"0.5\"}}", "", "whole number of devices"},
+    {"{}", "{\"requests\": {\"nvidia.com/gpu\": \"-2\"}}", "", "nvidia.com/gpu is negative"},
+    {"{}", "{}",
+     ", \"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+     "{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"gen\", \"operator\": \"Gt\", "
+     "\"values\": [\"3\"]}]}]}}}",
+     "unsupported operator Gt"},
+    {"{}", "{}",
+     ", \"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+     "{\"nodeSelectorTerms\": [{\"matchFields\": [{\"key\": \"metadata.name\", \"operator\": "
+     "\"In\", \"values\": [\"n1\"]}]}]}}}",
+     "matchFields unsupported"},
+    {"{}", "{}",
+     ", \"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": "
+     "{\"nodeSelectorTerms\": [{}]}}}",
+     "no nodeSelectorTerm can match"},
+    {"{}", "{}", ", \"tolerations\": [{\"key\": \"k\", \"operator\": \"Lt\", \"value\": \"3\"}]",
+     "toleration: unsupported operator Lt"},
+};
+
+START_TEST(test_pod_invalid_asks)
+{
+    const struct invalid_case *c = &invalid_cases[_i];
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+    char json[2048], err[256] = "";
+    cJSON *j;
+
+    snprintf(json, sizeof(json),
+             "{\"metadata\": {\"name\": \"p\", \"namespace\": \"lab\", \"annotations\": %s},"
+             " \"spec\": {\"schedulerName\": \"muster\", \"containers\": [{\"name\": \"c\","
+             " \"resources\": %s}]%s}}",
+             c->annotations, c->resources, c->spec_extra);
+    j = cJSON_Parse(json);
+    ck_assert_msg(j != NULL, "bad case JSON %s", json);
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_msg(s.invalid != NULL && strstr(s.invalid, c->want) != NULL,
+                  "case %d: invalid = %s, want %s", _i, s.invalid ? s.invalid : "(null)",
+                  c->want);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* Malformed objects fail with a reason and point at the node. */
+struct malformed_case {
+    const char *json;
+    const char *want;
+};
+
+static const struct malformed_case malformed_cases[] = {
+    {"{\"metadata\": {}}", "metadata.name missing"},
+    {"[]", "not an object"},
+    {"{\"metadata\": {\"name\": 7}}", "metadata.name: must be a string"},
+    {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+     "\"resources\": {\"requests\": {\"cpu\": \"2x\"}}}]}}",
+     "containers[c].resources.requests.cpu: \"2x\" is not a quantity"},
+    {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+     "\"resources\": {\"requests\": {\"memory\": \"99999999999Ei\"}}}]}}",
+     "overflows"},
+    {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": [{\"resources\": {\"requests\": "
+     "{\"cpu\": \"9000000000000000\"}}}, {\"resources\": {\"requests\": {\"cpu\": "
+     "\"9000000000000000\"}}}]}}",
+     "cpu requests overflow"},
+    {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"priority\": 1.5}}", "spec.priority"},
+    {"{\"metadata\": {\"name\": \"p\", \"labels\": {\"a\": 1}}}", "value must be a string"},
+    {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": {}}}", "must be a list"},
+};
+
+START_TEST(test_pod_malformed)
+{
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s = {.name = "untouched"};
+    const cJSON *where = NULL;
+    char err[256] = "";
+    cJSON *j = cJSON_Parse(malformed_cases[_i].json);
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), &where), EXT_EINVAL);
+    ck_assert_msg(strstr(err, malformed_cases[_i].want) != NULL, "case %d: err = %s", _i, err);
+    ck_assert_ptr_nonnull(where);
+    ck_assert_str_eq(s.name, "untouched");
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_caps)
+{
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+    char name[300], err[256] = "";
+    cJSON *j, *meta, *labels, *ctrs;
+    int i;
+
+    /* a name of 254 characters */
+    memset(name, 'n', 254);
+    name[254] = '\0';
+    j = cJSON_CreateObject();
+    meta = cJSON_AddObjectToObject(j, "metadata");
+    cJSON_AddStringToObject(meta, "name", name);
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "longer than 253"));
+    cJSON_ReplaceItemInObject(meta, "name", cJSON_CreateString("p"));
+
+    /* 257 labels */
+    labels = cJSON_AddObjectToObject(meta, "labels");
+    for (i = 0; i < 257; i++) {
+        snprintf(name, sizeof(name), "l%d", i);
+        cJSON_AddStringToObject(labels, name, "v");
+    }
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "over the cap of 256"));
+    cJSON_DeleteItemFromObject(meta, "labels");
+
+    /* 65 containers */
+    ctrs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(j, "spec"), "containers");
+    for (i = 0; i < 65; i++)
+        cJSON_AddItemToArray(ctrs, cJSON_CreateObject());
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "over the cap of 64"));
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_pod_options)
+{
+    static const char *const keys[] = {"team"};
+    static const char *const scheds[] = {"muster", "kai-scheduler"};
+    const struct kube_decode_opts o = {keys, 1, scheds, 2};
+    struct kube_arena *a = kube_arena_new();
+    struct policy_pod_spec s;
+    cJSON *j = cJSON_Parse("{\"metadata\": {\"name\": \"p\", \"labels\": {\"team\": \"x\", "
+                           "\"muster.dev/queue\": \"y\"}}, \"spec\": {\"schedulerName\": "
+                           "\"kai-scheduler\"}}");
+
+    ck_assert_int_eq(kube_pod_decode(j, &o, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.queue, "x");
+    ck_assert(s.managed);
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.queue, "y");
+    ck_assert(!s.managed);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* ---- nodes --------------------------------------------------------------- */
+
+START_TEST(test_node_gpu_lab_worker)
+{
+    cJSON *j = load_fixture("gpu_lab_worker_node.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_node_spec s;
+
+    ck_assert_int_eq(kube_node_decode(j, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.name, "gpu-lab-worker");
+    ck_assert_int_eq(s.cpu_milli, 15800);
+    ck_assert_int_eq(s.memory_bytes, 65740800LL * 1024);
+    ck_assert_int_eq(s.pods, 110);
+    ck_assert_int_eq(s.gpus, 8);
+    ck_assert_int_eq(s.gpu_memory_mib, 11441);
+    ck_assert(!s.unschedulable);
+    ck_assert_int_eq(s.nlabels, 7);
+    ck_assert_str_eq(label_value(s.labels, s.nlabels, "nvidia.com/gpu.present"), "true");
+    ck_assert_int_eq(s.ntaints, 2);
+    ck_assert_str_eq(s.taints[0].value, "present");
+    ck_assert_int_eq(s.taints[0].effect, POLICY_TAINT_NO_SCHEDULE);
+    ck_assert_ptr_null(s.taints[1].value);
+    ck_assert_int_eq(s.taints[1].effect, POLICY_TAINT_PREFER_NO_SCHEDULE);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_node_cordoned_numbers)
+{
+    cJSON *j = load_fixture("cordoned_node.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_node_spec s;
+
+    ck_assert_int_eq(kube_node_decode(j, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert(s.unschedulable);
+    ck_assert_int_eq(s.cpu_milli, 4000);
+    ck_assert_int_eq(s.memory_bytes, 8LL << 30);
+    ck_assert_int_eq(s.gpus, 0);
+    ck_assert_int_eq(s.gpu_memory_mib, 0);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_node_malformed)
+{
+    static const char *const cases[][2] = {
+        {"{\"metadata\": {\"name\": \"n\"}, \"status\": {\"allocatable\": {\"cpu\": \"lots\"}}}",
+         "status.allocatable.cpu"},
+        {"{\"metadata\": {\"name\": \"n\"}, \"spec\": {\"taints\": [{\"key\": \"k\", \"effect\": "
+         "\"Sometimes\"}]}}",
+         "effect \"Sometimes\" unknown"},
+        {"{\"metadata\": {\"name\": \"n\", \"labels\": {\"nvidia.com/gpu.memory\": \"big\"}}}",
+         "nvidia.com/gpu.memory"},
+        {"{\"metadata\": {\"name\": \"n\"}, \"status\": {\"allocatable\": {\"nvidia.com/gpu\": "
+         "\"-1\"}}}",
+         "negative"},
+    };
+    struct kube_arena *a = kube_arena_new();
+    struct policy_node_spec s;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *j = cJSON_Parse(cases[i][0]);
+
+        ck_assert_int_eq(kube_node_decode(j, a, &s, err, sizeof(err), NULL), EXT_EINVAL);
+        ck_assert_msg(strstr(err, cases[i][1]) != NULL, "err = %s", err);
+        cJSON_Delete(j);
+    }
+    kube_arena_free(a);
+}
+END_TEST
+
+/* ---- queues -------------------------------------------------------------- */
+
+START_TEST(test_queue_full)
+{
+    cJSON *j = load_fixture("queue_team_a.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_queue_spec q;
+
+    ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(q.name, "team-a");
+    ck_assert_str_eq(q.parent, "research");
+    ck_assert_int_eq(q.priority, 50);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 8000);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_CPU], -1);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_MEMORY], 32LL << 30);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], 64LL << 30);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_MEMORY], 1);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2000);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], 3000);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 2); /* 1.5 rounds up */
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_queue_defaults)
+{
+    cJSON *j = load_fixture("queue_defaults.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_queue_spec q;
+
+    ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(q.parent);
+    ck_assert_int_eq(q.priority, 0);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 500);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        ck_assert_int_eq(q.limit.v[r], -1);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 1);
+    }
+    ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 0);
+    cJSON_Delete(j);
+
+    j = load_fixture("queue_bad_limit.json");
+    char err[256];
+    ck_assert_int_eq(kube_queue_decode(j, a, &q, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_str_eq(err, "spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* ---- gangs --------------------------------------------------------------- */
+
+struct gang_case {
+    const char *file;
+    bool podgroup;
+    const char *key;
+    int32_t min;
+    const char *queue;
+};
+
+static const struct gang_case gang_cases[] = {
+    {"rc_demo.json", false, "kuberay-lab/demo", 3, "team-a"},
+    {"rc_suspend.json", false, "default/half", 3, NULL},
+    {"rc_autoscale.json", false, "ml/auto", 10, NULL},
+    {"rc_hosts.json", false, "default/multi", 14, NULL},
+    {"pg_owned.json", true, "kuberay-lab/demo", 3, "team-a"},
+    {"pg_plain.json", true, "lab/trainers", 4, "research"},
+};
+
+START_TEST(test_gangs)
+{
+    const struct gang_case *c = &gang_cases[_i];
+    cJSON *j = load_fixture(c->file);
+    struct kube_arena *a = kube_arena_new();
+    struct policy_gang_spec g;
+    char err[256] = "";
+    int rc;
+
+    if (c->podgroup)
+        rc = kube_podgroup_gang(j, NULL, a, &g, err, sizeof(err), NULL);
+    else
+        rc = kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), NULL);
+    ck_assert_msg(rc == EXT_OK, "%s: %s", c->file, err);
+    ck_assert_str_eq(g.key, c->key);
+    ck_assert_int_eq(g.min_members, c->min);
+    if (c->queue == NULL)
+        ck_assert_ptr_null(g.queue);
+    else
+        ck_assert_str_eq(g.queue, c->queue);
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+struct replicas_case {
+    const char *json;
+    bool autoscaling;
+    int32_t desired, gang_min;
+};
+
+static const struct replicas_case replicas_cases[] = {
+    {"{\"replicas\": 2}", false, 2, 2},
+    {"{}", false, 0, 0},
+    {"{\"minReplicas\": 2}", false, 2, 2},
+    {"{\"replicas\": 9, \"maxReplicas\": 4}", false, 4, 4},
+    {"{\"replicas\": 1, \"minReplicas\": 6, \"maxReplicas\": 3}", false, 3, 3},
+    {"{\"replicas\": 2, \"numOfHosts\": 4}", false, 8, 8},
+    {"{\"replicas\": 3, \"minReplicas\": 1, \"suspend\": true}", true, 0, 0},
+    {"{\"replicas\": 3, \"minReplicas\": 1, \"maxReplicas\": 5}", true, 3, 1},
+    {"{\"replicas\": 3, \"minReplicas\": 1, \"numOfHosts\": 2}", true, 6, 2},
+};
+
+START_TEST(test_worker_group_replicas)
+{
+    const struct replicas_case *c = &replicas_cases[_i];
+    cJSON *j = cJSON_Parse(c->json);
+    int32_t desired = -1, gmin = -1;
+
+    ck_assert_int_eq(kube_worker_group_replicas(j, c->autoscaling, &desired, &gmin, NULL, 0, NULL),
+                     EXT_OK);
+    ck_assert_int_eq(desired, c->desired);
+    ck_assert_int_eq(gmin, c->gang_min);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_gang_malformed)
+{
+    cJSON *j = load_fixture("rc_bad_replicas.json");
+    struct kube_arena *a = kube_arena_new();
+    struct policy_gang_spec g;
+    const cJSON *where = NULL;
+    char err[256];
+
+    ck_assert_int_eq(kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), &where), EXT_EINVAL);
+    ck_assert_str_eq(err, "replicas: must be an integer");
+    ck_assert(cJSON_IsString(where));
+    kube_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+static Suite *kube_decode_suite(void)
+{
+    Suite *s = suite_create("kube_decode");
+    TCase *tc;
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+    tc = tcase_create("quantity");
+    tcase_add_loop_test(tc, test_quantity_parse, 0, N(quantity_cases));
+    tcase_add_loop_test(tc, test_quantity_format, 0, N(format_cases));
+    tcase_add_loop_test(tc, test_fraction_parse, 0, N(fraction_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("arena");
+    tcase_add_test(tc, test_arena);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pod");
+    tcase_add_test(tc, test_pod_kuberay_head);
+    tcase_add_test(tc, test_pod_kuberay_worker);
+    tcase_add_test(tc, test_pod_init_and_overhead);
+    tcase_add_test(tc, test_pod_fraction_and_placement);
+    tcase_add_test(tc, test_pod_volcano_group_and_gpu_memory);
+    tcase_add_test(tc, test_pod_options);
+    tcase_add_test(tc, test_pod_caps);
+    tcase_add_loop_test(tc, test_pod_invalid_asks, 0, N(invalid_cases));
+    tcase_add_loop_test(tc, test_pod_malformed, 0, N(malformed_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("node");
+    tcase_add_test(tc, test_node_gpu_lab_worker);
+    tcase_add_test(tc, test_node_cordoned_numbers);
+    tcase_add_test(tc, test_node_malformed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("queue");
+    tcase_add_test(tc, test_queue_full);
+    tcase_add_test(tc, test_queue_defaults);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gang");
+    tcase_add_loop_test(tc, test_gangs, 0, N(gang_cases));
+    tcase_add_loop_test(tc, test_worker_group_replicas, 0, N(replicas_cases));
+    tcase_add_test(tc, test_gang_malformed);
+    suite_add_tcase(s, tc);
+#undef N
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(kube_decode_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

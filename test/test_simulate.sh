@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# test_simulate.sh MUSTER TESTDIR - runs `muster simulate` on the walkthrough's
+# manifests and on bad input, and checks what matters in what it prints.
+set -u
+MUSTER=$1
+FIX=$2/fixtures/simulate
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run NAME ARGS...: stdout in $TMP/NAME.out, stderr in $TMP/NAME.err, exit code in $rc
+run() {
+    local name=$1
+    shift
+    (cd "$FIX" && "$MUSTER" simulate "$@") >"$TMP/$name.out" 2>"$TMP/$name.err"
+    rc=$?
+}
+
+# check NAME PYTHON-EXPR: the expression holds for j, the parsed JSON output
+check() {
+    local name=$1 expr=$2
+    python3 - "$TMP/$name.out" "$expr" <<'PY' || fail "$name: $expr"
+import json, sys
+j = json.load(open(sys.argv[1]))
+pods = {p["name"]: p for p in j["pods"]}
+queues = {q["name"]: q for q in j["queues"]}
+s = j["summary"]
+if not eval(sys.argv[2]):
+    print(json.dumps(j, indent=1), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# The demo: head and two 1-GPU workers together on gpu-lab-worker.
+run demo -f nodes.yaml -f demo.yaml
+[ "$rc" = 0 ] || fail "demo: exit $rc: $(cat "$TMP/demo.err")"
+check demo '[p["name"] for p in j["pods"]] == ["demo-head", "demo-workers-worker-0", "demo-workers-worker-1"]'
+check demo 'all(p["node"] == "gpu-lab-worker" and p["reason"] is None and p["gang"] == "kuberay-lab/demo" for p in j["pods"])'
+check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
+check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
+check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpusLowerBound": 2}'
+check demo 'list(j) == ["pods", "queues", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+
+# 1-GPU head + four 0.5 workers = 3 GPUs; a queue limit of 2 keeps all five pending.
+run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
+[ "$rc" = 0 ] || fail "limit2: exit $rc"
+check limit2 'len(j["pods"]) == 5 and all(p["node"] is None for p in j["pods"])'
+check limit2 'all("queue team-a" in p["reason"] and "gpu" in p["reason"] for p in j["pods"])'
+check limit2 'queues["team-a"]["allocated"]["gpu"] == "0"'
+check limit2 's["podsPlaced"] == 0 and s["podsPending"] == 5 and s["gangsPending"] == 1 and s["gpusUsed"] == 0'
+
+# ... and a limit of 3 places all five on exactly three devices.
+run limit3 -f nodes.yaml -f queue-limit3.yaml -f shared.yaml
+[ "$rc" = 0 ] || fail "limit3: exit $rc"
+check limit3 'all(p["node"] == "gpu-lab-worker" for p in j["pods"])'
+check limit3 'pods["shared-head"]["gpus"] == 1 and pods["shared-head"]["gpuGroup"] is None'
+check limit3 'all(pods["shared-half-worker-%d" % i]["gpuFraction"] == 0.5 for i in range(4))'
+check limit3 'len({pods["shared-half-worker-%d" % i]["gpuGroup"] for i in range(4)}) == 2'
+check limit3 'None not in {pods["shared-half-worker-%d" % i]["gpuGroup"] for i in range(4)}'
+check limit3 'queues["team-a"]["allocated"] == {"cpu": "3", "memory": "6Gi", "gpu": "3"}'
+check limit3 's["gpusUsed"] == 3 and s["gpusLowerBound"] == 3 and s["gangsPlaced"] == 1'
+
+# Spread still keeps two halves per device inside the limit: the gang needs 3.
+run spread -f nodes.yaml -f queue-limit3.yaml -f shared.yaml --strategy spread
+[ "$rc" = 0 ] || fail "spread: exit $rc"
+check spread 's["podsPlaced"] == 5 and s["gpusLowerBound"] == 3'
+
+# Two gangs of 6 GPUs on 8: the first whole, the second pending whole.
+run competing -f nodes.yaml -f competing.yaml
+[ "$rc" = 0 ] || fail "competing: exit $rc"
+check competing 'all(p["node"] == "gpu-lab-worker" for p in j["pods"] if p["gang"] == "lab/alpha")'
+check competing 'all(p["node"] is None and p["reason"] for p in j["pods"] if p["gang"] == "lab/beta")'
+check competing 's["gangsPlaced"] == 1 and s["gangsPending"] == 1 and s["gpusUsed"] == 6 and s["podsPending"] == 4'
+
+# The table view names the same things.
+run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
+[ "$rc" = 0 ] || fail "table: exit $rc"
+grep -q '^NAMESPACE *NAME *GPU *NODE *GANG *QUEUE *REASON$' "$TMP/table.out" || fail "table: header"
+grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$TMP/table.out" ||
+    fail "table: a shared worker row"
+grep -q '^team-a *<none> *3 *6Gi *3$' "$TMP/table.out" || fail "table: queue row"
+grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
+
+# Bad input: exit 2, nothing on stdout, "file:line: what" on stderr.
+bad() {
+    local file=$1 want=$2
+    run bad -f nodes.yaml -f "bad/$file"
+    [ "$rc" = 2 ] || fail "bad/$file: exit $rc, want 2"
+    [ -s "$TMP/bad.out" ] && fail "bad/$file: printed on stdout"
+    grep -qF -- "$want" "$TMP/bad.err" || fail "bad/$file: stderr $(cat "$TMP/bad.err"), want $want"
+}
+bad unknown-kind.yaml 'bad/unknown-kind.yaml:7: unknown kind Deployment'
+bad bad-quantity.yaml 'bad/bad-quantity.yaml:11: Pod: containers[c].resources.requests.cpu: "2x" is not a quantity'
+bad missing-name.yaml 'bad/missing-name.yaml:3: Queue: metadata.name missing'
+bad duplicate.yaml 'bad/duplicate.yaml:6: Node n1: defined twice'
+bad syntax.yaml 'bad/syntax.yaml:5: '
+bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster default/broken: pod broken-head: containers[ray-head].resources.requests.memory: "4Gb" is not a quantity'
+bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
+
+# Flags.
+run nofile -f does-not-exist.yaml
+[ "$rc" = 2 ] && [ ! -s "$TMP/nofile.out" ] || fail "missing file: exit $rc"
+run noargs
+[ "$rc" = 2 ] || fail "no -f: exit $rc"
+run badflag -f nodes.yaml --strategy sideways
+[ "$rc" = 2 ] && grep -q -- '--strategy' "$TMP/badflag.err" || fail "bad --strategy: exit $rc"
+run help --help
+[ "$rc" = 0 ] && grep -q 'Usage: muster simulate' "$TMP/help.out" || fail "--help"
+
+if [ "$fails" -gt 0 ]; then
+    echo "$fails check(s) failed"
+    exit 1
+fi
+echo "all simulate checks passed"
