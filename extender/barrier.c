@@ -1,0 +1,264 @@
+/*
+ * barrier.c - bind, all or nothing.
+ *
+ * kube-scheduler binds each member in its own goroutine. A member's bind is
+ * held here until the engine says the whole gang is at the barrier; the
+ * thread whose bind completes the gang commits every held member (GPU record,
+ * then Binding) and wakes the others with their outcome. A held bind whose
+ * wait (bindWait) runs out leaves the barrier with a reason naming who is
+ * missing; nothing of the gang has been bound, and kube-scheduler retries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "ext_err.h"
+#include "log.h"
+
+static struct held_bind *held_add(struct ext_daemon *d, const char *key)
+{
+    struct held_bind *h = calloc(1, sizeof(*h));
+
+    if (!h || !(h->key = strdup(key))) {
+        free(h);
+        return NULL;
+    }
+    h->next = d->held;
+    d->held = h;
+    return h;
+}
+
+static void held_remove(struct ext_daemon *d, struct held_bind *h)
+{
+    for (struct held_bind **p = &d->held; *p; p = &(*p)->next) {
+        if (*p == h) {
+            *p = h->next;
+            break;
+        }
+    }
+    free(h->key);
+    free(h->error);
+    free(h);
+}
+
+static struct held_bind *held_find(struct ext_daemon *d, const char *key)
+{
+    for (struct held_bind *h = d->held; h; h = h->next)
+        if (!h->done && strcmp(h->key, key) == 0)
+            return h;
+    return NULL;
+}
+
+static void bind_counted(struct ext_daemon *d, const char *outcome)
+{
+    const char *v[] = {outcome};
+
+    ext_series_add(ext_metric_with(d->bind_outcomes, v), 1);
+}
+
+int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
+                      size_t errlen)
+{
+    char path[600], share[16];
+    cJSON *patch, *ann;
+    int rc;
+
+    if (!d->kube)
+        return EXT_OK; /* --offline: recorded by the engine, posted nowhere */
+    if (m->gpu_groups) {
+        snprintf(share, sizeof(share), "%d.%03d", m->gpu_share_milli / 1000,
+                 m->gpu_share_milli % 1000);
+        patch = cJSON_CreateObject();
+        ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+        cJSON_AddStringToObject(ann, KUBE_ANNOTATION_GPU_GROUP, m->gpu_groups);
+        cJSON_AddStringToObject(ann, KUBE_ANNOTATION_GPU_SHARE, share);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", m->namespace_, m->name);
+        rc = kube_patch_merge(d->kube, path, patch, NULL, err, errlen);
+        cJSON_Delete(patch);
+        if (rc != EXT_OK)
+            return rc;
+    }
+    return kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, err, errlen);
+}
+
+/* Commit every member; returns the outcome for `self` (its error in *self_err). */
+static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r, const char *self,
+                       char *self_err, size_t len)
+{
+    bool self_ok = false;
+
+    for (size_t i = 0; i < r->n; i++) {
+        const struct policy_assignment *m = &r->members[i];
+        char key[512], err[512] = "";
+        int rc = ext_commit_member(d, m, err, sizeof(err));
+        const char *v[] = {rc == EXT_OK ? "bound" : "refused"};
+        struct held_bind *h;
+
+        snprintf(key, sizeof(key), "%s/%s", m->namespace_, m->name);
+        ext_series_add(ext_metric_with(d->bindings, v), 1);
+        if (rc == EXT_OK)
+            ext_log_info("bound", "pod", key, "node", m->node, "gpuGroup", m->gpu_groups);
+        else
+            ext_log_warn("binding refused", "pod", key, "node", m->node, "error", err);
+        pthread_mutex_lock(&d->cache.lock);
+        policy_bind_done(d->cache.engine, m->namespace_, m->name, rc == EXT_OK, err);
+        if (strcmp(key, self) == 0) {
+            self_ok = rc == EXT_OK;
+            snprintf(self_err, len, "%s", err);
+        } else if ((h = held_find(d, key))) {
+            h->done = true;
+            h->ok = rc == EXT_OK;
+            h->error = rc == EXT_OK ? NULL : strdup(err);
+        }
+        pthread_cond_broadcast(&d->barrier_changed);
+        pthread_mutex_unlock(&d->cache.lock);
+        if (rc == EXT_OK && r->n > 1) {
+            char msg[600];
+
+            snprintf(msg, sizeof(msg), "gang committed whole (%zu members at once); this pod "
+                                       "bound to %s%s%s",
+                     r->n, m->node, m->gpu_groups ? ", GPU group " : "",
+                     m->gpu_groups ? m->gpu_groups : "");
+            ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal",
+                            msg);
+        }
+    }
+    return self_ok;
+}
+
+static void deadline_in(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000;
+    if (ts->tv_nsec >= 1000000000) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000;
+    }
+}
+
+/* Wait under the lock for the commit; on timeout leave the barrier. */
+static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char *key,
+                 struct ext_bind_answer *ans)
+{
+    struct held_bind *h = held_add(d, key);
+    struct timespec deadline;
+    int64_t started = ext_now_ms();
+
+    if (!h) {
+        ans->error = "out of memory at the bind barrier";
+        return;
+    }
+    deadline_in(&deadline, d->settings.bind_wait_ms);
+    while (!h->done && !d->stopping) {
+        struct policy_pod_view pv;
+        char why[512];
+
+        if (pthread_cond_timedwait(&d->barrier_changed, &d->cache.lock, &deadline) != ETIMEDOUT)
+            continue;
+        if (h->done)
+            break;
+        if (policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) &&
+            pv.phase == POLICY_POD_BINDING) {
+            deadline_in(&deadline, 1000); /* its commit is under way: wait for it */
+            continue;
+        }
+        policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, why, sizeof(why));
+        h->done = true;
+        h->ok = false;
+        ans->error = ext_pool_strdup(ans->pool, why);
+        bind_counted(d, "timeout");
+        ext_log_info("bind wait ran out; nothing of the gang bound", "pod", key, "reason", why);
+        ext_events_post(d->events, a->pod_namespace, a->pod_name, a->pod_uid, "GangIncomplete",
+                        "Warning", why);
+        break;
+    }
+    if (d->stopping && !h->done)
+        ans->error = "muster is shutting down; kube-scheduler will retry";
+    else if (h->ok)
+        ans->error = NULL;
+    else if (h->error)
+        ans->error = ext_pool_strdup(ans->pool, h->error);
+    else if (!ans->error)
+        ans->error = "binding refused";
+    ext_series_observe(ext_metric_with(d->bind_wait_seconds, NULL),
+                       (double)(ext_now_ms() - started) / 1000.0);
+    held_remove(d, h);
+}
+
+/* A pod muster does not schedule (another profile) is bound as asked. */
+static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
+                      struct ext_bind_answer *ans)
+{
+    char err[512];
+
+    if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node, err,
+                          sizeof(err)) != EXT_OK) {
+        ans->error = ext_pool_strdup(ans->pool, err);
+        return EXT_OK;
+    }
+    ext_log_info("bound", "pod", a->pod_name, "namespace", a->pod_namespace, "node", a->node,
+                 "managed", "false");
+    return EXT_OK;
+}
+
+int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans)
+{
+    struct ext_daemon *d = ctx;
+    struct policy_bind_result r;
+    struct policy_pod_view pv;
+    char key[512], err[512] = "";
+    bool ok;
+
+    snprintf(key, sizeof(key), "%s/%s", a->pod_namespace, a->pod_name);
+    pthread_mutex_lock(&d->cache.lock);
+    if (!policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) ||
+        !pv.managed) {
+        pthread_mutex_unlock(&d->cache.lock);
+        return bind_plain(d, a, ans);
+    }
+    if (policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r) !=
+        POLICY_OK) {
+        pthread_mutex_unlock(&d->cache.lock);
+        return EXT_ENOMEM;
+    }
+    switch (r.outcome) {
+    case POLICY_BIND_ALREADY:
+        bind_counted(d, "already");
+        break;
+    case POLICY_BIND_REJECT:
+        bind_counted(d, "rejected");
+        ans->error = ext_pool_strdup(ans->pool, r.reason);
+        ext_log_info("bind refused", "pod", key, "node", a->node, "reason", r.reason);
+        break;
+    case POLICY_BIND_WAIT:
+        ext_log_info("bind held at the gang barrier", "pod", key, "node", a->node, "reason",
+                     r.reason);
+        hold(d, a, key, ans);
+        break;
+    case POLICY_BIND_COMMIT:
+        bind_counted(d, "commit");
+        pthread_mutex_unlock(&d->cache.lock);
+        ok = commit_all(d, &r, key, err, sizeof(err));
+        if (!ok)
+            ans->error = ext_pool_strdup(ans->pool, *err ? err : "binding refused");
+        policy_bind_result_cleanup(&r);
+        return EXT_OK;
+    }
+    pthread_mutex_unlock(&d->cache.lock);
+    policy_bind_result_cleanup(&r);
+    return EXT_OK;
+}
+
+void ext_daemon_stopping(void *ctx)
+{
+    struct ext_daemon *d = ctx;
+
+    pthread_mutex_lock(&d->cache.lock);
+    d->stopping = true;
+    pthread_cond_broadcast(&d->barrier_changed);
+    pthread_mutex_unlock(&d->cache.lock);
+}

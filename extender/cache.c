@@ -1,0 +1,389 @@
+/* cache.c - reflectors into the engine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "ext_err.h"
+#include "kube_watch.h"
+#include "log.h"
+
+static const struct {
+    const char *name;
+    const char *path;
+    bool optional;
+} sources[CACHE_SOURCE_COUNT] = {
+    [CACHE_NODES] = {"nodes", "/api/v1/nodes", false},
+    [CACHE_PODS] = {"pods", "/api/v1/pods", false},
+    [CACHE_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true},
+    [CACHE_QUEUES] = {"queues", "/apis/muster.dev/v1alpha1/queues", true},
+    [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io",
+                           "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
+    [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
+                                 "/apis/scheduling.volcano.sh/v1beta1/podgroups", true},
+};
+
+const char *cache_source_name(enum cache_source src)
+{
+    return sources[src].name;
+}
+
+int64_t ext_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- sorted key sets: what each source has told the engine --------------- */
+
+static size_t keys_find(const struct cache_keys *k, const char *key, bool *found)
+{
+    size_t lo = 0, hi = k->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(k->v[mid], key);
+
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static void keys_add(struct cache_keys *k, const char *key)
+{
+    bool found;
+    size_t at = keys_find(k, key, &found);
+    char *copy;
+
+    if (found)
+        return;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        char **v = realloc(k->v, cap * sizeof(*v));
+
+        if (!v)
+            return;
+        k->v = v;
+        k->cap = cap;
+    }
+    if (!(copy = strdup(key)))
+        return;
+    memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof(*k->v));
+    k->v[at] = copy;
+    k->n++;
+}
+
+static void keys_remove(struct cache_keys *k, const char *key)
+{
+    bool found;
+    size_t at = keys_find(k, key, &found);
+
+    if (!found)
+        return;
+    free(k->v[at]);
+    memmove(&k->v[at], &k->v[at + 1], (k->n - at - 1) * sizeof(*k->v));
+    k->n--;
+}
+
+static void keys_cleanup(struct cache_keys *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->v[i]);
+    free(k->v);
+    memset(k, 0, sizeof(*k));
+}
+
+/* ---- one object in ------------------------------------------------------- */
+
+static const char *meta_string(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* "ns/name" for namespaced objects, "name" for cluster-scoped ones. */
+static bool object_key(enum cache_source src, const cJSON *obj, char *buf, size_t len)
+{
+    const char *ns = meta_string(obj, "namespace");
+    const char *name = meta_string(obj, "name");
+
+    if (!name)
+        return false;
+    if (src == CACHE_NODES || src == CACHE_QUEUES || !ns)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%s/%s", ns, name);
+    return true;
+}
+
+bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels");
+    const cJSON *app = cJSON_GetObjectItemCaseSensitive(labels, "app.kubernetes.io/name");
+    const char *ns = meta_string(pod, "namespace");
+
+    return cJSON_IsString(app) && strcmp(app->valuestring, "muster-gpu-reservation") == 0 && ns &&
+           c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
+}
+
+static void forget(struct cache *c, enum cache_source src, const char *key)
+{
+    char ns[256];
+    const char *slash = strchr(key, '/');
+
+    switch (src) {
+    case CACHE_NODES:
+        policy_node_forget(c->engine, key);
+        break;
+    case CACHE_QUEUES:
+        policy_queue_forget(c->engine, key);
+        break;
+    case CACHE_PODS:
+        if (slash && (size_t)(slash - key) < sizeof(ns)) {
+            memcpy(ns, key, (size_t)(slash - key));
+            ns[slash - key] = '\0';
+            policy_pod_forget(c->engine, ns, slash + 1);
+        }
+        break;
+    default:
+        policy_gang_forget(c->engine, key);
+        break;
+    }
+    keys_remove(&c->known[src], key);
+}
+
+/* Decode and upsert; false if the object is not one to keep. */
+static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
+{
+    struct kube_arena *a = kube_arena_new();
+    char err[256] = "";
+    int rc = EXT_EINVAL;
+
+    if (!a)
+        return false;
+    switch (src) {
+    case CACHE_NODES: {
+        struct policy_node_spec s;
+
+        if ((rc = kube_node_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
+            rc = policy_node_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+        break;
+    }
+    case CACHE_PODS: {
+        struct policy_pod_spec s;
+
+        if (kube_pod_is_terminal(obj) || cache_is_reservation_pod(c, obj)) {
+            kube_arena_free(a);
+            return false;
+        }
+        if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
+            rc = policy_pod_upsert(c->engine, &s, ext_now_ms()) == POLICY_OK ? EXT_OK
+                                                                            : EXT_ENOMEM;
+        break;
+    }
+    case CACHE_QUEUES: {
+        struct policy_queue_spec s;
+
+        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
+            rc = policy_queue_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+        break;
+    }
+    case CACHE_RAYCLUSTERS:
+    case CACHE_PODGROUPS_X:
+    case CACHE_PODGROUPS_VOLCANO: {
+        struct policy_gang_spec s;
+
+        rc = src == CACHE_RAYCLUSTERS
+                 ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
+                 : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
+        if (rc == EXT_OK)
+            rc = policy_gang_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+        break;
+    }
+    default:
+        break;
+    }
+    kube_arena_free(a);
+    if (rc != EXT_OK) {
+        ext_log_warn("object skipped", "resource", sources[src].name, "object", key, "error",
+                     *err ? err : ext_strerror(rc));
+        return false;
+    }
+    return true;
+}
+
+void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
+{
+    char key[512];
+
+    if (!object_key(src, obj, key, sizeof(key)))
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
+        if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
+            forget(c, src, key);
+    } else {
+        keys_add(&c->known[src], key);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- reflector callbacks ------------------------------------------------- */
+
+struct source_ctx {
+    struct cache *cache;
+    enum cache_source src;
+};
+
+static struct source_ctx contexts[CACHE_SOURCE_COUNT];
+
+/* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
+static void on_replace(void *ctx, const cJSON *items)
+{
+    struct source_ctx *sc = ctx;
+    struct cache *c = sc->cache;
+    struct cache_keys fresh = {0};
+    const cJSON *obj;
+    char key[512];
+
+    pthread_mutex_lock(&c->lock);
+    cJSON_ArrayForEach(obj, items)
+    {
+        if (object_key(sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
+            keys_add(&fresh, key);
+    }
+    for (size_t i = c->known[sc->src].n; i-- > 0;) {
+        bool found;
+        char *old = c->known[sc->src].v[i];
+
+        keys_find(&fresh, old, &found);
+        if (!found) {
+            snprintf(key, sizeof(key), "%s", old);
+            forget(c, sc->src, key);
+        }
+    }
+    keys_cleanup(&c->known[sc->src]);
+    c->known[sc->src] = fresh;
+    pthread_mutex_unlock(&c->lock);
+    ext_log_info("listed", "resource", sources[sc->src].name);
+}
+
+static void on_event(void *ctx, const char *type, const cJSON *obj)
+{
+    struct source_ctx *sc = ctx;
+
+    cache_apply(sc->cache, sc->src, type, obj);
+}
+
+static void on_absent(void *ctx)
+{
+    struct source_ctx *sc = ctx;
+    cJSON *none = cJSON_CreateArray();
+
+    on_replace(ctx, none);
+    cJSON_Delete(none);
+    ext_log_info("resource absent; watching for it to appear", "resource",
+                 sources[sc->src].name);
+}
+
+static void on_error(void *ctx, int code, const char *message)
+{
+    struct source_ctx *sc = ctx;
+
+    ext_log_warn("watch failed; reconnecting", "resource", sources[sc->src].name, "error",
+                 message ? message : ext_strerror(code));
+}
+
+static const struct kube_watch_handler handler = {
+    .replace = on_replace, .event = on_event, .absent = on_absent, .error = on_error};
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,
+               char *err, size_t errlen)
+{
+    struct policy_options po = {.strategy = s->strategy,
+                                .plan_ttl_ms = s->plan_ttl_ms,
+                                .default_queue = s->default_queue};
+
+    memset(c, 0, sizeof(*c));
+    pthread_mutex_init(&c->lock, NULL);
+    c->engine = policy_cluster_new(&po);
+    if (!c->engine) {
+        snprintf(err, errlen, "out of memory");
+        return EXT_ENOMEM;
+    }
+    c->opts.queue_label_keys = (const char *const *)s->queue_label_keys.v;
+    c->opts.nqueue_label_keys = s->queue_label_keys.n;
+    c->opts.scheduler_names = (const char *const *)s->scheduler_names.v;
+    c->opts.nscheduler_names = s->scheduler_names.n;
+    c->reservation_namespace = s->gpu_sharing.reservation_namespace;
+    c->kube = kube;
+    return EXT_OK;
+}
+
+int cache_start(struct cache *c, char *err, size_t errlen)
+{
+    for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
+        contexts[i] = (struct source_ctx){c, (enum cache_source)i};
+        c->watches[i] = kube_watch_start(c->kube, sources[i].path, &handler, &contexts[i], NULL);
+        if (!c->watches[i]) {
+            snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
+            return EXT_ENOMEM;
+        }
+    }
+    return EXT_OK;
+}
+
+void cache_cleanup(struct cache *c)
+{
+    for (int i = 0; i < CACHE_SOURCE_COUNT; i++) {
+        kube_watch_stop(c->watches[i]);
+        c->watches[i] = NULL;
+        keys_cleanup(&c->known[i]);
+    }
+    policy_cluster_free(c->engine);
+    c->engine = NULL;
+    pthread_mutex_destroy(&c->lock);
+}
+
+bool cache_ready(struct cache *c, char *why, size_t len)
+{
+    for (int i = 0; i < CACHE_SOURCE_COUNT; i++) {
+        if (!c->watches[i])
+            continue;
+        if (kube_watch_synced(c->watches[i]) || (sources[i].optional &&
+                                                 kube_watch_absent(c->watches[i])))
+            continue;
+        snprintf(why, len, "%s not listed yet", sources[i].name);
+        return false;
+    }
+    return true;
+}
+
+bool cache_queue_defined(const struct cache *c, const char *name)
+{
+    bool found;
+
+    keys_find(&c->known[CACHE_QUEUES], name, &found);
+    return found;
+}
+
+uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src)
+{
+    return c->watches[src] ? kube_watch_restarts(c->watches[src]) : 0;
+}

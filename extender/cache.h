@@ -1,0 +1,73 @@
+/*
+ * cache.h - muster's picture of the cluster: watches feed the engine.
+ *
+ * One reflector per resource (nodes, pods, RayClusters, muster Queues and
+ * both PodGroup flavours) decodes every object and hands it to the engine
+ * under the cache's lock. The same lock guards every engine call made by the
+ * HTTP handlers, so filter, bind and watch events never interleave inside
+ * the engine. Optional resources (CRDs) may be absent; one installed later
+ * is picked up by its reflector.
+ */
+#ifndef MUSTER_CACHE_H
+#define MUSTER_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "kube_client.h"
+#include "kube_decode.h"
+#include "metrics.h"
+#include "policy.h"
+
+enum cache_source {
+    CACHE_NODES,
+    CACHE_PODS,
+    CACHE_RAYCLUSTERS,
+    CACHE_QUEUES,
+    CACHE_PODGROUPS_X,       /* scheduling.x-k8s.io/v1alpha1 */
+    CACHE_PODGROUPS_VOLCANO, /* scheduling.volcano.sh/v1beta1 */
+    CACHE_SOURCE_COUNT
+};
+
+struct cache_keys {
+    char **v; /* sorted */
+    size_t n, cap;
+};
+
+struct cache {
+    pthread_mutex_t lock; /* the engine and everything below */
+    struct policy_cluster *engine;
+    struct kube_decode_opts opts;
+    const char *reservation_namespace;
+    struct kube_client *kube;
+    struct kube_watch *watches[CACHE_SOURCE_COUNT];
+    struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
+    struct ext_metric *restarts;
+};
+
+int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,
+               char *err, size_t errlen);
+/* Start the reflectors (none when kube is NULL). */
+int cache_start(struct cache *c, char *err, size_t errlen);
+void cache_cleanup(struct cache *c);
+
+/* True once nodes and pods are listed and every CRD is listed or known absent. */
+bool cache_ready(struct cache *c, char *why, size_t len);
+
+/* Feed one object as a watch event would ("ADDED", "MODIFIED", "DELETED"). */
+void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj);
+
+/* Is this pod one of muster's reservation pods (not a workload)? */
+bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod);
+
+/* Queue names defined by Queue objects (not the implicit default). Under lock. */
+bool cache_queue_defined(const struct cache *c, const char *name);
+
+uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src);
+const char *cache_source_name(enum cache_source src);
+
+/* Monotonic milliseconds: the engine's clock. */
+int64_t ext_now_ms(void);
+
+#endif

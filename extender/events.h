@@ -1,0 +1,26 @@
+/*
+ * events.h - Kubernetes Events on pods, sent from a worker thread.
+ *
+ * Handlers must not wait on the API server to tell a person why a gang
+ * waits, so events are queued and posted in the background. The same
+ * (pod, reason, message) is sent at most once a minute, and the queue is
+ * bounded: when it is full the newest event is dropped and counted.
+ */
+#ifndef MUSTER_EVENTS_H
+#define MUSTER_EVENTS_H
+
+#include <stdint.h>
+
+#include "kube_client.h"
+
+struct ext_events;
+
+struct ext_events *ext_events_new(struct kube_client *kube);
+/* Queue one; type is "Normal" or "Warning". */
+void ext_events_post(struct ext_events *e, const char *ns, const char *pod, const char *uid,
+                     const char *reason, const char *type, const char *message);
+uint64_t ext_events_dropped(const struct ext_events *e);
+/* Send what is queued (bounded), stop the thread, free. NULL is a no-op. */
+void ext_events_free(struct ext_events *e);
+
+#endif

@@ -1,0 +1,875 @@
+/* extender_proto.c - ExtenderArgs and friends in, kube-scheduler's replies out. */
+#include "extender_proto.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const struct ext_proto_limits ext_proto_limits_default = {
+    .max_body = EXT_PROTO_MAX_BODY_DEFAULT,
+    .max_depth = EXT_PROTO_MAX_DEPTH_DEFAULT,
+    .max_names = EXT_PROTO_MAX_NAMES_DEFAULT,
+    .max_string = EXT_PROTO_MAX_STRING_DEFAULT,
+};
+
+/* Replies are bounded by what came in; this cap only stops a runaway. */
+#define EXT_PROTO_MAX_REPLY ((size_t)512 << 20)
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err != NULL && errlen > 0) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* ---- the request pool ------------------------------------------------------ */
+
+#define EXT_POOL_CHUNK 4096
+
+struct ext_pool_chunk {
+    struct ext_pool_chunk *next;
+    size_t used, size;
+    _Alignas(max_align_t) unsigned char data[];
+};
+
+struct ext_pool_defer {
+    struct ext_pool_defer *next;
+    void (*release)(void *);
+    void *arg;
+};
+
+struct ext_pool {
+    struct ext_pool_chunk *chunks;
+    struct ext_pool_defer *defers;
+};
+
+struct ext_pool *ext_pool_new(void)
+{
+    return calloc(1, sizeof(struct ext_pool));
+}
+
+void ext_pool_free(struct ext_pool *p)
+{
+    struct ext_pool_defer *d;
+    struct ext_pool_chunk *c, *next;
+
+    if (p == NULL)
+        return;
+    /* Releases first: they may read memory of the pool. */
+    for (d = p->defers; d != NULL; d = d->next)
+        d->release(d->arg);
+    for (c = p->chunks; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(p);
+}
+
+void *ext_pool_alloc(struct ext_pool *p, size_t size)
+{
+    const size_t align = _Alignof(max_align_t);
+    struct ext_pool_chunk *c = p->chunks;
+    size_t want = (size + align - 1) & ~(align - 1);
+    void *mem;
+
+    if (want < size)
+        return NULL;
+    if (c == NULL || c->size - c->used < want) {
+        size_t csize = want > EXT_POOL_CHUNK / 2 ? want : EXT_POOL_CHUNK;
+
+        if (csize > SIZE_MAX - sizeof(*c))
+            return NULL;
+        c = malloc(sizeof(*c) + csize);
+        if (c == NULL)
+            return NULL;
+        c->size = csize;
+        c->used = 0;
+        /* A big block goes behind the current chunk, so its free room stays. */
+        if (csize != EXT_POOL_CHUNK && p->chunks != NULL) {
+            c->next = p->chunks->next;
+            p->chunks->next = c;
+        } else {
+            c->next = p->chunks;
+            p->chunks = c;
+        }
+    }
+    mem = c->data + c->used;
+    c->used += want;
+    memset(mem, 0, size);
+    return mem;
+}
+
+void *ext_pool_calloc(struct ext_pool *p, size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    return ext_pool_alloc(p, n * size);
+}
+
+char *ext_pool_strdup(struct ext_pool *p, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *copy = ext_pool_alloc(p, len);
+
+    if (copy != NULL)
+        memcpy(copy, s, len);
+    return copy;
+}
+
+int ext_pool_defer(struct ext_pool *p, void (*release)(void *), void *arg)
+{
+    struct ext_pool_defer *d = ext_pool_alloc(p, sizeof(*d));
+
+    if (d == NULL)
+        return EXT_ENOMEM;
+    d->release = release;
+    d->arg = arg;
+    d->next = p->defers;
+    p->defers = d;
+    return EXT_OK;
+}
+
+/* ---- JSON in ---------------------------------------------------------------- */
+
+/* The index of the quote that closes the string opened at start, or len. */
+static size_t string_end(const char *body, size_t len, size_t start)
+{
+    size_t i = start + 1, slashes;
+    const char *quote;
+
+    while (i < len) {
+        quote = memchr(body + i, '"', len - i);
+        if (quote == NULL)
+            return len;
+        i = (size_t)(quote - body);
+        /* Escaped when an odd run of backslashes precedes it. */
+        for (slashes = 0; i - slashes > start + 1 && body[i - slashes - 1] == '\\'; slashes++)
+            ;
+        if (slashes % 2 == 0)
+            return i;
+        i++;
+    }
+    return len;
+}
+
+int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limits *lim, char *err,
+                      size_t errlen)
+{
+    size_t depth = 0, i, end;
+
+    if (len > lim->max_body)
+        return fail(err, errlen, EXT_ETOOBIG, "body of %zu bytes is over the cap of %zu", len,
+                    lim->max_body);
+    for (i = 0; i < len; i++) {
+        switch (body[i]) {
+        case '"':
+            end = string_end(body, len, i);
+            if (end - i - 1 > lim->max_string) /* the bytes between the quotes, as written */
+                return fail(err, errlen, EXT_ETOOBIG,
+                            "JSON string at byte %zu is longer than the cap of %zu bytes", i,
+                            lim->max_string);
+            i = end;
+            break;
+        case '[':
+        case '{':
+            if (++depth > lim->max_depth)
+                return fail(err, errlen, EXT_ETOOBIG,
+                            "JSON nested deeper than %zu levels at byte %zu", lim->max_depth, i);
+            break;
+        case ']':
+        case '}':
+            if (depth > 0)
+                depth--;
+            break;
+        }
+    }
+    return EXT_OK;
+}
+
+const cJSON *ext_json_get(const cJSON *obj, const char *key)
+{
+    const cJSON *item;
+
+    if (!cJSON_IsObject(obj))
+        return NULL;
+    for (item = obj->child; item != NULL; item = item->next)
+        if (item->string != NULL && strcmp(item->string, key) == 0)
+            return item;
+    for (item = obj->child; item != NULL; item = item->next)
+        if (item->string != NULL && strcasecmp(item->string, key) == 0)
+            return item;
+    return NULL;
+}
+
+/* The member key, or NULL when it is absent or JSON null. */
+static const cJSON *get_set(const cJSON *obj, const char *key)
+{
+    const cJSON *item = ext_json_get(obj, key);
+
+    return cJSON_IsNull(item) ? NULL : item;
+}
+
+static size_t count_children(const cJSON *c)
+{
+    size_t n = 0;
+
+    for (c = c->child; c != NULL; c = c->next)
+        n++;
+    return n;
+}
+
+/* Precheck and parse a body into a JSON object. */
+static int parse_object(const char *body, size_t len, const struct ext_proto_limits *lim,
+                        const char *what, cJSON **out, char *err, size_t errlen)
+{
+    const char *end = NULL;
+    cJSON *doc;
+    int rc;
+
+    rc = ext_json_precheck(body, len, lim, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    if (len == 0)
+        return fail(err, errlen, EXT_EINVAL, "empty body: expected %s JSON", what);
+    doc = cJSON_ParseWithLengthOpts(body, len, &end, false);
+    if (doc == NULL) {
+        size_t at = end != NULL && end >= body ? (size_t)(end - body) : 0;
+
+        return fail(err, errlen, EXT_EINVAL, "malformed JSON at byte %zu", at);
+    }
+    while (end < body + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end < body + len) {
+        cJSON_Delete(doc);
+        return fail(err, errlen, EXT_EINVAL, "trailing data after the JSON value at byte %zu",
+                    (size_t)(end - body));
+    }
+    if (!cJSON_IsObject(doc)) {
+        cJSON_Delete(doc);
+        return fail(err, errlen, EXT_EINVAL, "%s must be a JSON object", what);
+    }
+    *out = doc;
+    return EXT_OK;
+}
+
+static int get_pod(const cJSON *root, const cJSON **pod, char *err, size_t errlen)
+{
+    const cJSON *p = get_set(root, "Pod");
+
+    if (p == NULL)
+        return fail(err, errlen, EXT_EINVAL, "missing Pod");
+    if (!cJSON_IsObject(p))
+        return fail(err, errlen, EXT_EINVAL, "Pod is not an object");
+    *pod = p;
+    return EXT_OK;
+}
+
+/* metadata.<key> of a Kubernetes object as a string, or NULL. */
+static const char *meta_string(const cJSON *obj, const char *key)
+{
+    const cJSON *v = ext_json_get(ext_json_get(obj, "metadata"), key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int decode_node_names(const cJSON *list, const struct ext_proto_limits *lim,
+                             struct ext_filter_args *a, char *err, size_t errlen)
+{
+    const cJSON *item;
+    size_t i = 0;
+
+    if (!cJSON_IsArray(list))
+        return fail(err, errlen, EXT_EINVAL, "NodeNames is not an array");
+    a->n = count_children(list);
+    if (a->n > lim->max_names)
+        return fail(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", a->n,
+                    lim->max_names);
+    a->names = ext_pool_calloc(a->mem, a->n, sizeof(*a->names));
+    if (a->names == NULL && a->n > 0)
+        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+    for (item = list->child; item != NULL; item = item->next, i++) {
+        if (!cJSON_IsString(item))
+            return fail(err, errlen, EXT_EINVAL, "NodeNames[%zu] is not a string", i);
+        a->names[i] = item->valuestring;
+    }
+    a->form = EXT_NODES_BY_NAME;
+    return EXT_OK;
+}
+
+static int decode_node_list(const cJSON *list, const struct ext_proto_limits *lim,
+                            struct ext_filter_args *a, char *err, size_t errlen)
+{
+    const cJSON *items, *item;
+    size_t i = 0;
+
+    if (!cJSON_IsObject(list))
+        return fail(err, errlen, EXT_EINVAL, "Nodes is not an object (a NodeList)");
+    a->form = EXT_NODES_FULL;
+    items = get_set(list, "items");
+    if (items == NULL)
+        return EXT_OK;
+    if (!cJSON_IsArray(items))
+        return fail(err, errlen, EXT_EINVAL, "Nodes.items is not an array");
+    a->n = count_children(items);
+    if (a->n > lim->max_names)
+        return fail(err, errlen, EXT_ETOOBIG, "%zu nodes, over the cap of %zu", a->n,
+                    lim->max_names);
+    a->names = ext_pool_calloc(a->mem, a->n, sizeof(*a->names));
+    a->nodes = ext_pool_calloc(a->mem, a->n, sizeof(*a->nodes));
+    if ((a->names == NULL || a->nodes == NULL) && a->n > 0)
+        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+    for (item = items->child; item != NULL; item = item->next, i++) {
+        const char *name = meta_string(item, "name");
+
+        if (!cJSON_IsObject(item) || name == NULL)
+            return fail(err, errlen, EXT_EINVAL, "Nodes.items[%zu] has no metadata.name", i);
+        a->names[i] = name;
+        a->nodes[i] = item;
+    }
+    return EXT_OK;
+}
+
+static int decode_candidates(const cJSON *root, const struct ext_proto_limits *lim,
+                             struct ext_filter_args *a, char *err, size_t errlen)
+{
+    const cJSON *names = get_set(root, "NodeNames");
+    const cJSON *nodes = get_set(root, "Nodes");
+
+    if (names != NULL)
+        return decode_node_names(names, lim, a, err, errlen);
+    if (nodes != NULL)
+        return decode_node_list(nodes, lim, a, err, errlen);
+    return fail(err, errlen, EXT_EINVAL, "neither NodeNames nor Nodes is set");
+}
+
+int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
+                           struct ext_filter_args *out, char *err, size_t errlen)
+{
+    struct ext_filter_args a = {0};
+    int rc;
+
+    rc = parse_object(body, len, lim, "ExtenderArgs", &a.doc, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    a.mem = ext_pool_new();
+    if (a.mem == NULL) {
+        rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
+        goto out_cleanup;
+    }
+    rc = get_pod(a.doc, &a.pod, err, errlen);
+    if (rc != EXT_OK)
+        goto out_cleanup;
+    rc = decode_candidates(a.doc, lim, &a, err, errlen);
+    if (rc != EXT_OK)
+        goto out_cleanup;
+    *out = a;
+    return EXT_OK;
+
+out_cleanup:
+    ext_filter_args_cleanup(&a);
+    return rc;
+}
+
+void ext_filter_args_cleanup(struct ext_filter_args *a)
+{
+    cJSON_Delete(a->doc);
+    ext_pool_free(a->mem);
+    memset(a, 0, sizeof(*a));
+}
+
+/* A required, non-empty string member. */
+static int get_string(const cJSON *root, const char *key, bool required, const char **out,
+                      char *err, size_t errlen)
+{
+    const cJSON *v = get_set(root, key);
+
+    if (v == NULL && !required) {
+        *out = "";
+        return EXT_OK;
+    }
+    if (v == NULL)
+        return fail(err, errlen, EXT_EINVAL, "missing %s", key);
+    if (!cJSON_IsString(v))
+        return fail(err, errlen, EXT_EINVAL, "%s is not a string", key);
+    if (required && v->valuestring[0] == '\0')
+        return fail(err, errlen, EXT_EINVAL, "%s is empty", key);
+    *out = v->valuestring;
+    return EXT_OK;
+}
+
+int ext_bind_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
+                         struct ext_bind_args *out, char *err, size_t errlen)
+{
+    static const struct {
+        const char *key;
+        bool required;
+        size_t offset;
+    } fields[] = {
+        {"PodName", true, offsetof(struct ext_bind_args, pod_name)},
+        {"PodNamespace", true, offsetof(struct ext_bind_args, pod_namespace)},
+        {"PodUID", false, offsetof(struct ext_bind_args, pod_uid)},
+        {"Node", true, offsetof(struct ext_bind_args, node)},
+    };
+    struct ext_bind_args a = {0};
+    size_t i;
+    int rc;
+
+    rc = parse_object(body, len, lim, "ExtenderBindingArgs", &a.doc, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char **slot = (const char **)((char *)&a + fields[i].offset);
+
+        rc = get_string(a.doc, fields[i].key, fields[i].required, slot, err, errlen);
+        if (rc != EXT_OK) {
+            ext_bind_args_cleanup(&a);
+            return rc;
+        }
+    }
+    *out = a;
+    return EXT_OK;
+}
+
+void ext_bind_args_cleanup(struct ext_bind_args *a)
+{
+    cJSON_Delete(a->doc);
+    memset(a, 0, sizeof(*a));
+}
+
+/* One node's Victims / MetaVictims: {"Pods":[...],"NumPDBViolations":n}. */
+static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_limits *lim,
+                          struct ext_pool *mem, struct ext_victims *v, char *err, size_t errlen)
+{
+    const cJSON *pods, *pdb, *pod;
+    size_t i = 0;
+
+    if (!cJSON_IsObject(entry))
+        return fail(err, errlen, EXT_EINVAL, "victims of node %s are not an object", v->node);
+    pdb = get_set(entry, "NumPDBViolations");
+    if (pdb != NULL && !cJSON_IsNumber(pdb))
+        return fail(err, errlen, EXT_EINVAL, "NumPDBViolations of node %s is not a number",
+                    v->node);
+    v->num_pdb_violations = pdb != NULL ? (int64_t)pdb->valuedouble : 0;
+    pods = get_set(entry, "Pods");
+    if (pods == NULL)
+        return EXT_OK;
+    if (!cJSON_IsArray(pods))
+        return fail(err, errlen, EXT_EINVAL, "Pods of node %s is not an array", v->node);
+    v->npods = count_children(pods);
+    if (v->npods > lim->max_names)
+        return fail(err, errlen, EXT_ETOOBIG, "%zu victims on node %s, over the cap of %zu",
+                    v->npods, v->node, lim->max_names);
+    v->uids = ext_pool_calloc(mem, v->npods, sizeof(*v->uids));
+    v->pods = meta ? NULL : ext_pool_calloc(mem, v->npods, sizeof(*v->pods));
+    if ((v->uids == NULL || (!meta && v->pods == NULL)) && v->npods > 0)
+        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+    for (pod = pods->child; pod != NULL; pod = pod->next, i++) {
+        const cJSON *uid = meta ? get_set(pod, "UID") : NULL;
+
+        if (!cJSON_IsObject(pod))
+            return fail(err, errlen, EXT_EINVAL, "victim %zu on node %s is not an object", i,
+                        v->node);
+        if (meta && !cJSON_IsString(uid))
+            return fail(err, errlen, EXT_EINVAL, "victim %zu on node %s has no UID", i, v->node);
+        if (meta) {
+            v->uids[i] = uid->valuestring;
+        } else {
+            const char *u = meta_string(pod, "uid");
+
+            v->uids[i] = u != NULL ? u : "";
+            v->pods[i] = pod;
+        }
+    }
+    return EXT_OK;
+}
+
+static int decode_victim_map(const cJSON *map, const struct ext_proto_limits *lim,
+                             struct ext_preempt_args *a, char *err, size_t errlen)
+{
+    const char *key = a->meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+    const cJSON *entry;
+    size_t i = 0;
+    int rc;
+
+    if (!cJSON_IsObject(map))
+        return fail(err, errlen, EXT_EINVAL, "%s is not an object", key);
+    a->n = count_children(map);
+    if (a->n > lim->max_names)
+        return fail(err, errlen, EXT_ETOOBIG, "%zu nodes in %s, over the cap of %zu", a->n, key,
+                    lim->max_names);
+    a->nodes = ext_pool_calloc(a->mem, a->n, sizeof(*a->nodes));
+    if (a->nodes == NULL && a->n > 0)
+        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+    for (entry = map->child; entry != NULL; entry = entry->next, i++) {
+        a->nodes[i].node = entry->string;
+        rc = decode_victims(entry, a->meta, lim, a->mem, &a->nodes[i], err, errlen);
+        if (rc != EXT_OK)
+            return rc;
+    }
+    return EXT_OK;
+}
+
+int ext_preempt_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
+                            struct ext_preempt_args *out, char *err, size_t errlen)
+{
+    struct ext_preempt_args a = {0};
+    const cJSON *map;
+    int rc;
+
+    rc = parse_object(body, len, lim, "ExtenderPreemptionArgs", &a.doc, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    a.mem = ext_pool_new();
+    if (a.mem == NULL) {
+        rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
+        goto out_cleanup;
+    }
+    rc = get_pod(a.doc, &a.pod, err, errlen);
+    if (rc != EXT_OK)
+        goto out_cleanup;
+    map = get_set(a.doc, "NodeNameToMetaVictims");
+    a.meta = map != NULL;
+    if (map == NULL)
+        map = get_set(a.doc, "NodeNameToVictims");
+    if (map != NULL) {
+        rc = decode_victim_map(map, lim, &a, err, errlen);
+        if (rc != EXT_OK)
+            goto out_cleanup;
+    }
+    *out = a;
+    return EXT_OK;
+
+out_cleanup:
+    ext_preempt_args_cleanup(&a);
+    return rc;
+}
+
+void ext_preempt_args_cleanup(struct ext_preempt_args *a)
+{
+    cJSON_Delete(a->doc);
+    ext_pool_free(a->mem);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ---- JSON out ----------------------------------------------------------------- */
+
+/* A growable output buffer with a hard cap; the first failure sticks. */
+struct jw {
+    char *buf;
+    size_t len, cap, max;
+    int err;
+};
+
+static void jw_init(struct jw *w, size_t hint)
+{
+    w->max = EXT_PROTO_MAX_REPLY;
+    w->cap = hint < 64 ? 64 : hint;
+    w->len = 0;
+    w->buf = malloc(w->cap);
+    w->err = w->buf != NULL ? EXT_OK : EXT_ENOMEM;
+}
+
+static bool jw_reserve(struct jw *w, size_t more)
+{
+    size_t need, cap;
+    char *grown;
+
+    if (w->err != EXT_OK)
+        return false;
+    need = w->len + more + 1;
+    if (need <= w->cap)
+        return true;
+    if (need > w->max || need < w->len) {
+        w->err = EXT_ETOOBIG;
+        return false;
+    }
+    for (cap = w->cap; cap < need; cap *= 2)
+        ;
+    if (cap > w->max)
+        cap = w->max;
+    grown = realloc(w->buf, cap);
+    if (grown == NULL) {
+        w->err = EXT_ENOMEM;
+        return false;
+    }
+    w->buf = grown;
+    w->cap = cap;
+    return true;
+}
+
+static void jw_raw(struct jw *w, const char *s, size_t n)
+{
+    if (!jw_reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+static void jw_lit(struct jw *w, const char *s)
+{
+    jw_raw(w, s, strlen(s));
+}
+
+static void jw_int(struct jw *w, int64_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%lld", (long long)v);
+
+    jw_raw(w, num, (size_t)n);
+}
+
+/* A JSON string literal; bytes >= 0x80 pass through as UTF-8. */
+static void jw_str(struct jw *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+    const unsigned char *run = p;
+    size_t plain = 0;
+
+    /* Most strings (node names) need no escape: one copy. */
+    while (p[plain] >= 0x20 && p[plain] != '"' && p[plain] != '\\')
+        plain++;
+    if (p[plain] == '\0') {
+        if (jw_reserve(w, plain + 2)) {
+            w->buf[w->len] = '"';
+            memcpy(w->buf + w->len + 1, p, plain);
+            w->buf[w->len + plain + 1] = '"';
+            w->len += plain + 2;
+        }
+        return;
+    }
+    jw_raw(w, "\"", 1);
+    for (; *p != '\0'; p++) {
+        char esc[6] = {'\\', 0, 0, 0, 0, 0};
+        size_t elen = 2;
+
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            continue;
+        jw_raw(w, (const char *)run, (size_t)(p - run));
+        run = p + 1;
+        switch (*p) {
+        case '"':
+            esc[1] = '"';
+            break;
+        case '\\':
+            esc[1] = '\\';
+            break;
+        case '\n':
+            esc[1] = 'n';
+            break;
+        case '\r':
+            esc[1] = 'r';
+            break;
+        case '\t':
+            esc[1] = 't';
+            break;
+        case '\b':
+            esc[1] = 'b';
+            break;
+        case '\f':
+            esc[1] = 'f';
+            break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[*p >> 4];
+            esc[5] = hex[*p & 15];
+            elen = 6;
+        }
+        jw_raw(w, esc, elen);
+    }
+    jw_raw(w, (const char *)run, (size_t)(p - run));
+    jw_raw(w, "\"", 1);
+}
+
+static void jw_json(struct jw *w, const cJSON *item)
+{
+    char *text = cJSON_PrintUnformatted(item);
+
+    if (text == NULL) {
+        if (w->err == EXT_OK)
+            w->err = EXT_ENOMEM;
+        return;
+    }
+    jw_lit(w, text);
+    cJSON_free(text);
+}
+
+static int jw_finish(struct jw *w, char **out, size_t *len)
+{
+    if (w->err != EXT_OK) {
+        free(w->buf);
+        return w->err;
+    }
+    w->buf[w->len] = '\0';
+    *out = w->buf;
+    *len = w->len;
+    return EXT_OK;
+}
+
+/* "Key":{"n2":"reason",...} for the candidates with that verdict. */
+static void jw_failed_map(struct jw *w, const char *key, const struct ext_filter_args *a,
+                          const struct ext_filter_answer *ans, enum ext_verdict which)
+{
+    bool first = true;
+    size_t i;
+
+    jw_str(w, key);
+    jw_raw(w, ":{", 2);
+    for (i = 0; i < a->n; i++) {
+        if (ans->verdicts[i].verdict != which)
+            continue;
+        if (!first)
+            jw_raw(w, ",", 1);
+        first = false;
+        jw_str(w, a->names[i]);
+        jw_raw(w, ":", 1);
+        jw_str(w, ans->verdicts[i].reason);
+    }
+    jw_raw(w, "}", 1);
+}
+
+static void jw_passing(struct jw *w, const struct ext_filter_args *a,
+                       const struct ext_filter_answer *ans)
+{
+    bool first = true;
+    size_t i;
+
+    for (i = 0; i < a->n; i++) {
+        if (ans->verdicts[i].verdict != EXT_NODE_PASSES)
+            continue;
+        if (!first)
+            jw_raw(w, ",", 1);
+        first = false;
+        if (a->form == EXT_NODES_FULL)
+            jw_json(w, a->nodes[i]);
+        else
+            jw_str(w, a->names[i]);
+    }
+}
+
+int ext_filter_result_encode(const struct ext_filter_args *a, const struct ext_filter_answer *ans,
+                             char **out, size_t *len)
+{
+    struct jw w;
+
+    if (ans->error != NULL && ans->error[0] != '\0')
+        return ext_error_encode(EXT_VERB_FILTER, ans->error, out, len);
+    jw_init(&w, 128 + a->n * 48);
+    if (a->form == EXT_NODES_FULL) {
+        jw_lit(&w, "{\"Nodes\":{\"metadata\":{},\"items\":[");
+        jw_passing(&w, a, ans);
+        jw_lit(&w, "]},\"NodeNames\":null,");
+    } else {
+        jw_lit(&w, "{\"Nodes\":null,\"NodeNames\":[");
+        jw_passing(&w, a, ans);
+        jw_lit(&w, "],");
+    }
+    jw_failed_map(&w, "FailedNodes", a, ans, EXT_NODE_FAILS);
+    jw_raw(&w, ",", 1);
+    jw_failed_map(&w, "FailedAndUnresolvableNodes", a, ans, EXT_NODE_UNRESOLVABLE);
+    jw_lit(&w, ",\"Error\":\"\"}");
+    return jw_finish(&w, out, len);
+}
+
+int ext_priority_list_encode(const struct ext_filter_args *a, const struct ext_priority_answer *ans,
+                             char **out, size_t *len)
+{
+    struct jw w;
+    size_t i;
+
+    jw_init(&w, 16 + a->n * 40);
+    jw_raw(&w, "[", 1);
+    for (i = 0; i < a->n; i++) {
+        int score = ans->scores[i];
+
+        if (score < 0)
+            score = 0;
+        if (score > 10)
+            score = 10;
+        jw_lit(&w, i == 0 ? "{\"Host\":" : ",{\"Host\":");
+        jw_str(&w, a->names[i]);
+        jw_lit(&w, ",\"Score\":");
+        jw_int(&w, score);
+        jw_raw(&w, "}", 1);
+    }
+    jw_raw(&w, "]", 1);
+    return jw_finish(&w, out, len);
+}
+
+int ext_binding_result_encode(const struct ext_bind_answer *ans, char **out, size_t *len)
+{
+    struct jw w;
+
+    jw_init(&w, 64);
+    jw_lit(&w, "{\"Error\":");
+    jw_str(&w, ans->error);
+    jw_raw(&w, "}", 1);
+    return jw_finish(&w, out, len);
+}
+
+int ext_preemption_result_encode(const struct ext_preempt_answer *ans, char **out, size_t *len)
+{
+    struct jw w;
+    size_t i, j;
+
+    jw_init(&w, 64 + ans->n * 96);
+    jw_lit(&w, "{\"NodeNameToMetaVictims\":{");
+    for (i = 0; i < ans->n; i++) {
+        const struct ext_meta_victims *v = &ans->nodes[i];
+
+        if (i > 0)
+            jw_raw(&w, ",", 1);
+        jw_str(&w, v->node);
+        jw_lit(&w, ":{\"Pods\":[");
+        for (j = 0; j < v->npods; j++) {
+            jw_lit(&w, j == 0 ? "{\"UID\":" : ",{\"UID\":");
+            jw_str(&w, v->uids[j]);
+            jw_raw(&w, "}", 1);
+        }
+        jw_lit(&w, "],\"NumPDBViolations\":");
+        jw_int(&w, v->num_pdb_violations);
+        jw_raw(&w, "}", 1);
+    }
+    jw_lit(&w, "}}");
+    return jw_finish(&w, out, len);
+}
+
+static const char *const verb_names[EXT_VERB_COUNT] = {
+    [EXT_VERB_FILTER] = "filter",
+    [EXT_VERB_PRIORITIZE] = "prioritize",
+    [EXT_VERB_BIND] = "bind",
+    [EXT_VERB_PREEMPT] = "preempt",
+};
+
+const char *ext_verb_name(enum ext_verb v)
+{
+    return (unsigned)v < EXT_VERB_COUNT ? verb_names[v] : "unknown";
+}
+
+int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len)
+{
+    static const char *const prefix[EXT_VERB_COUNT] = {
+        [EXT_VERB_FILTER] = "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{},"
+                            "\"FailedAndUnresolvableNodes\":{},\"Error\":",
+        [EXT_VERB_PRIORITIZE] = "{\"Error\":",
+        [EXT_VERB_BIND] = "{\"Error\":",
+        [EXT_VERB_PREEMPT] = "{\"NodeNameToMetaVictims\":null,\"Error\":",
+    };
+    struct jw w;
+
+    jw_init(&w, 128);
+    jw_lit(&w, (unsigned)v < EXT_VERB_COUNT ? prefix[v] : "{\"Error\":");
+    jw_str(&w, error);
+    jw_raw(&w, "}", 1);
+    return jw_finish(&w, out, len);
+}

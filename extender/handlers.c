@@ -1,0 +1,295 @@
+/*
+ * handlers.c - kube-scheduler's questions answered from the engine:
+ * filter, prioritize and preempt, plus /readyz and /debug/state. Bind, the
+ * barrier, lives in barrier.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "ext_err.h"
+#include "kube_decode.h"
+#include "log.h"
+
+/* Decode the request's Pod and hand it to the engine (it is the freshest copy). */
+static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct kube_arena *a,
+                       struct policy_pod_spec *spec, char *err, size_t errlen)
+{
+    int rc = kube_pod_decode(pod, &d->cache.opts, a, spec, err, errlen, NULL);
+
+    if (rc != EXT_OK)
+        return rc;
+    if (!spec->managed)
+        return EXT_OK;
+    return policy_pod_upsert(d->cache.engine, spec, ext_now_ms()) == POLICY_OK ? EXT_OK
+                                                                               : EXT_ENOMEM;
+}
+
+/* Full Node objects (nodeCacheCapable: false) teach the engine nodes it has not seen. */
+static void observe_nodes(struct ext_daemon *d, const struct ext_filter_args *a)
+{
+    for (size_t i = 0; a->form == EXT_NODES_FULL && i < a->n; i++) {
+        struct kube_arena *arena;
+        struct policy_node_spec s;
+        char err[256];
+
+        if (policy_node_known(d->cache.engine, a->names[i]))
+            continue;
+        arena = kube_arena_new();
+        if (arena && kube_node_decode(a->nodes[i], arena, &s, err, sizeof(err), NULL) == EXT_OK)
+            policy_node_upsert(d->cache.engine, &s);
+        kube_arena_free(arena);
+    }
+}
+
+static enum ext_verdict verdict_of(enum policy_fit f)
+{
+    return f == POLICY_FITS ? EXT_NODE_PASSES
+           : f == POLICY_UNRESOLVABLE ? EXT_NODE_UNRESOLVABLE
+                                      : EXT_NODE_FAILS;
+}
+
+static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_answer *ans)
+{
+    struct ext_daemon *d = ctx;
+    struct kube_arena *arena = kube_arena_new();
+    struct policy_pod_spec spec;
+    struct policy_filter_result r;
+    char err[512], key[512];
+    const char *chosen = NULL;
+    int rc;
+
+    if (!arena)
+        return EXT_ENOMEM;
+    pthread_mutex_lock(&d->cache.lock);
+    observe_nodes(d, a);
+    rc = observe_pod(d, a->pod, arena, &spec, err, sizeof(err));
+    if (rc != EXT_OK || !spec.managed) {
+        pthread_mutex_unlock(&d->cache.lock);
+        if (rc != EXT_OK)
+            ans->error = ext_pool_strdup(ans->pool, err);
+        kube_arena_free(arena);
+        return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
+    }
+    rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
+                       &r);
+    pthread_mutex_unlock(&d->cache.lock);
+    snprintf(key, sizeof(key), "%s/%s", spec.namespace_, spec.name);
+    if (rc != POLICY_OK) {
+        kube_arena_free(arena);
+        ans->error = ext_pool_strdup(ans->pool, policy_strerror(rc));
+        return EXT_OK;
+    }
+    for (size_t i = 0; i < a->n; i++) {
+        ans->verdicts[i].verdict = verdict_of(r.verdicts[i].fit);
+        ans->verdicts[i].reason =
+            r.verdicts[i].reason ? ext_pool_strdup(ans->pool, r.verdicts[i].reason) : NULL;
+        if (r.verdicts[i].fit == POLICY_FITS)
+            chosen = a->names[i];
+    }
+    if (r.reason) {
+        ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "waits", "reason",
+                     r.reason);
+        ext_events_post(d->events, spec.namespace_, spec.name, spec.uid, "GangWaiting", "Warning",
+                        r.reason);
+    } else {
+        ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
+    }
+    policy_filter_result_cleanup(&r);
+    kube_arena_free(arena);
+    return EXT_OK;
+}
+
+static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_priority_answer *ans)
+{
+    struct ext_daemon *d = ctx;
+    struct kube_arena *arena = kube_arena_new();
+    struct policy_pod_spec spec;
+    char err[512];
+
+    if (!arena)
+        return EXT_ENOMEM;
+    pthread_mutex_lock(&d->cache.lock);
+    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
+        spec.managed)
+        policy_prioritize(d->cache.engine, spec.namespace_, spec.name, a->names, a->n,
+                          ext_now_ms(), ans->scores);
+    pthread_mutex_unlock(&d->cache.lock);
+    kube_arena_free(arena);
+    return EXT_OK;
+}
+
+/* One node's victims, grown to whole gangs, or dropped (false). */
+static bool preempt_node(struct ext_daemon *d, const struct policy_pod_spec *pre,
+                         const struct ext_victims *v, struct ext_pool *pool,
+                         struct ext_meta_victims *out)
+{
+    const char **keys = ext_pool_calloc(pool, v->npods ? v->npods : 1, sizeof(*keys));
+    char **grown = NULL, buf[512];
+    size_t ngrown = 0, k = 0;
+    const char **uids;
+
+    if (!keys)
+        return false;
+    for (size_t i = 0; i < v->npods; i++)
+        if (policy_pod_by_uid(d->cache.engine, v->uids[i], buf, sizeof(buf)))
+            keys[k++] = ext_pool_strdup(pool, buf);
+    if (!policy_preempt_victims(d->cache.engine, pre->namespace_, pre->name, keys, k, &grown,
+                                &ngrown))
+        return false;
+    uids = ext_pool_calloc(pool, ngrown + v->npods + 1, sizeof(*uids));
+    k = 0;
+    for (size_t i = 0; uids && i < ngrown; i++) {
+        struct policy_pod_view pv;
+        char *slash = strchr(grown[i], '/');
+
+        *slash = '\0';
+        if (policy_pod_view_get(d->cache.engine, grown[i], slash + 1, &pv))
+            uids[k++] = ext_pool_strdup(pool, pv.uid);
+    }
+    /* Victims the engine does not know (not muster's pods) stay as asked. */
+    for (size_t i = 0; uids && i < v->npods; i++)
+        if (!policy_pod_by_uid(d->cache.engine, v->uids[i], buf, sizeof(buf)))
+            uids[k++] = v->uids[i];
+    for (size_t i = 0; i < ngrown; i++)
+        free(grown[i]);
+    free(grown);
+    *out = (struct ext_meta_victims){v->node, k, uids, v->num_pdb_violations};
+    return uids && k > 0;
+}
+
+static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preempt_answer *ans)
+{
+    struct ext_daemon *d = ctx;
+    struct kube_arena *arena = kube_arena_new();
+    struct policy_pod_spec spec;
+    struct ext_meta_victims *nodes = ext_pool_calloc(ans->pool, a->n ? a->n : 1, sizeof(*nodes));
+    char err[512];
+    size_t kept = 0;
+
+    if (!arena || !nodes) {
+        kube_arena_free(arena);
+        return EXT_ENOMEM;
+    }
+    pthread_mutex_lock(&d->cache.lock);
+    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK) {
+        spec.managed = true; /* known to the engine so its priority is compared */
+        policy_pod_upsert(d->cache.engine, &spec, ext_now_ms());
+        for (size_t i = 0; i < a->n; i++)
+            kept += preempt_node(d, &spec, &a->nodes[i], ans->pool, &nodes[kept]);
+    }
+    pthread_mutex_unlock(&d->cache.lock);
+    ans->n = kept;
+    ans->nodes = nodes;
+    kube_arena_free(arena);
+    return EXT_OK;
+}
+
+static bool ready(void *ctx, char *why, size_t len)
+{
+    struct ext_daemon *d = ctx;
+
+    return cache_ready(&d->cache, why, len);
+}
+
+/* ---- /debug/state ---------------------------------------------------------- */
+
+static void add_resources(cJSON *parent, const char *name, const struct policy_resources *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, name);
+
+    for (int i = 0; i < POLICY_RES_COUNT; i++) {
+        char text[64];
+
+        kube_quantity_format(r->v[i], i == POLICY_RES_CPU      ? KUBE_QUANTITY_MILLI
+                                      : i == POLICY_RES_MEMORY ? KUBE_QUANTITY_BINARY
+                                                               : KUBE_QUANTITY_DECIMAL,
+                             text, sizeof(text));
+        cJSON_AddStringToObject(o, policy_resource_name(i), text);
+    }
+}
+
+static void state_gang(const struct policy_gang_view *v, void *ctx)
+{
+    cJSON *g = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(g, "gang", v->key);
+    cJSON_AddStringToObject(g, "queue", v->queue);
+    cJSON_AddStringToObject(g, "state", policy_gang_state_name(v->state));
+    cJSON_AddNumberToObject(g, "minMembers", v->min_members);
+    cJSON_AddNumberToObject(g, "members", v->members);
+    cJSON_AddNumberToObject(g, "bound", v->bound);
+    cJSON_AddNumberToObject(g, "waitingAtBind", v->waiting);
+    if (v->reason)
+        cJSON_AddStringToObject(g, "reason", v->reason);
+    else
+        cJSON_AddNullToObject(g, "reason");
+    cJSON_AddItemToArray(ctx, g);
+}
+
+static void state_pod(const struct policy_pod_view *v, void *ctx)
+{
+    cJSON *p;
+    char key[512];
+
+    if (!v->managed)
+        return;
+    p = cJSON_CreateObject();
+    snprintf(key, sizeof(key), "%s/%s", v->namespace_, v->name);
+    cJSON_AddStringToObject(p, "pod", key);
+    cJSON_AddStringToObject(p, "gang", v->gang);
+    cJSON_AddStringToObject(p, "phase", policy_pod_phase_name(v->phase));
+    if (v->node)
+        cJSON_AddStringToObject(p, "node", v->node);
+    if (v->gpu_groups)
+        cJSON_AddStringToObject(p, "gpuGroups", v->gpu_groups);
+    if (v->reason)
+        cJSON_AddStringToObject(p, "reason", v->reason);
+    cJSON_AddItemToArray(ctx, p);
+}
+
+static void state_queue(const struct policy_queue_view *v, void *ctx)
+{
+    cJSON *q = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(q, "name", v->name);
+    if (v->parent)
+        cJSON_AddStringToObject(q, "parent", v->parent);
+    else
+        cJSON_AddNullToObject(q, "parent");
+    add_resources(q, "allocated", &v->allocated);
+    add_resources(q, "reserved", &v->reserved);
+    cJSON_AddNumberToObject(q, "pendingGangs", v->pending_gangs);
+    cJSON_AddItemToArray(ctx, q);
+}
+
+static int debug_state(void *ctx, char **json, size_t *len)
+{
+    struct ext_daemon *d = ctx;
+    cJSON *root = cJSON_CreateObject();
+
+    if (!root)
+        return EXT_ENOMEM;
+    pthread_mutex_lock(&d->cache.lock);
+    policy_each_gang(d->cache.engine, state_gang, cJSON_AddArrayToObject(root, "gangs"));
+    policy_each_queue(d->cache.engine, state_queue, cJSON_AddArrayToObject(root, "queues"));
+    policy_each_pod(d->cache.engine, state_pod, cJSON_AddArrayToObject(root, "pods"));
+    pthread_mutex_unlock(&d->cache.lock);
+    *json = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!*json)
+        return EXT_ENOMEM;
+    *len = strlen(*json);
+    return EXT_OK;
+}
+
+const struct ext_http_handlers ext_daemon_handlers = {
+    .filter = filter,
+    .prioritize = prioritize,
+    .bind = ext_daemon_bind,
+    .preempt = preempt,
+    .ready = ready,
+    .debug_state = debug_state,
+    .stopping = ext_daemon_stopping,
+};

@@ -1,0 +1,145 @@
+/* queue_status.c - Queue status subresource writer. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "ext_err.h"
+#include "log.h"
+#include "queue_status.h"
+
+#define QUEUE_STATUS_PERIOD_MS 2000
+
+struct queue_status {
+    struct ext_daemon *d;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stopping;
+    cJSON *written; /* name -> last status text written */
+    cJSON *pending; /* name -> status object to write, built under the cache lock */
+};
+
+static cJSON *resources_json(const struct policy_resources *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    static const enum kube_quantity_style styles[POLICY_RES_COUNT] = {
+        KUBE_QUANTITY_MILLI, KUBE_QUANTITY_BINARY, KUBE_QUANTITY_DECIMAL};
+
+    for (int i = 0; i < POLICY_RES_COUNT; i++) {
+        char text[64];
+
+        kube_quantity_format(r->v[i], styles[i], text, sizeof(text));
+        cJSON_AddStringToObject(o, policy_resource_name(i), text);
+    }
+    return o;
+}
+
+static void build_one(const struct policy_queue_view *v, void *ctx)
+{
+    struct queue_status *qs = ctx;
+    cJSON *status;
+
+    if (!cache_queue_defined(&qs->d->cache, v->name))
+        return;
+    status = cJSON_CreateObject();
+    cJSON_AddItemToObject(status, "allocated", resources_json(&v->allocated));
+    cJSON_AddItemToObject(status, "reserved", resources_json(&v->reserved));
+    cJSON_AddNumberToObject(status, "pendingGangs", v->pending_gangs);
+    cJSON_AddItemToObject(qs->pending, v->name, status);
+}
+
+static void write_changed(struct queue_status *qs)
+{
+    cJSON *status;
+
+    cJSON_ArrayForEach(status, qs->pending)
+    {
+        char *text = cJSON_PrintUnformatted(status), path[512], err[512];
+        const cJSON *last = cJSON_GetObjectItemCaseSensitive(qs->written, status->string);
+        cJSON *patch;
+
+        if (!text || (cJSON_IsString(last) && strcmp(last->valuestring, text) == 0)) {
+            free(text);
+            continue;
+        }
+        patch = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(patch, "status", status);
+        snprintf(path, sizeof(path), "/apis/muster.dev/v1alpha1/queues/%s", status->string);
+        if (kube_patch_status(qs->d->kube, path, patch, NULL, err, sizeof(err)) == EXT_OK) {
+            cJSON_DeleteItemFromObjectCaseSensitive(qs->written, status->string);
+            cJSON_AddStringToObject(qs->written, status->string, text);
+        } else {
+            ext_log_debug("queue status not written", "queue", status->string, "error", err);
+        }
+        cJSON_Delete(patch);
+        free(text);
+    }
+}
+
+static void *run(void *arg)
+{
+    struct queue_status *qs = arg;
+
+    pthread_mutex_lock(&qs->lock);
+    while (!qs->stopping) {
+        struct timespec ts;
+
+        pthread_mutex_unlock(&qs->lock);
+        qs->pending = cJSON_CreateObject();
+        pthread_mutex_lock(&qs->d->cache.lock);
+        policy_each_queue(qs->d->cache.engine, build_one, qs);
+        pthread_mutex_unlock(&qs->d->cache.lock);
+        write_changed(qs);
+        cJSON_Delete(qs->pending);
+        qs->pending = NULL;
+        pthread_mutex_lock(&qs->lock);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += QUEUE_STATUS_PERIOD_MS / 1000;
+        while (!qs->stopping && pthread_cond_timedwait(&qs->wake, &qs->lock, &ts) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&qs->lock);
+    return NULL;
+}
+
+struct queue_status *queue_status_start(struct ext_daemon *d)
+{
+    struct queue_status *qs = calloc(1, sizeof(*qs));
+    pthread_condattr_t ca;
+
+    if (!qs || !(qs->written = cJSON_CreateObject())) {
+        free(qs);
+        return NULL;
+    }
+    qs->d = d;
+    pthread_mutex_init(&qs->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&qs->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&qs->thread, NULL, run, qs) != 0) {
+        cJSON_Delete(qs->written);
+        free(qs);
+        return NULL;
+    }
+    return qs;
+}
+
+void queue_status_stop(struct queue_status *qs)
+{
+    if (!qs)
+        return;
+    pthread_mutex_lock(&qs->lock);
+    qs->stopping = true;
+    pthread_cond_signal(&qs->wake);
+    pthread_mutex_unlock(&qs->lock);
+    pthread_join(qs->thread, NULL);
+    cJSON_Delete(qs->written);
+    pthread_mutex_destroy(&qs->lock);
+    pthread_cond_destroy(&qs->wake);
+    free(qs);
+}

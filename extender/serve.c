@@ -1,0 +1,397 @@
+/*
+ * serve.c - `muster serve`: the extender beside kube-scheduler.
+ *
+ * Wires settings, the API client, the cluster cache, events, metrics, the
+ * queue status writer and the HTTP server, then waits for SIGTERM/SIGINT and
+ * stops in order: HTTP first (held binds are answered), then the writers and
+ * reflectors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "ext_err.h"
+#include "kube_watch.h"
+#include "kubeconfig.h"
+#include "log.h"
+#include "muster.h"
+#include "queue_status.h"
+
+struct serve_args {
+    const char *config;
+    const char *kubeconfig;
+    const char *listen;
+    bool check_only;
+    bool offline;
+    const char *manifests[16];
+    size_t nmanifests;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: muster serve --config FILE [options]\n\n"
+            "Run muster's scheduler extender: kube-scheduler calls it through the extenders:\n"
+            "stanza of its KubeSchedulerConfiguration (docs/deploy.md).\n\n"
+            "Options:\n"
+            "  -c, --config FILE      settings file (docs/config.md); defaults apply without one\n"
+            "      --check-config     validate the settings file and exit (0 ok, 2 bad)\n"
+            "      --kubeconfig FILE  override the settings' kubeconfig (empty = in-cluster)\n"
+            "      --listen HOST:PORT override the settings' listen address\n"
+            "      --offline          no API server: nodes and queues from -f files, Bindings\n"
+            "                         recorded but not posted (benchmarks, trying the wire)\n"
+            "  -f, --filename FILE    with --offline: Node and Queue manifests to load\n"
+            "  -h, --help             this help\n"
+            "      --version          print the version\n");
+}
+
+static int parse_args(int argc, char **argv, struct serve_args *a)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},   {"check-config", no_argument, NULL, 'C'},
+        {"kubeconfig", required_argument, NULL, 'k'}, {"listen", required_argument, NULL, 'l'},
+        {"offline", no_argument, NULL, 'o'},        {"filename", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    int ch;
+
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "c:f:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            a->config = optarg;
+            break;
+        case 'C':
+            a->check_only = true;
+            break;
+        case 'k':
+            a->kubeconfig = optarg;
+            break;
+        case 'l':
+            a->listen = optarg;
+            break;
+        case 'o':
+            a->offline = true;
+            break;
+        case 'f':
+            if (a->nmanifests == sizeof(a->manifests) / sizeof(a->manifests[0])) {
+                fprintf(stderr, "muster serve: at most 16 -f files\n");
+                return 2;
+            }
+            a->manifests[a->nmanifests++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("muster %s\n", MUSTER_VERSION);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "muster serve: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+    return -1;
+}
+
+static int load_settings(struct cfg_settings *s, const struct serve_args *a)
+{
+    char err[512];
+
+    if (cfg_settings_init(s) != CFG_OK) {
+        fprintf(stderr, "muster serve: out of memory\n");
+        return 1;
+    }
+    if (a->config && cfg_settings_load(s, a->config, err, sizeof(err)) != CFG_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    if (a->kubeconfig) {
+        free(s->kubeconfig);
+        s->kubeconfig = strdup(a->kubeconfig);
+    }
+    if (a->listen) {
+        unsigned port;
+
+        if (cfg_hostport_parse(a->listen, NULL, 0, &port) != CFG_OK) {
+            fprintf(stderr, "muster serve: --listen \"%s\" is not host:port\n", a->listen);
+            return 2;
+        }
+        free(s->listen);
+        s->listen = strdup(a->listen);
+    }
+    return -1;
+}
+
+/* ---- metrics mirrored from the engine ------------------------------------- */
+
+static void collect_gang(const struct policy_gang_view *v, void *ctx)
+{
+    double *counts = ctx;
+
+    counts[v->state] += 1;
+}
+
+static void collect_queue(const struct policy_queue_view *v, void *ctx)
+{
+    struct ext_daemon *d = ctx;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        double scale = r == POLICY_RES_MEMORY ? 1.0 : 1000.0;
+        const char *alloc[] = {v->name, policy_resource_name(r), "allocated"};
+        const char *res[] = {v->name, policy_resource_name(r), "reserved"};
+
+        ext_series_set(ext_metric_with(d->queue_usage, alloc), v->allocated.v[r] / scale);
+        ext_series_set(ext_metric_with(d->queue_usage, res), v->reserved.v[r] / scale);
+    }
+    ext_series_set(ext_metric_with(d->queue_pending, (const char *[]){v->name}), v->pending_gangs);
+}
+
+static void collect(struct ext_metrics *m, void *ctx)
+{
+    struct ext_daemon *d = ctx;
+    double counts[3] = {0};
+
+    ext_metric_clear(d->queue_usage);
+    ext_metric_clear(d->queue_pending);
+    pthread_mutex_lock(&d->cache.lock);
+    policy_each_gang(d->cache.engine, collect_gang, counts);
+    policy_each_queue(d->cache.engine, collect_queue, d);
+    pthread_mutex_unlock(&d->cache.lock);
+    for (int s = 0; s < 3; s++)
+        ext_series_set(ext_metric_with(d->gangs, (const char *[]){policy_gang_state_name(s)}),
+                       counts[s]);
+    for (int src = 0; src < CACHE_SOURCE_COUNT; src++) {
+        struct ext_series *series =
+            ext_metric_with(d->watch_restarts, (const char *[]){cache_source_name(src)});
+        double now = (double)cache_watch_restarts(&d->cache, src);
+
+        if (now > ext_series_value(series))
+            ext_series_add(series, now - ext_series_value(series));
+    }
+    (void)m;
+}
+
+static int register_metrics(struct ext_daemon *d)
+{
+    struct ext_metrics *m = d->metrics;
+
+    d->bind_outcomes = ext_metrics_counter(m, "muster_bind_outcomes_total",
+                                           "Bind calls by what the gang barrier answered",
+                                           "outcome");
+    d->bind_wait_seconds = ext_metrics_histogram(
+        m, "muster_bind_wait_seconds", "Time binds were held at the gang barrier", NULL,
+        ext_metrics_latency_buckets, ext_metrics_latency_nbuckets);
+    d->bindings = ext_metrics_counter(m, "muster_bindings_total",
+                                      "Bindings posted to the API server", "result");
+    d->gangs = ext_metrics_gauge(m, "muster_gangs", "Gangs by state", "state");
+    d->queue_usage = ext_metrics_gauge(m, "muster_queue_usage",
+                                       "Queue usage (cpu cores, memory bytes, GPUs)",
+                                       "queue,resource,kind");
+    d->queue_pending = ext_metrics_gauge(m, "muster_queue_pending_gangs",
+                                         "Gangs waiting whole in each queue", "queue");
+    d->watch_restarts = ext_metrics_counter(m, "muster_watch_restarts_total",
+                                            "Reflector reconnects after a failure", "resource");
+    if (!d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
+        !d->queue_usage || !d->queue_pending || !d->watch_restarts)
+        return EXT_ENOMEM;
+    return ext_metrics_on_collect(m, collect, d);
+}
+
+/* ---- wiring ---------------------------------------------------------------- */
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1 << 20) &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = calloc(1, (size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (!buf)
+        snprintf(err, errlen, "%s: cannot read", path);
+    fclose(f);
+    return buf;
+}
+
+static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
+{
+    struct kube_conn conn;
+    int rc;
+
+    kube_conn_init(&conn);
+    rc = kube_conn_discover(&conn, *d->settings.kubeconfig ? d->settings.kubeconfig : NULL, NULL,
+                            err, errlen);
+    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, NULL, err, errlen)))
+        rc = EXT_EIO;
+    kube_conn_cleanup(&conn);
+    return rc;
+}
+
+/* --offline: Node and Queue manifests straight into the engine. */
+static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *err,
+                        size_t errlen)
+{
+    for (size_t i = 0; i < a->nmanifests; i++) {
+        struct cfg_docs docs;
+
+        if (cfg_docs_load_file(&docs, a->manifests[i], err, errlen) != CFG_OK)
+            return EXT_EINVAL;
+        for (size_t k = 0; k < docs.n; k++) {
+            const cJSON *kind = cJSON_GetObjectItemCaseSensitive(docs.docs[k], "kind");
+
+            if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Node") == 0)
+                cache_apply(&d->cache, CACHE_NODES, "ADDED", docs.docs[k]);
+            else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Queue") == 0)
+                cache_apply(&d->cache, CACHE_QUEUES, "ADDED", docs.docs[k]);
+        }
+        cfg_docs_cleanup(&docs);
+    }
+    return EXT_OK;
+}
+
+static int start_http(struct ext_daemon *d, char *err, size_t errlen)
+{
+    struct ext_http_config hc;
+    char *cert = NULL, *key = NULL;
+    int rc = EXT_EINVAL;
+
+    ext_http_config_init(&hc);
+    hc.listen = d->settings.listen;
+    hc.limits.max_body = (size_t)d->settings.max_body_bytes;
+    hc.limits.max_names = (size_t)d->settings.max_node_names;
+    if (d->settings.tls.cert_file) {
+        cert = read_file(d->settings.tls.cert_file, err, errlen);
+        key = cert ? read_file(d->settings.tls.key_file, err, errlen) : NULL;
+        if (!cert || !key)
+            goto out;
+        hc.tls_cert_pem = cert;
+        hc.tls_key_pem = key;
+    }
+    rc = ext_http_server_new(&hc, &ext_daemon_handlers, d, d->metrics, &d->http, err, errlen);
+out:
+    free(cert);
+    free(key);
+    return rc;
+}
+
+static int wait_for_signal(void)
+{
+    sigset_t set;
+    int sig = 0;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigwait(&set, &sig);
+    return sig;
+}
+
+static void daemon_cleanup(struct ext_daemon *d)
+{
+    if (d->http) {
+        ext_http_server_stop(d->http, 5000);
+        ext_http_server_free(d->http);
+    }
+    ext_events_free(d->events);
+    cache_cleanup(&d->cache);
+    kube_client_free(d->kube);
+    ext_metrics_free(d->metrics);
+    pthread_cond_destroy(&d->barrier_changed);
+    cfg_settings_cleanup(&d->settings);
+}
+
+static int run(struct ext_daemon *d, const struct serve_args *a)
+{
+    char err[1024];
+    struct queue_status *qs = NULL;
+    pthread_condattr_t ca;
+    sigset_t set;
+    int rc;
+
+    /* Signals are taken by sigwait in this thread only. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->barrier_changed, &ca);
+    pthread_condattr_destroy(&ca);
+    d->metrics = ext_metrics_new();
+    if (!d->metrics || register_metrics(d) != EXT_OK) {
+        fprintf(stderr, "muster serve: out of memory\n");
+        return 1;
+    }
+    if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
+        ext_log_error("cannot reach the API server", "error", err);
+        return 1;
+    }
+    if (cache_init(&d->cache, &d->settings, d->kube, err, sizeof(err)) != EXT_OK ||
+        (a->offline ? load_offline(d, a, err, sizeof(err))
+                    : cache_start(&d->cache, err, sizeof(err))) != EXT_OK) {
+        ext_log_error("cannot start", "error", err);
+        return 1;
+    }
+    if (d->kube) {
+        d->events = ext_events_new(d->kube);
+        qs = queue_status_start(d);
+    }
+    rc = start_http(d, err, sizeof(err));
+    if (rc != EXT_OK) {
+        ext_log_error("cannot serve", "listen", d->settings.listen, "error", err);
+        queue_status_stop(qs);
+        return 1;
+    }
+    snprintf(err, sizeof(err), "%u", (unsigned)ext_http_server_port(d->http));
+    ext_log_info("serving", "version", MUSTER_VERSION, "listen", d->settings.listen, "port", err,
+                 "strategy", cfg_strategy_name(d->settings.strategy), "apiServer",
+                 d->kube ? kube_client_server(d->kube) : "offline");
+    rc = wait_for_signal();
+    ext_log_info("stopping", "signal", rc == SIGTERM ? "SIGTERM" : "SIGINT");
+    ext_http_server_stop(d->http, d->settings.bind_wait_ms + 2000);
+    queue_status_stop(qs);
+    return 0;
+}
+
+int serve_main(int argc, char **argv)
+{
+    struct serve_args a = {0};
+    struct ext_daemon d;
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc >= 0)
+        return rc;
+    memset(&d, 0, sizeof(d));
+    rc = load_settings(&d.settings, &a);
+    if (rc >= 0) {
+        cfg_settings_cleanup(&d.settings);
+        return rc;
+    }
+    if (a.check_only) {
+        printf("%s: ok\n", a.config ? a.config : "(defaults)");
+        cfg_settings_cleanup(&d.settings);
+        return 0;
+    }
+    ext_log_setup(d.settings.log.format, d.settings.log.level);
+    rc = run(&d, &a);
+    daemon_cleanup(&d);
+    return rc;
+}
