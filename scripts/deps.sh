@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install what muster builds and tests with, from Debian's packages; idempotent.
+# Go (for the Kubernetes components the end-to-end tests run) comes with the machine.
+set -euo pipefail
+packages=(cmake ninja-build gcc pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev
+          libyaml-dev check openssl curl python3 wrk clang)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "[deps] installing: ${missing[*]}"
+    if [[ $(id -u) != 0 ]]; then
+        echo "[deps] not root: install them with: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+command -v go >/dev/null 2>&1 || [[ -x /usr/local/go/bin/go ]] || {
+    echo "[deps] Go is needed to build kube-apiserver, kube-scheduler, etcd and KubeRay for the" \
+         "end-to-end tests" >&2
+    exit 1
+}
