@@ -10,6 +10,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"serve", serve_main, "run the scheduler extender beside kube-scheduler"},
+    {"reserve", reserve_main, "hold a GPU for a shared group (runs in reservation pods)"},
     {"simulate", simulate_main, "show what muster would do with a set of manifests"},
 };
 
