@@ -170,6 +170,7 @@ struct cfg_log {
 };
 
 struct cfg_gpu_sharing {
+    bool reservations; /* hold each shared device with a reservation pod (default true) */
     char *reservation_namespace;
     char *reservation_image;
     int64_t reservation_timeout_ms;

@@ -80,6 +80,7 @@ int cfg_settings_init(struct cfg_settings *s)
     s->log.format = CFG_LOG_PLAIN;
     s->log.level = CFG_LOG_INFO;
     s->gpu_sharing.reservation_timeout_ms = 30000;
+    s->gpu_sharing.reservations = true;
     s->leader_election.enabled = false;
     s->leader_election.lease_duration_ms = 15000;
     s->leader_election.renew_deadline_ms = 10000;

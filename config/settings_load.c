@@ -54,6 +54,7 @@ static const struct field log_fields[] = {
 
 #define GS struct cfg_gpu_sharing
 static const struct field gpu_sharing_fields[] = {
+    {"reservations", K_BOOL, offsetof(GS, reservations), 0, NULL, NULL, 0, 0},
     {"reservationNamespace", K_STRING, offsetof(GS, reservation_namespace), 0, NULL, NULL, 0, 0},
     {"reservationImage", K_STRING, offsetof(GS, reservation_image), 0, NULL, NULL, 0, 0},
     DURATION("reservationTimeout", GS, reservation_timeout_ms),

@@ -16,6 +16,7 @@
 
 #include "daemon.h"
 #include "ext_err.h"
+#include "gpu_share.h"
 #include "log.h"
 
 static struct held_bind *held_add(struct ext_daemon *d, const char *key)
@@ -84,43 +85,65 @@ int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, c
     return kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, err, errlen);
 }
 
-/* Commit every member; returns the outcome for `self` (its error in *self_err). */
+/* One member's outcome: into the engine, and to its held bind if it has one. */
+static void finish_member(struct ext_daemon *d, const struct policy_assignment *m, bool ok,
+                          const char *err, const char *self, bool *self_ok, char *self_err,
+                          size_t len)
+{
+    char key[512];
+    struct held_bind *h;
+    const char *v[] = {ok ? "bound" : "refused"};
+
+    snprintf(key, sizeof(key), "%s/%s", m->namespace_, m->name);
+    ext_series_add(ext_metric_with(d->bindings, v), 1);
+    if (ok)
+        ext_log_info("bound", "pod", key, "node", m->node, "gpuGroup", m->gpu_groups);
+    else
+        ext_log_warn("not bound", "pod", key, "node", m->node, "error", err);
+    pthread_mutex_lock(&d->cache.lock);
+    policy_bind_done(d->cache.engine, m->namespace_, m->name, ok, err);
+    if (strcmp(key, self) == 0) {
+        *self_ok = ok;
+        snprintf(self_err, len, "%s", err);
+    } else if ((h = held_find(d, key))) {
+        h->done = true;
+        h->ok = ok;
+        h->error = ok ? NULL : strdup(err);
+    }
+    pthread_cond_broadcast(&d->barrier_changed);
+    pthread_mutex_unlock(&d->cache.lock);
+}
+
+/*
+ * Commit every member; returns the outcome for `self` (its error in
+ * self_err). Shares are made real on the nodes for every member first: if
+ * any cannot be, no member is bound and the whole gang is requeued.
+ */
 static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r, const char *self,
                        char *self_err, size_t len)
 {
-    bool self_ok = false;
+    char why[512] = "";
+    bool self_ok = false, prepared = true;
 
+    for (size_t i = 0; i < r->n && prepared; i++)
+        prepared = gpu_share_prepare(d, &r->members[i], why, sizeof(why)) == EXT_OK;
     for (size_t i = 0; i < r->n; i++) {
         const struct policy_assignment *m = &r->members[i];
-        char key[512], err[512] = "";
-        int rc = ext_commit_member(d, m, err, sizeof(err));
-        const char *v[] = {rc == EXT_OK ? "bound" : "refused"};
-        struct held_bind *h;
+        char err[512] = "";
+        int rc = prepared ? ext_commit_member(d, m, err, sizeof(err)) : EXT_ETIMEOUT;
 
-        snprintf(key, sizeof(key), "%s/%s", m->namespace_, m->name);
-        ext_series_add(ext_metric_with(d->bindings, v), 1);
-        if (rc == EXT_OK)
-            ext_log_info("bound", "pod", key, "node", m->node, "gpuGroup", m->gpu_groups);
-        else
-            ext_log_warn("binding refused", "pod", key, "node", m->node, "error", err);
-        pthread_mutex_lock(&d->cache.lock);
-        policy_bind_done(d->cache.engine, m->namespace_, m->name, rc == EXT_OK, err);
-        if (strcmp(key, self) == 0) {
-            self_ok = rc == EXT_OK;
-            snprintf(self_err, len, "%s", err);
-        } else if ((h = held_find(d, key))) {
-            h->done = true;
-            h->ok = rc == EXT_OK;
-            h->error = rc == EXT_OK ? NULL : strdup(err);
+        if (!prepared) {
+            snprintf(err, sizeof(err), "%s", why);
+            ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangRequeued", "Warning",
+                            why);
         }
-        pthread_cond_broadcast(&d->barrier_changed);
-        pthread_mutex_unlock(&d->cache.lock);
+        finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
         if (rc == EXT_OK && r->n > 1) {
             char msg[600];
 
-            snprintf(msg, sizeof(msg), "gang committed whole (%zu members at once); this pod "
-                                       "bound to %s%s%s",
-                     r->n, m->node, m->gpu_groups ? ", GPU group " : "",
+            snprintf(msg, sizeof(msg),
+                     "gang committed whole (%zu members at once); this pod bound to %s%s%s", r->n,
+                     m->node, m->gpu_groups ? ", GPU group " : "",
                      m->gpu_groups ? m->gpu_groups : "");
             ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal",
                             msg);

@@ -31,6 +31,7 @@ struct ext_daemon {
     struct ext_events *events;
     struct ext_metrics *metrics;
     struct ext_http_server *http;
+    struct ext_http_server *webhook; /* gpuSharing.webhookListen, HTTPS */
 
     /* The barrier: guarded by cache.lock. */
     pthread_cond_t barrier_changed;

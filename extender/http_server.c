@@ -62,6 +62,7 @@ static void serve_readyz(struct ext_http_server *s, const struct request *r, str
 static void serve_metrics(struct ext_http_server *s, const struct request *r, struct reply *out);
 static void serve_debug_state(struct ext_http_server *s, const struct request *r,
                               struct reply *out);
+static void serve_admission(struct ext_http_server *s, const struct request *r, struct reply *out);
 
 static const struct route routes[] = {
     {"/filter", "POST", "filter", EXT_VERB_FILTER, serve_filter},
@@ -72,6 +73,7 @@ static const struct route routes[] = {
     {"/readyz", "GET", "readyz", -1, serve_readyz},
     {"/metrics", "GET", "metrics", -1, serve_metrics},
     {"/debug/state", "GET", "debug_state", -1, serve_debug_state},
+    {"/mutate-pods", "POST", "mutate_pods", -1, serve_admission},
 };
 
 #define ROUTE_COUNT (sizeof(routes) / sizeof(routes[0]))
@@ -345,6 +347,22 @@ static void serve_debug_state(struct ext_http_server *s, const struct request *r
     }
 }
 
+/* The admission webhook: the handler answers the AdmissionReview itself. */
+static void serve_admission(struct ext_http_server *s, const struct request *r, struct reply *out)
+{
+    char err[512] = "";
+    int rc;
+
+    out->status = MHD_HTTP_OK;
+    out->content_type = CONTENT_JSON;
+    rc = s->h->admission(s->ctx, r->body, r->len, &out->body, &out->len, err, sizeof(err));
+    if (rc == EXT_OK)
+        return;
+    out->body = NULL;
+    reply_json_error(out, rc == EXT_ETOOBIG ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
+                     *err ? err : ext_strerror(rc));
+}
+
 /* ---- libmicrohttpd callbacks ---------------------------------------------------------- */
 
 static size_t route_find(const char *url)
@@ -364,6 +382,8 @@ static bool route_enabled(const struct ext_http_server *s, size_t i)
 
     if (i == ROUTE_UNKNOWN)
         return false;
+    if (routes[i].serve == serve_admission)
+        return h->admission != NULL;
     switch (routes[i].verb) {
     case EXT_VERB_FILTER:
         return h->filter != NULL;

@@ -10,6 +10,7 @@
  *   GET  /readyz                               handlers->ready, 503 with why
  *   GET  /metrics                              the ext_metrics registry
  *   GET  /debug/state                          handlers->debug_state JSON
+ *   POST /mutate-pods                          handlers->admission (the GPU-sharing webhook)
  *
  * Errors on the wire: unknown path 404 {"Error":"unknown path /x"}, wrong
  * method 405 with Allow, a body over the cap 413, a request that does not
@@ -52,6 +53,10 @@ struct ext_http_handlers {
     int (*debug_state)(void *ctx, char **json, size_t *len);
     /* The server began to stop: wake held calls so they answer now. */
     void (*stopping)(void *ctx);
+    /* POST /mutate-pods: an AdmissionReview in, one out (malloc'd); NULL hides the route.
+     * EXT_EINVAL answers 400 and EXT_ETOOBIG 413, with err. */
+    int (*admission)(void *ctx, const char *body, size_t len, char **out, size_t *outlen,
+                     char *err, size_t errlen);
 };
 
 struct ext_http_config {

@@ -19,7 +19,8 @@
 #include "kubeconfig.h"
 #include "log.h"
 #include "muster.h"
-#include "queue_status.h"
+#include "housekeeping.h"
+#include "webhook.h"
 
 struct serve_args {
     const char *config;
@@ -291,6 +292,67 @@ out:
     return rc;
 }
 
+/* ---- the GPU-sharing admission webhook (HTTPS, its own listener) ---------------- */
+
+static void any_gpu_memory(const struct policy_node_view *v, void *ctx)
+{
+    *(bool *)ctx |= v->gpu_memory_mib > 0;
+}
+
+static bool has_gpu_memory_labels(void *ctx)
+{
+    struct ext_daemon *d = ctx;
+    bool any = false;
+
+    pthread_mutex_lock(&d->cache.lock);
+    policy_each_node(d->cache.engine, any_gpu_memory, &any);
+    pthread_mutex_unlock(&d->cache.lock);
+    return any;
+}
+
+static int admission(void *ctx, const char *body, size_t len, char **out, size_t *outlen,
+                     char *err, size_t errlen)
+{
+    struct ext_daemon *d = ctx;
+    struct webhook_opts o = {.runtime_class_name = d->settings.gpu_sharing.runtime_class_name,
+                             .has_gpu_memory_labels = has_gpu_memory_labels,
+                             .ctx = d};
+    int rc = webhook_review(body, len, &o, out, outlen, err, errlen);
+
+    if (rc != EXT_OK)
+        ext_log_warn("admission review refused", "error", err);
+    return rc;
+}
+
+static const struct ext_http_handlers webhook_handlers = {.admission = admission,
+                                                          .ready = NULL};
+
+static int start_webhook(struct ext_daemon *d, char *err, size_t errlen)
+{
+    const struct cfg_gpu_sharing *g = &d->settings.gpu_sharing;
+    struct ext_http_config hc;
+    char *cert, *key = NULL;
+    int rc = EXT_EINVAL;
+
+    if (!g->webhook_listen || !*g->webhook_listen)
+        return EXT_OK;
+    ext_http_config_init(&hc);
+    hc.listen = g->webhook_listen;
+    cert = read_file(g->webhook_tls.cert_file, err, errlen);
+    key = cert ? read_file(g->webhook_tls.key_file, err, errlen) : NULL;
+    if (cert && key) {
+        hc.tls_cert_pem = cert;
+        hc.tls_key_pem = key;
+        rc = ext_http_server_new(&hc, &webhook_handlers, d, d->metrics, &d->webhook, err, errlen);
+    }
+    free(cert);
+    free(key);
+    if (rc == EXT_OK)
+        ext_log_info("serving the GPU-sharing webhook", "listen", g->webhook_listen, "path",
+                     "/mutate-pods");
+    return rc;
+}
+
 static int wait_for_signal(void)
 {
     sigset_t set;
@@ -309,6 +371,7 @@ static void daemon_cleanup(struct ext_daemon *d)
         ext_http_server_stop(d->http, 5000);
         ext_http_server_free(d->http);
     }
+    ext_http_server_free(d->webhook);
     ext_events_free(d->events);
     cache_cleanup(&d->cache);
     kube_client_free(d->kube);
@@ -320,7 +383,7 @@ static void daemon_cleanup(struct ext_daemon *d)
 static int run(struct ext_daemon *d, const struct serve_args *a)
 {
     char err[1024];
-    struct queue_status *qs = NULL;
+    struct housekeeping *qs = NULL;
     pthread_condattr_t ca;
     sigset_t set;
     int rc;
@@ -352,12 +415,17 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
     }
     if (d->kube) {
         d->events = ext_events_new(d->kube);
-        qs = queue_status_start(d);
+        qs = housekeeping_start(d);
     }
-    rc = start_http(d, err, sizeof(err));
-    if (rc != EXT_OK) {
+    if (start_http(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot serve", "listen", d->settings.listen, "error", err);
-        queue_status_stop(qs);
+        housekeeping_stop(qs);
+        return 1;
+    }
+    if (start_webhook(d, err, sizeof(err)) != EXT_OK) {
+        ext_log_error("cannot serve the webhook", "listen",
+                      d->settings.gpu_sharing.webhook_listen, "error", err);
+        housekeeping_stop(qs);
         return 1;
     }
     snprintf(err, sizeof(err), "%u", (unsigned)ext_http_server_port(d->http));
@@ -367,7 +435,9 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
     rc = wait_for_signal();
     ext_log_info("stopping", "signal", rc == SIGTERM ? "SIGTERM" : "SIGINT");
     ext_http_server_stop(d->http, d->settings.bind_wait_ms + 2000);
-    queue_status_stop(qs);
+    if (d->webhook)
+        ext_http_server_stop(d->webhook, 2000);
+    housekeeping_stop(qs);
     return 0;
 }
 

@@ -21,8 +21,25 @@ void policy_filter_result_cleanup(struct policy_filter_result *r)
     memset(r, 0, sizeof(*r));
 }
 
+int policy_node_pause_sharing(struct policy_cluster *c, const char *name, int64_t until)
+{
+    struct pnode *n = pnode_at(c, pidx_get(&c->node_ix, name));
+
+    if (!n)
+        return POLICY_ENOENT;
+    n->sharing_paused_until = until;
+    n->sharing_paused = true;
+    return POLICY_OK;
+}
+
 void policy_expire(struct policy_cluster *c, int64_t now)
 {
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        struct pnode *n = c->nodes.items[i];
+
+        if (n && n->sharing_paused && now >= n->sharing_paused_until)
+            n->sharing_paused = false;
+    }
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *g = c->gangs.items[i];
         int32_t holding, waiting, bound;

@@ -20,6 +20,9 @@ static const struct {
     [PFIT_PODS] = {"too many pods", "has room for another pod", false},
     [PFIT_GPU] = {"not enough free GPUs", "has a free GPU", false},
     [PFIT_GPU_SHARE] = {"no GPU has room for the share", "has a GPU with room for the share", false},
+    [PFIT_SHARING_PAUSED] = {"GPU sharing paused: a reservation pod here did not report its device",
+                             "may open a shared GPU (sharing paused after reservation failures)",
+                             false},
     [PFIT_GPU_MEMORY_UNKNOWN] = {"node has no nvidia.com/gpu.memory label for a gpu-memory ask",
                                  "has an nvidia.com/gpu.memory label", true},
     [PFIT_GPU_MEMORY_TOO_BIG] = {"gpu-memory ask exceeds one GPU's memory",
@@ -167,7 +170,7 @@ static int64_t free_devices(const struct pnode *n)
 static bool pick_groups(const struct pnode *n, int32_t share, int32_t devices,
                         enum policy_strategy s, struct pplace *out)
 {
-    int64_t fresh = free_devices(n);
+    int64_t fresh = n->sharing_paused ? 0 : free_devices(n);
     int32_t next_new = 0;
 
     out->ngroups = 0;
@@ -237,7 +240,7 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
     }
     pl.share = share;
     if (share > 0 && !pick_groups(n, share, p->devices, s, &pl)) {
-        *why = PFIT_GPU_SHARE;
+        *why = n->sharing_paused && free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;
         return false;
     }
     *why = PFIT_OK;

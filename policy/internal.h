@@ -56,6 +56,8 @@ struct pnode {
     bool unschedulable;
     int64_t cpu, memory, pods, gpus, gpu_memory_mib; /* allocatable */
     int64_t cpu_used, memory_used, pods_used, whole_used;
+    int64_t sharing_paused_until; /* no new GPU group before this */
+    bool sharing_paused;
     struct pgroup *groups;
     size_t ngroups, groups_cap;
 };
@@ -178,6 +180,7 @@ enum pfit_why {
     PFIT_PODS,
     PFIT_GPU,
     PFIT_GPU_SHARE,
+    PFIT_SHARING_PAUSED,
     PFIT_GPU_MEMORY_UNKNOWN,
     PFIT_GPU_MEMORY_TOO_BIG,
     PFIT_COUNT

@@ -218,6 +218,8 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         n->memory_used = old->memory_used;
         n->pods_used = old->pods_used;
         n->whole_used = old->whole_used;
+        n->sharing_paused = old->sharing_paused;
+        n->sharing_paused_until = old->sharing_paused_until;
         n->groups = old->groups;
         n->ngroups = old->ngroups;
         n->groups_cap = old->groups_cap;

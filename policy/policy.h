@@ -191,6 +191,13 @@ int policy_queue_forget(struct policy_cluster *c, const char *name);
 int policy_gang_forget(struct policy_cluster *c, const char *key);
 int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const char *name);
 
+/*
+ * GPU sharing failed on this node (a reservation pod never reported its
+ * device): open no new GPU group there until `until`. Groups already open
+ * stay usable.
+ */
+int policy_node_pause_sharing(struct policy_cluster *c, const char *name, int64_t until);
+
 /* Release plans whose time ran out. Filter and bind call it too. */
 void policy_expire(struct policy_cluster *c, int64_t now);
 
@@ -356,6 +363,7 @@ struct policy_gpu_group_view {
 struct policy_node_view {
     const char *name;
     int64_t cpu_milli, memory_bytes, pods, gpus;           /* allocatable */
+    int64_t gpu_memory_mib;                                /* per device; 0 = unknown */
     int64_t cpu_used, memory_used, pods_used, gpus_whole_used; /* bound + planned */
     size_t ngroups;
     const struct policy_gpu_group_view *groups;

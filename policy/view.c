@@ -234,6 +234,7 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
             .memory_bytes = node->memory,
             .pods = node->pods,
             .gpus = node->gpus,
+            .gpu_memory_mib = node->gpu_memory_mib,
             .cpu_used = node->cpu_used,
             .memory_used = node->memory_used,
             .pods_used = node->pods_used,

@@ -767,6 +767,27 @@ START_TEST(bound_pods_rebuild_groups_from_annotations)
 }
 END_TEST
 
+START_TEST(paused_sharing_opens_no_new_group_until_its_time)
+{
+    char why[512];
+
+    add_node("n1", 32, 2);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"a", 1, 0, 500});
+    ck_assert_int_eq(schedule("ns", "a", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_int_eq(policy_node_pause_sharing(C, "n1", NOW + 5000), POLICY_OK);
+    /* The open group still takes a share; a new group may not be opened. */
+    add_pod("ns", NULL, NULL, (struct pod_ask){"b", 1, 0, 500});
+    ck_assert_int_eq(schedule("ns", "b", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"c", 1, 0, 500});
+    ck_assert_int_eq(schedule("ns", "c", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "member c (0.5 GPU): no node may open a shared GPU (sharing paused after "
+                          "reservation failures)");
+    NOW += 5001;
+    ck_assert_int_eq(schedule("ns", "c", why, sizeof(why)), POLICY_BIND_COMMIT);
+    check_invariants();
+}
+END_TEST
+
 /* ---- randomized: thousands of arrivals, invariants after each step ------- */
 
 static uint64_t rng_state;
@@ -849,7 +870,8 @@ static Suite *policy_suite(void)
     CASE(gpu_accounting,
          tcase_add_loop_test(tc, shares_are_exact_milli_units, 0,
                              sizeof(share_cases) / sizeof(share_cases[0]));
-         tcase_add_test(tc, whole_gpus_take_free_devices_only));
+         tcase_add_test(tc, whole_gpus_take_free_devices_only);
+         tcase_add_test(tc, paused_sharing_opens_no_new_group_until_its_time));
     CASE(invalid_asks, tcase_add_loop_test(tc, invalid_asks_say_why_and_are_unresolvable, 0,
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);

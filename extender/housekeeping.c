@@ -1,4 +1,4 @@
-/* queue_status.c - Queue status subresource writer. */
+/* housekeeping.c - Queue status writer and reservation pod reaper. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,12 +8,14 @@
 
 #include "daemon.h"
 #include "ext_err.h"
+#include "gpu_share.h"
 #include "log.h"
-#include "queue_status.h"
+#include "housekeeping.h"
 
 #define QUEUE_STATUS_PERIOD_MS 2000
+#define REAP_EVERY 3 /* periods: reservation pods are reaped every 6 s */
 
-struct queue_status {
+struct housekeeping {
     struct ext_daemon *d;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -40,7 +42,7 @@ static cJSON *resources_json(const struct policy_resources *r)
 
 static void build_one(const struct policy_queue_view *v, void *ctx)
 {
-    struct queue_status *qs = ctx;
+    struct housekeeping *qs = ctx;
     cJSON *status;
 
     if (!cache_queue_defined(&qs->d->cache, v->name))
@@ -52,7 +54,7 @@ static void build_one(const struct policy_queue_view *v, void *ctx)
     cJSON_AddItemToObject(qs->pending, v->name, status);
 }
 
-static void write_changed(struct queue_status *qs)
+static void write_changed(struct housekeeping *qs)
 {
     cJSON *status;
 
@@ -82,10 +84,10 @@ static void write_changed(struct queue_status *qs)
 
 static void *run(void *arg)
 {
-    struct queue_status *qs = arg;
+    struct housekeeping *qs = arg;
 
     pthread_mutex_lock(&qs->lock);
-    while (!qs->stopping) {
+    for (unsigned tick = 0; !qs->stopping; tick++) {
         struct timespec ts;
 
         pthread_mutex_unlock(&qs->lock);
@@ -96,6 +98,8 @@ static void *run(void *arg)
         write_changed(qs);
         cJSON_Delete(qs->pending);
         qs->pending = NULL;
+        if (tick % REAP_EVERY == 0)
+            gpu_share_reap(qs->d);
         pthread_mutex_lock(&qs->lock);
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_sec += QUEUE_STATUS_PERIOD_MS / 1000;
@@ -106,9 +110,9 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct queue_status *queue_status_start(struct ext_daemon *d)
+struct housekeeping *housekeeping_start(struct ext_daemon *d)
 {
-    struct queue_status *qs = calloc(1, sizeof(*qs));
+    struct housekeeping *qs = calloc(1, sizeof(*qs));
     pthread_condattr_t ca;
 
     if (!qs || !(qs->written = cJSON_CreateObject())) {
@@ -129,7 +133,7 @@ struct queue_status *queue_status_start(struct ext_daemon *d)
     return qs;
 }
 
-void queue_status_stop(struct queue_status *qs)
+void housekeeping_stop(struct housekeeping *qs)
 {
     if (!qs)
         return;

@@ -1,0 +1,250 @@
+/* gpu_share.c - reservation pods and the device hand-off at bind time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "ext_err.h"
+#include "gpu_share.h"
+#include "log.h"
+#include "reservation.h"
+
+#define POLL_MS 200
+#define PAUSE_SHARING_MS 300000 /* after a reservation pod fails to report */
+#define REAP_GRACE_S 10         /* a fresh reservation pod may be a commit in flight */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+    nanosleep(&ts, NULL);
+}
+
+static const char *annotation(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                         "annotations"),
+        key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool terminating(const cJSON *obj)
+{
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                            "deletionTimestamp") != NULL;
+}
+
+/* Create the group's reservation pod unless it exists. */
+static int ensure_reservation(struct ext_daemon *d, const char *node, const char *group,
+                              const char *name, char *err, size_t errlen)
+{
+    char path[512];
+    cJSON *pod;
+    int rc;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods",
+             d->settings.gpu_sharing.reservation_namespace);
+    pod = reservation_pod_new(&d->settings.gpu_sharing, node, group, err, errlen);
+    if (!pod)
+        return EXT_EINVAL;
+    rc = kube_create(d->kube, path, pod, NULL, err, errlen);
+    cJSON_Delete(pod);
+    if (rc == EXT_ECONFLICT)
+        return EXT_OK; /* the group's pod is there already */
+    if (rc == EXT_OK)
+        ext_log_info("reservation pod created", "pod", name, "node", node, "gpuGroup", group);
+    return rc;
+}
+
+/* Wait (bounded) for the reservation pod to report the device it holds; one
+ * that went away meanwhile (an old pod of the same group) is made again. */
+static char *await_device(struct ext_daemon *d, const char *node, const char *group,
+                          const char *name, char *err, size_t errlen)
+{
+    int64_t deadline = ext_now_ms() + d->settings.gpu_sharing.reservation_timeout_ms;
+    char path[512];
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
+             d->settings.gpu_sharing.reservation_namespace, name);
+    do {
+        cJSON *pod = NULL;
+        long status = 0;
+
+        int rc = kube_request(d->kube, "GET", path, NULL, NULL, &status, &pod, err, errlen);
+
+        if (rc == EXT_ENOTFOUND)
+            ensure_reservation(d, node, group, name, err, errlen);
+        if (rc == EXT_OK) {
+            const char *device = annotation(pod, RESERVATION_ANNOTATION_DEVICE);
+            char *copy = device && !terminating(pod) ? strdup(device) : NULL;
+
+            cJSON_Delete(pod);
+            if (copy)
+                return copy;
+        }
+        sleep_ms(POLL_MS);
+    } while (ext_now_ms() < deadline && !d->stopping);
+    snprintf(err, errlen,
+             "reservation pod %s/%s did not report its GPU within %lld ms (image pull failure or "
+             "device plugin down?); sharing on that node is paused and the gang requeued",
+             d->settings.gpu_sharing.reservation_namespace, name,
+             (long long)d->settings.gpu_sharing.reservation_timeout_ms);
+    return NULL;
+}
+
+static void give_up_on(struct ext_daemon *d, const char *node, const char *name)
+{
+    char path[512], err[256];
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
+             d->settings.gpu_sharing.reservation_namespace, name);
+    kube_delete(d->kube, path, err, sizeof(err));
+    pthread_mutex_lock(&d->cache.lock);
+    policy_node_pause_sharing(d->cache.engine, node, ext_now_ms() + PAUSE_SHARING_MS);
+    pthread_mutex_unlock(&d->cache.lock);
+}
+
+/* The member's ConfigMap, when the webhook gave it a share id. */
+static int write_configmap(struct ext_daemon *d, const struct policy_assignment *m,
+                           const char *devices, char *err, size_t errlen)
+{
+    char path[600], name[128];
+    cJSON *pod = NULL, *cm;
+    long status = 0;
+    int rc;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", m->namespace_, m->name);
+    rc = kube_request(d->kube, "GET", path, NULL, NULL, &status, &pod, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    rc = gpu_share_configmap_name_of(pod, name, sizeof(name));
+    cJSON_Delete(pod);
+    if (rc != EXT_OK) {
+        ext_log_debug("no gpu-share-id label (webhook not installed?): no ConfigMap", "pod",
+                      m->name);
+        return EXT_OK;
+    }
+    cm = gpu_share_configmap_new(m->namespace_, name, devices, m->gpu_share_milli, m->name, m->uid,
+                                 err, errlen);
+    if (!cm)
+        return EXT_EINVAL;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", m->namespace_);
+    rc = kube_create(d->kube, path, cm, NULL, err, errlen);
+    if (rc == EXT_ECONFLICT) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", m->namespace_, name);
+        rc = kube_patch_merge(d->kube, path, cm, NULL, err, errlen);
+    }
+    cJSON_Delete(cm);
+    return rc;
+}
+
+int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
+                      size_t errlen)
+{
+    char devices[1024] = "", *groups, *save = NULL;
+    size_t off = 0;
+    int rc = EXT_OK;
+
+    if (!m->gpu_groups || !d->kube || !d->settings.gpu_sharing.reservations)
+        return EXT_OK;
+    if (!(groups = strdup(m->gpu_groups)))
+        return EXT_ENOMEM;
+    for (char *g = strtok_r(groups, ",", &save); g && rc == EXT_OK; g = strtok_r(NULL, ",", &save)) {
+        char name[128], *device;
+
+        if ((rc = reservation_pod_name(m->node, g, name, sizeof(name))) != EXT_OK ||
+            (rc = ensure_reservation(d, m->node, g, name, err, errlen)) != EXT_OK)
+            break;
+        if (!(device = await_device(d, m->node, g, name, err, errlen))) {
+            give_up_on(d, m->node, name);
+            rc = EXT_ETIMEOUT;
+            break;
+        }
+        off += (size_t)snprintf(devices + off, sizeof(devices) - off, "%s%s", off ? "," : "",
+                                device);
+        free(device);
+    }
+    free(groups);
+    if (rc == EXT_OK)
+        rc = write_configmap(d, m, devices, err, errlen);
+    return rc;
+}
+
+/* ---- the reaper -------------------------------------------------------------- */
+
+struct group_ref {
+    const char *node, *group;
+    bool found;
+};
+
+static void find_group(const struct policy_node_view *v, void *ctx)
+{
+    struct group_ref *ref = ctx;
+
+    if (strcmp(v->name, ref->node) != 0)
+        return;
+    for (size_t i = 0; i < v->ngroups; i++)
+        ref->found |= strcmp(v->groups[i].id, ref->group) == 0;
+}
+
+static const char *label(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                         "labels"),
+        key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool old_enough(const cJSON *pod)
+{
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "creationTimestamp");
+    struct tm tm = {0};
+
+    if (!cJSON_IsString(ts) || !strptime(ts->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        return true;
+    return time(NULL) - timegm(&tm) > REAP_GRACE_S;
+}
+
+void gpu_share_reap(struct ext_daemon *d)
+{
+    char path[512], err[256];
+    cJSON *list = NULL, *pod;
+    long status = 0;
+
+    if (!d->kube || !d->settings.gpu_sharing.reservations ||
+        !cache_ready(&d->cache, err, sizeof(err)))
+        return;
+    snprintf(path, sizeof(path),
+             "/api/v1/namespaces/%s/pods?labelSelector=" RESERVATION_LABEL_APP "%%3D" RESERVATION_APP,
+             d->settings.gpu_sharing.reservation_namespace);
+    if (kube_request(d->kube, "GET", path, NULL, NULL, &status, &list, err, sizeof(err)) != EXT_OK)
+        return;
+    cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        struct group_ref ref = {label(pod, RESERVATION_LABEL_NODE),
+                                label(pod, RESERVATION_LABEL_GROUP), false};
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name");
+
+        if (!ref.node || !ref.group || !cJSON_IsString(name) || terminating(pod) ||
+            !old_enough(pod))
+            continue;
+        pthread_mutex_lock(&d->cache.lock);
+        policy_each_node(d->cache.engine, find_group, &ref);
+        pthread_mutex_unlock(&d->cache.lock);
+        if (ref.found)
+            continue;
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
+                 d->settings.gpu_sharing.reservation_namespace, name->valuestring);
+        if (kube_delete(d->kube, path, err, sizeof(err)) == EXT_OK)
+            ext_log_info("reservation pod deleted: its GPU group holds no pod", "pod",
+                         name->valuestring, "node", ref.node, "gpuGroup", ref.group);
+    }
+    cJSON_Delete(list);
+}

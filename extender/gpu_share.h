@@ -1,0 +1,29 @@
+/*
+ * gpu_share.h - making a planned share real on the node, before its Binding
+ * (docs/gpu-sharing.md).
+ *
+ * For each GPU group a committed member uses, the group's reservation pod
+ * must exist on the node and have reported the device it holds; then the
+ * member's ConfigMap (named after the label the admission webhook put on it)
+ * is written with that device and the share. Every wait is bounded by
+ * gpuSharing.reservationTimeout: a reservation pod that never reports is
+ * deleted, sharing on that node is paused, and the commit fails with a reason
+ * so the gang is requeued whole.
+ */
+#ifndef MUSTER_GPU_SHARE_H
+#define MUSTER_GPU_SHARE_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+struct ext_daemon;
+
+/* EXT_OK when the member may be bound; otherwise err says why. */
+int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
+                      size_t errlen);
+
+/* Delete reservation pods whose group no longer holds any pod (and orphans). */
+void gpu_share_reap(struct ext_daemon *d);
+
+#endif

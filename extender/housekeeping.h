@@ -1,0 +1,16 @@
+/*
+ * housekeeping.h - the daemon's periodic writer. Every two seconds it writes
+ * each Queue's usage to its status subresource (only what changed), so
+ * `kubectl get queues` shows allocated GPUs and pending gangs; every few
+ * periods it deletes reservation pods whose GPU group holds no pod any more.
+ */
+#ifndef MUSTER_HOUSEKEEPING_H
+#define MUSTER_HOUSEKEEPING_H
+
+struct ext_daemon;
+struct housekeeping;
+
+struct housekeeping *housekeeping_start(struct ext_daemon *d);
+void housekeeping_stop(struct housekeeping *qs);
+
+#endif
