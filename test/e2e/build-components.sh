@@ -145,6 +145,28 @@ build_kuberay() {
     rm -rf "$crd_dir"; mv "$crd_dir.tmp" "$crd_dir"
     log "copied kuberay CRDs $KUBERAY_VERSION -> $crd_dir ($(ls "$crd_dir" | tr '\n' ' '))"
   fi
+  # PodGroup/ElasticQuota CRDs (scheduling.x-k8s.io) for --batch-scheduler=scheduler-plugins:
+  # shipped in sigs.k8s.io/scheduler-plugins (config/crd/bases), at the version kuberay requires.
+  local kdir spver spdir
+  kdir=$(cd "$SRC" && "$GO" mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" \
+         | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  spver=$(sed -n 's#^[[:space:]]*sigs\.k8s\.io/scheduler-plugins[[:space:]]\{1,\}\(v[^[:space:]]*\).*#\1#p' "$kdir/go.mod" | head -1)
+  if [[ -n "$spver" ]]; then
+    crd_dir=$CRDS/scheduler-plugins-$spver
+    if [[ -f "$crd_dir/scheduling.x-k8s.io_podgroups.yaml" ]]; then
+      log "cached scheduler-plugins CRDs $spver ($crd_dir)"
+    else
+      spdir=$(cd "$SRC" && "$GO" mod download -json "sigs.k8s.io/scheduler-plugins@$spver" \
+              | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+      if [[ -f "$spdir/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" ]]; then
+        rm -rf "$crd_dir"; mkdir -p "$crd_dir"
+        cp "$spdir"/config/crd/bases/scheduling.x-k8s.io_*.yaml "$crd_dir/"; chmod 0644 "$crd_dir"/*.yaml
+        log "copied scheduler-plugins CRDs $spver -> $crd_dir"
+      else
+        log "WARNING: scheduler-plugins $spver CRDs not found (PodGroup CRD unavailable)"
+      fi
+    fi
+  fi
 }
 
 # ---- kwok (optional) ---------------------------------------------------------

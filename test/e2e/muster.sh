@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# muster on the local control plane, deployed from manifests/ as a platform team would:
+#
+#   e2e_muster_install              namespace, Queue CRD, PriorityClass, muster's RBAC (rbac.yaml
+#                                   alone, so the rules we ship are proven enough), a kubeconfig
+#                                   with the ServiceAccount muster's token
+#   e2e_muster_start [name] [args]  muster serve with manifests/muster.yaml (listen, kubeconfig and
+#                                   webhook certificate paths substituted), waits for /readyz
+#   e2e_muster_scheduler [name] [url]  kube-scheduler with manifests/scheduler-config.yaml
+#   e2e_muster_kill name [signal]   stop one muster (default SIGKILL)
+#   e2e_invariants                  no gang partly bound, no node over allocatable, no shared
+#                                   device over one, no queue over limit (test/e2e/invariants.py)
+#
+# Needs lib.sh sourced and MUSTER_BIN set to the muster binary.
+
+E2E_REPO=$(cd "$E2E_LIB_DIR/../.." && pwd)
+E2E_MANIFESTS=$E2E_REPO/manifests
+
+e2e_muster_install() {
+  e2e_dir || return 1
+  kubectl_ apply -f "$E2E_MANIFESTS/namespace.yaml" -f "$E2E_MANIFESTS/crd-queue.yaml" \
+    -f "$E2E_MANIFESTS/priorityclass.yaml" -f "$E2E_MANIFESTS/rbac.yaml" >/dev/null || return 1
+  kubectl_ wait --for=condition=Established crd/queues.muster.dev --timeout=60s >/dev/null || return 1
+  local token
+  token=$(kubectl_ -n muster-system create token muster --duration=24h) || return 1
+  _e2e_kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig" muster "$token"
+  e2e_log "muster installed from manifests/ (ServiceAccount muster-system/muster)"
+}
+
+# e2e_muster_config <file> <port> [extra yaml lines...]: manifests/muster.yaml for this cluster
+e2e_muster_config() {
+  local out=$1 port=$2; shift 2
+  sed -e "s#^listen: .*#listen: 127.0.0.1:$port#" \
+      -e "s#format: json#format: plain#" \
+      -e "/^  webhookListen:/d" -e "/^  webhookTLS:/,/^    keyFile:/d" \
+      "$E2E_MANIFESTS/muster.yaml" > "$out"
+  local line
+  for line in "$@"; do printf '%s\n' "$line" >> "$out"; done
+}
+
+e2e_muster_start() {
+  e2e_dir || return 1
+  local name=${1:-muster}; shift || true
+  local port cfg=$MUSTER_E2E_DIR/$name.yaml
+  port=$(e2e_free_port) || return 1
+  [[ -f $cfg.extra ]] || : > "$cfg.extra"
+  e2e_muster_config "$cfg" "$port"
+  cat "$cfg.extra" >> "$cfg"
+  "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null || { e2e_fail "muster config $cfg"; return 1; }
+  _e2e_start "$name" "$MUSTER_BIN" serve --config "$cfg" \
+    --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig" "$@"
+  echo "E2E_URL_${name//-/_}=http://127.0.0.1:$port" >> "$MUSTER_E2E_DIR/env"
+  printf -v "E2E_URL_${name//-/_}" '%s' "http://127.0.0.1:$port"
+  _e2e_wait_http "$name" 60 "http://127.0.0.1:$port/readyz" || return 1
+  e2e_log "$name ready on http://127.0.0.1:$port"
+}
+
+e2e_muster_url() { local v="E2E_URL_${1//-/_}"; echo "${!v}"; }
+
+e2e_muster_scheduler() {
+  local name=${1:-kube-scheduler} url=${2:-$(e2e_muster_url muster)}
+  local cfg=$MUSTER_E2E_DIR/$name-from-manifests.yaml
+  sed -e "s#__KUBECONFIG__#@KUBECONFIG@#" -e "s#__MUSTER_URL__#$url#" \
+    -e "s#resourceName: muster-scheduler#resourceName: ${E2E_LEASE:-muster-scheduler}#" \
+    "$E2E_MANIFESTS/scheduler-config.yaml" > "$cfg"
+  e2e_scheduler "$cfg" "$name"
+}
+
+e2e_muster_kill() {
+  local name=$1 sig=${2:-KILL} pid
+  _e2e_alive "$name" || return 0
+  pid=$(cat "$MUSTER_E2E_DIR/pids/$name.pid")
+  kill -"$sig" "$pid" 2>/dev/null
+  while [[ -d /proc/$pid ]]; do sleep 0.1; done
+  rm -f "$MUSTER_E2E_DIR/pids/$name.pid"
+  e2e_log "$name stopped with SIG$sig"
+}
+
+e2e_invariants() {
+  local d=$MUSTER_E2E_DIR/snap
+  mkdir -p "$d"
+  kubectl_ get pods -A -o json > "$d/pods.json" && kubectl_ get nodes -o json > "$d/nodes.json" || return 1
+  kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" 2>/dev/null || echo '{"items":[]}' > "$d/rayclusters.json"
+  kubectl_ get queues.muster.dev -o json > "$d/queues.json" 2>/dev/null || echo '{"items":[]}' > "$d/queues.json"
+  python3 "$E2E_LIB_DIR/invariants.py" "$d"
+}

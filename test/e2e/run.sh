@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End-to-end: muster between a real kube-apiserver, a real kube-scheduler and the real KubeRay
+# operator, on loopback. One control plane; before each scenario the workloads, queues and
+# nodes of the previous one are removed, and after it the invariants are checked.
+#
+#   test/e2e/run.sh MUSTER_BIN [scenario-name-pattern]
+#
+# Scenarios are test/e2e/scenarios/NN-name.sh, each defining `scenario` (run in a subshell
+# with `set -e`; lib.sh and muster.sh are sourced). KEEP=1 keeps the state dir.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+MUSTER_BIN=$(realpath "${1:?usage: run.sh MUSTER_BIN [pattern]}")
+PATTERN=${2:-}
+export MUSTER_BIN
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
+# shellcheck source=muster.sh
+source "$HERE/muster.sh"
+
+passed=0 failed=0 failures=()
+finish() {
+  local rc=$?
+  e2e_fake_node_agent_stop
+  ((failed)) && e2e_fail "end-to-end scenarios failed: ${failures[*]}" 2>/dev/null
+  e2e_down
+  echo "e2e: $passed passed, $failed failed"
+  ((failed == 0 && rc == 0)) || exit 1
+}
+trap finish EXIT
+
+# The node's part in GPU sharing: a real node's device plugin gives each reservation pod a
+# GPU and `muster reserve` writes it onto the pod. No GPU exists here, so this loop writes
+# the annotation `muster reserve` would write, for reservation pods bound to fake nodes.
+e2e_fake_node_agent() {
+  (
+    while :; do
+      kubectl_ -n muster-system get pods -l app.kubernetes.io/name=muster-gpu-reservation \
+        -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.name}{" "}{.spec.nodeName}{" "}{.metadata.annotations.muster\.dev/gpu-device}{"\n"}{end}' 2>/dev/null |
+        while read -r name node device; do
+          [[ -n $name && -z $device ]] || continue
+          kubectl_ -n muster-system annotate pod "$name" "muster.dev/gpu-device=GPU-fake-$name" >/dev/null 2>&1
+        done
+      sleep 0.5
+    done
+  ) &
+  echo $! > "$MUSTER_E2E_DIR/fake-node-agent.pid"
+}
+e2e_fake_node_agent_stop() {
+  [[ -f ${MUSTER_E2E_DIR:-/nonexistent}/fake-node-agent.pid ]] || return 0
+  kill "$(cat "$MUSTER_E2E_DIR/fake-node-agent.pid")" 2>/dev/null
+  rm -f "$MUSTER_E2E_DIR/fake-node-agent.pid"
+}
+
+# Remove what a scenario left: workloads (force: no kubelet runs to finish a graceful
+# delete), queues, reservation pods, nodes. Then the baseline components run again.
+e2e_reset() {
+  local ns
+  kubectl_ delete rayclusters.ray.io --all -A --wait=false >/dev/null 2>&1
+  for ns in $(kubectl_ get ns -o jsonpath='{.items[*].metadata.name}'); do
+    case $ns in kube-system|kube-public|kube-node-lease|default|muster-system) ;;
+      *) kubectl_ delete ns "$ns" --wait=false >/dev/null 2>&1 ;; esac
+  done
+  kubectl_ delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
+  kubectl_ delete podgroups.scheduling.x-k8s.io --all -A >/dev/null 2>&1
+  kubectl_ delete queues.muster.dev --all >/dev/null 2>&1
+  kubectl_ delete mutatingwebhookconfiguration muster-gpu-sharing >/dev/null 2>&1
+  kubectl_ delete nodes --all >/dev/null 2>&1
+  e2e_baseline
+}
+
+# The baseline every scenario starts from: one muster, its kube-scheduler, the operator.
+e2e_baseline() {
+  _e2e_alive muster || e2e_muster_start muster || return 1
+  _e2e_alive kube-scheduler || e2e_muster_scheduler kube-scheduler || return 1
+  _e2e_alive kuberay-operator || e2e_kuberay || return 1
+  [[ -f $MUSTER_E2E_DIR/fake-node-agent.pid ]] || e2e_fake_node_agent
+}
+
+set -e
+t0=$SECONDS
+e2e_up
+kubectl_ delete node gpu-lab-worker >/dev/null 2>&1 || true
+e2e_muster_install
+e2e_baseline
+set +e
+e2e_log "control plane and muster up in $((SECONDS - t0))s"
+
+for f in "$HERE"/scenarios/[0-9]*.sh; do
+  name=$(basename "$f" .sh)
+  [[ -z $PATTERN || $name == *$PATTERN* ]] || continue
+  e2e_reset >/dev/null 2>&1 || e2e_baseline
+  e2e_log "=== scenario $name"
+  start=$SECONDS
+  (
+    set -e
+    # shellcheck disable=SC1090
+    source "$f"
+    scenario
+  )
+  rc=$?
+  if ((rc == 0)); then
+    e2e_invariants || rc=1
+  fi
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+    e2e_log "=== PASS $name ($((SECONDS - start))s)"
+  else
+    failed=$((failed + 1)) failures+=("$name")
+    e2e_err "=== FAIL $name ($((SECONDS - start))s); muster log tail:"
+    tail -n 30 "$MUSTER_E2E_DIR/logs/muster.log" >&2 || true
+    kubectl_ get pods -A -o wide >&2 || true
+  fi
+done
