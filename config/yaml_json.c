@@ -384,8 +384,13 @@ static int build_document(struct builder *b, cJSON **root)
     if (rc != CFG_OK)
         return rc;
     rc = next_event(b, &ev); /* DOCUMENT-END */
-    if (rc == CFG_OK)
+    if (rc == CFG_OK) {
         yaml_event_delete(&ev);
+    } else if (*root) {
+        cfg__index_forget(b->index, *root);
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
     return rc;
 }
 

@@ -28,6 +28,7 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
+        ext_one_line(err);
     }
     return code;
 }
@@ -459,6 +460,10 @@ static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_
     if (pdb != NULL && !cJSON_IsNumber(pdb))
         return fail(err, errlen, EXT_EINVAL, "NumPDBViolations of node %s is not a number",
                     v->node);
+    if (pdb != NULL && !(pdb->valuedouble >= 0 && pdb->valuedouble <= 1e15 &&
+                         pdb->valuedouble == (double)(int64_t)pdb->valuedouble))
+        return fail(err, errlen, EXT_EINVAL,
+                    "NumPDBViolations of node %s is not a whole number from 0 to 1e15", v->node);
     v->num_pdb_violations = pdb != NULL ? (int64_t)pdb->valuedouble : 0;
     pods = get_set(entry, "Pods");
     if (pods == NULL)
@@ -721,11 +726,14 @@ static void jw_failed_map(struct jw *w, const char *key, const struct ext_filter
                           const struct ext_filter_answer *ans, enum ext_verdict which)
 {
     bool first = true;
-    size_t i;
+    const char *last = NULL; /* most nodes share one reason: escape it once */
+    size_t i, last_off = 0, last_len = 0;
 
     jw_str(w, key);
     jw_raw(w, ":{", 2);
     for (i = 0; i < a->n; i++) {
+        const char *reason = ans->verdicts[i].reason;
+
         if (ans->verdicts[i].verdict != which)
             continue;
         if (!first)
@@ -733,7 +741,17 @@ static void jw_failed_map(struct jw *w, const char *key, const struct ext_filter
         first = false;
         jw_str(w, a->names[i]);
         jw_raw(w, ":", 1);
-        jw_str(w, ans->verdicts[i].reason);
+        if (reason != NULL && reason == last) {
+            if (jw_reserve(w, last_len)) {
+                memcpy(w->buf + w->len, w->buf + last_off, last_len);
+                w->len += last_len;
+            }
+            continue;
+        }
+        last = reason;
+        last_off = w->len;
+        jw_str(w, reason);
+        last_len = w->len - last_off;
     }
     jw_raw(w, "}", 1);
 }
