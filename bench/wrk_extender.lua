@@ -2,20 +2,21 @@
 --
 --   wrk -t2 -c16 -d10s --latency -s wrk_extender.lua http://127.0.0.1:8888 -- filter 100
 --
--- Arguments after "--": the verb (filter | prioritize) and the number of NodeNames.
--- The body is what kube-scheduler sends with nodeCacheCapable: true (PascalCase keys,
--- "Nodes":null), around a KubeRay worker pod. done() prints one machine-readable line:
---   RESULT requests=... rps=... p50_ms=... p99_ms=... errors=...
+-- Arguments after "--": the verb (filter | prioritize) and the number of NodeNames, which are
+-- node-00001 ... (the names bench/nodes_gen.sh gives). The body is what kube-scheduler sends
+-- with nodeCacheCapable: true (PascalCase keys, "Nodes":null), around a pod muster manages
+-- (schedulerName muster) asking for one whole GPU; the same pod every call, so after the first
+-- call the engine answers from the plan it keeps. done() prints one machine-readable line:
+--   RESULT requests=... rps=... p50_ms=... p99_ms=... max_ms=... errors=...
 
 local verb, names = "filter", 100
 
-local pod = [[{"metadata":{"name":"rc-a-gpu-worker-x7k2p","generateName":"rc-a-gpu-worker-",]] ..
+local pod = [[{"metadata":{"name":"bench-gpu-worker-x7k2p","generateName":"bench-gpu-worker-",]] ..
   [["namespace":"team-a","uid":"5f0c1b9e-2d3a-4c1e-9b7a-0d1e2f3a4b5c","resourceVersion":"48211",]] ..
-  [["labels":{"ray.io/cluster":"rc-a","ray.io/node-type":"worker","ray.io/group":"gpu",]] ..
-  [["ray.io/is-ray-node":"yes","app.kubernetes.io/created-by":"kuberay-operator"},]] ..
-  [["annotations":{"gpu-fraction":"0.5"}},"spec":{"schedulerName":"muster",]] ..
-  [["containers":[{"name":"ray-worker","image":"rayproject/ray:2.41.0","resources":]] ..
-  [[{"requests":{"cpu":"2","memory":"8Gi"},"limits":{"cpu":"2","memory":"8Gi"}}}],]] ..
+  [["labels":{"app":"bench"}},"spec":{"schedulerName":"muster",]] ..
+  [["containers":[{"name":"worker","image":"rayproject/ray:2.41.0","resources":]] ..
+  [[{"requests":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"1"},]] ..
+  [["limits":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"1"}}}],]] ..
   [["tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists",]] ..
   [["effect":"NoExecute","tolerationSeconds":300}],"priority":0},"status":{"phase":"Pending"}}]]
 
@@ -34,6 +35,12 @@ function init(args)
   wrk.path = "/" .. verb
   wrk.headers["Content-Type"] = "application/json"
   wrk.body = body(names)
+  local out = os.getenv("WRK_BODY_OUT") -- bench_http.sh checks one answer with curl
+  if out then
+    local f = assert(io.open(out, "w"))
+    f:write(wrk.body)
+    f:close()
+  end
 end
 
 function done(summary, latency, requests)
@@ -41,7 +48,7 @@ function done(summary, latency, requests)
   local errors = summary.errors.connect + summary.errors.read + summary.errors.write +
                  summary.errors.timeout + summary.errors.status
   io.write(string.format(
-    "RESULT requests=%d rps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n",
+    "RESULT requests=%d rps=%.0f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f errors=%d\n",
     summary.requests, summary.requests / seconds,
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, errors))
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000, errors))
 end
