@@ -105,7 +105,8 @@ static void finish_member(struct ext_daemon *d, const struct policy_assignment *
     if (strcmp(key, self) == 0) {
         *self_ok = ok;
         snprintf(self_err, len, "%s", err);
-    } else if ((h = held_find(d, key))) {
+    }
+    while ((h = held_find(d, key))) { /* its held bind, and any retry that joined it */
         h->done = true;
         h->ok = ok;
         h->error = ok ? NULL : strdup(err);
@@ -228,6 +229,23 @@ static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
     return EXT_OK;
 }
 
+/* Early reservation pods for the member's shared GPUs, outside the lock. */
+static void reserve_early(struct ext_daemon *d, const struct ext_bind_args *a)
+{
+    struct policy_pod_view pv;
+    char node[256] = "", groups[128] = "";
+
+    pthread_mutex_lock(&d->cache.lock);
+    if (policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) && pv.node &&
+        pv.gpu_groups && pv.phase == POLICY_POD_PLANNED) {
+        snprintf(node, sizeof(node), "%s", pv.node);
+        snprintf(groups, sizeof(groups), "%s", pv.gpu_groups);
+    }
+    pthread_mutex_unlock(&d->cache.lock);
+    if (*groups && strcmp(node, a->node) == 0)
+        gpu_share_reserve_early(d, node, groups);
+}
+
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans)
 {
     struct ext_daemon *d = ctx;
@@ -237,11 +255,19 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     bool ok;
 
     snprintf(key, sizeof(key), "%s/%s", a->pod_namespace, a->pod_name);
+    reserve_early(d, a);
     pthread_mutex_lock(&d->cache.lock);
     if (!policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) ||
         !pv.managed) {
         pthread_mutex_unlock(&d->cache.lock);
         return bind_plain(d, a, ans);
+    }
+    if (pv.phase == POLICY_POD_BINDING) {
+        /* kube-scheduler retried while its gang's commit is under way: join it. */
+        ext_log_info("bind joins the commit in flight", "pod", key, "node", a->node);
+        hold(d, a, key, ans);
+        pthread_mutex_unlock(&d->cache.lock);
+        return EXT_OK;
     }
     if (policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r) !=
         POLICY_OK) {

@@ -233,6 +233,7 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
     if (!object_key(src, obj, key, sizeof(key)))
         return;
     pthread_mutex_lock(&c->lock);
+    c->nudge |= src != CACHE_NODES && src != CACHE_PODS;
     if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
         if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
             forget(c, src, key);

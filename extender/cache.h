@@ -43,7 +43,9 @@ struct cache {
     struct kube_client *kube;
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
-    struct ext_metric *restarts;
+    /* A Queue, RayCluster or PodGroup changed: waiting gangs may fit now, but
+     * kube-scheduler does not watch those kinds; housekeeping nudges it. */
+    bool nudge;
 };
 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,

@@ -141,6 +141,20 @@ static int write_configmap(struct ext_daemon *d, const struct policy_assignment 
     return rc;
 }
 
+void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char *groups)
+{
+    char *copy, *save = NULL, name[128], err[256];
+
+    if (!groups || !node || !d->kube || !d->settings.gpu_sharing.reservations ||
+        !(copy = strdup(groups)))
+        return;
+    for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save))
+        if (reservation_pod_name(node, g, name, sizeof(name)) == EXT_OK &&
+            ensure_reservation(d, node, g, name, err, sizeof(err)) != EXT_OK)
+            ext_log_warn("reservation pod not created", "pod", name, "error", err);
+    free(copy);
+}
+
 int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
                       size_t errlen)
 {

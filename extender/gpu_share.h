@@ -19,6 +19,13 @@
 
 struct ext_daemon;
 
+/*
+ * Create the reservation pods of a member's groups now, without waiting, so
+ * their devices are reported by the time the whole gang reaches bind. groups
+ * is "g0" or "g0,g3"; NULL does nothing.
+ */
+void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char *groups);
+
 /* EXT_OK when the member may be bound; otherwise err says why. */
 int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
                       size_t errlen);

@@ -82,9 +82,14 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         return EXT_OK;
     }
     for (size_t i = 0; i < a->n; i++) {
+        const char *reason = r.verdicts[i].reason;
+
         ans->verdicts[i].verdict = verdict_of(r.verdicts[i].fit);
-        ans->verdicts[i].reason =
-            r.verdicts[i].reason ? ext_pool_strdup(ans->pool, r.verdicts[i].reason) : NULL;
+        /* Most candidates share one reason: copy it once, point at the copy. */
+        if (i > 0 && reason == r.verdicts[i - 1].reason)
+            ans->verdicts[i].reason = ans->verdicts[i - 1].reason;
+        else
+            ans->verdicts[i].reason = reason ? ext_pool_strdup(ans->pool, reason) : NULL;
         if (r.verdicts[i].fit == POLICY_FITS)
             chosen = a->names[i];
     }

@@ -82,6 +82,60 @@ static void write_changed(struct housekeeping *qs)
     }
 }
 
+/* ---- nudging kube-scheduler -------------------------------------------------------- */
+
+#define NUDGE_MAX 512
+
+struct waiting {
+    char *keys[NUDGE_MAX];
+    size_t n;
+};
+
+static void collect_waiting(const struct policy_pod_view *v, void *ctx)
+{
+    struct waiting *w = ctx;
+    char key[512];
+
+    if (!v->managed || v->phase != POLICY_POD_PENDING || w->n == NUDGE_MAX)
+        return;
+    snprintf(key, sizeof(key), "/api/v1/namespaces/%s/pods/%s", v->namespace_, v->name);
+    w->keys[w->n] = strdup(key);
+    w->n += w->keys[w->n] != NULL;
+}
+
+/*
+ * kube-scheduler retries pods an extender turned away on any cluster event,
+ * but a Queue's new limit or a RayCluster's new size is not one it watches.
+ * Touching the waiting pods is: their annotation muster.dev/requeue changes.
+ */
+static void nudge_waiting(struct housekeeping *qs, unsigned tick)
+{
+    struct waiting w = {.n = 0};
+    char stamp[32], err[256];
+    cJSON *patch;
+
+    pthread_mutex_lock(&qs->d->cache.lock);
+    if (qs->d->cache.nudge)
+        policy_each_pod(qs->d->cache.engine, collect_waiting, &w);
+    qs->d->cache.nudge = false;
+    pthread_mutex_unlock(&qs->d->cache.lock);
+    if (w.n == 0)
+        return;
+    snprintf(stamp, sizeof(stamp), "%u", tick);
+    patch = cJSON_CreateObject();
+    cJSON_AddStringToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
+        "muster.dev/requeue", stamp);
+    for (size_t i = 0; i < w.n; i++) {
+        kube_patch_merge(qs->d->kube, w.keys[i], patch, NULL, err, sizeof(err));
+        free(w.keys[i]);
+    }
+    cJSON_Delete(patch);
+    snprintf(stamp, sizeof(stamp), "%zu", w.n);
+    ext_log_info("queues or gangs changed: waiting pods handed back to kube-scheduler", "pods",
+                 stamp);
+}
+
 static void *run(void *arg)
 {
     struct housekeeping *qs = arg;
@@ -98,6 +152,7 @@ static void *run(void *arg)
         write_changed(qs);
         cJSON_Delete(qs->pending);
         qs->pending = NULL;
+        nudge_waiting(qs, tick);
         if (tick % REAP_EVERY == 0)
             gpu_share_reap(qs->d);
         pthread_mutex_lock(&qs->lock);

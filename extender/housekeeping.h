@@ -1,8 +1,9 @@
 /*
  * housekeeping.h - the daemon's periodic writer. Every two seconds it writes
  * each Queue's usage to its status subresource (only what changed), so
- * `kubectl get queues` shows allocated GPUs and pending gangs; every few
- * periods it deletes reservation pods whose GPU group holds no pod any more.
+ * `kubectl get queues` shows allocated GPUs and pending gangs; after a Queue,
+ * RayCluster or PodGroup changed it hands waiting pods back to kube-scheduler;
+ * every few periods it deletes reservation pods whose GPU group holds no pod.
  */
 #ifndef MUSTER_HOUSEKEEPING_H
 #define MUSTER_HOUSEKEEPING_H

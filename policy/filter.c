@@ -112,8 +112,7 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p,
 {
     const char *planned = pnode_at(c, p->place.node)->name;
 
-    out->detail_ = pstrfmt("muster's %s plan places this pod on node %s",
-                           c->opts.strategy == POLICY_SPREAD ? "spread" : "binpack", planned);
+    out->detail_ = pstrfmt("muster planned node %s", planned);
     if (!out->detail_)
         return POLICY_ENOMEM;
     for (size_t i = 0; i < out->n; i++) {
