@@ -45,7 +45,8 @@ static void usage(FILE *out)
             "      --listen HOST:PORT override the settings' listen address\n"
             "      --offline          no API server: nodes and queues from -f files, Bindings\n"
             "                         recorded but not posted (benchmarks, trying the wire)\n"
-            "  -f, --filename FILE    with --offline: Node and Queue manifests to load\n"
+            "  -f, --filename FILE    with --offline: Node, Queue, RayCluster and PodGroup\n"
+            "                         manifests to load\n"
             "  -h, --help             this help\n"
             "      --version          print the version\n");
 }
@@ -245,7 +246,25 @@ static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
     return rc;
 }
 
-/* --offline: Node and Queue manifests straight into the engine. */
+/* --offline: Node, Queue, RayCluster and PodGroup manifests straight into the engine. */
+static const struct {
+    const char *kind;
+    enum cache_source src;
+} offline_kinds[] = {{"Node", CACHE_NODES},
+                     {"Queue", CACHE_QUEUES},
+                     {"RayCluster", CACHE_RAYCLUSTERS},
+                     {"PodGroup", CACHE_PODGROUPS_X}};
+
+static void load_offline_doc(struct ext_daemon *d, const cJSON *doc)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
+
+    for (size_t i = 0; cJSON_IsString(kind) && i < sizeof(offline_kinds) / sizeof(offline_kinds[0]);
+         i++)
+        if (strcmp(kind->valuestring, offline_kinds[i].kind) == 0)
+            cache_apply(&d->cache, offline_kinds[i].src, "ADDED", doc);
+}
+
 static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *err,
                         size_t errlen)
 {
@@ -254,14 +273,8 @@ static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *
 
         if (cfg_docs_load_file(&docs, a->manifests[i], err, errlen) != CFG_OK)
             return EXT_EINVAL;
-        for (size_t k = 0; k < docs.n; k++) {
-            const cJSON *kind = cJSON_GetObjectItemCaseSensitive(docs.docs[k], "kind");
-
-            if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Node") == 0)
-                cache_apply(&d->cache, CACHE_NODES, "ADDED", docs.docs[k]);
-            else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Queue") == 0)
-                cache_apply(&d->cache, CACHE_QUEUES, "ADDED", docs.docs[k]);
-        }
+        for (size_t k = 0; k < docs.n; k++)
+            load_offline_doc(d, docs.docs[k]);
         cfg_docs_cleanup(&docs);
     }
     return EXT_OK;

@@ -194,10 +194,10 @@ int policy_bind_cancel(struct policy_cluster *c, const char *ns, const char *nam
     if (!p)
         return POLICY_ENOENT;
     g = ppod_gang(c, p);
+    if (why && len)
+        missing_text(c, g, why, len); /* as it stood when the wait ran out */
     if (p->phase == POLICY_POD_WAITING)
         p->phase = POLICY_POD_PLANNED;
-    if (why && len)
-        missing_text(c, g, why, len);
     return POLICY_OK;
 }
 
