@@ -179,13 +179,15 @@ struct cfg_gpu_sharing {
     struct cfg_tls webhook_tls; /* required when webhook_listen is set */
 };
 
+/*
+ * muster holds no Lease of its own: it follows the Lease of the kube-scheduler
+ * beside it and runs its background writers only while that one leads.
+ */
 struct cfg_leader_election {
-    bool enabled;
-    char *lease_name;
+    bool enabled;     /* false: always act as the leader */
+    char *lease_name; /* kube-scheduler's Lease */
     char *lease_namespace;
-    int64_t lease_duration_ms; /* > renew_deadline_ms */
-    int64_t renew_deadline_ms; /* > retry_period_ms */
-    int64_t retry_period_ms;
+    char *identity; /* holderIdentity prefix before "_"; "" = this host's name */
 };
 
 /* Every string is heap-owned by the struct; docs/config.md has the defaults. */

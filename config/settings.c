@@ -18,8 +18,9 @@ static const struct {
     {AT(gpu_sharing.reservation_image), "muster:0.1.0"},
     {AT(gpu_sharing.runtime_class_name), "nvidia"},
     {AT(gpu_sharing.webhook_listen), ""},
-    {AT(leader_election.lease_name), "muster"},
+    {AT(leader_election.lease_name), "muster-scheduler"},
     {AT(leader_election.lease_namespace), "muster-system"},
+    {AT(leader_election.identity), ""},
 };
 
 /* Strings that are NULL unless set. */
@@ -82,9 +83,6 @@ int cfg_settings_init(struct cfg_settings *s)
     s->gpu_sharing.reservation_timeout_ms = 30000;
     s->gpu_sharing.reservations = true;
     s->leader_election.enabled = false;
-    s->leader_election.lease_duration_ms = 15000;
-    s->leader_election.renew_deadline_ms = 10000;
-    s->leader_election.retry_period_ms = 2000;
     for (size_t i = 0; i < COUNT(default_strings); i++) {
         char *v = strdup(default_strings[i].value);
 

@@ -61,8 +61,6 @@ static int check_webhook(const struct cfg_gpu_sharing *g, const struct cfg_docs 
 int cfg__settings_check(const struct cfg_settings *s, const struct cfg_docs *d, const cJSON *root,
                         char *err, size_t errlen)
 {
-    const struct cfg_leader_election *le = &s->leader_election;
-    const cJSON *le_node = node_at(root, "leaderElection", NULL);
     int rc;
 
     rc = check_tls_pair(&s->tls, d, node_at(root, "tls", NULL), "tls", err, errlen);
@@ -72,14 +70,5 @@ int cfg__settings_check(const struct cfg_settings *s, const struct cfg_docs *d, 
         rc = check_shorter(s->bind_wait_ms, s->plan_ttl_ms, "bindWait", "planTTL",
                            node_at(root, "bindWait", NULL), node_at(root, "planTTL", NULL), d, err,
                            errlen);
-    if (rc == CFG_OK)
-        rc = check_shorter(le->renew_deadline_ms, le->lease_duration_ms,
-                           "leaderElection.renewDeadline", "leaseDuration",
-                           node_at(le_node, "renewDeadline", NULL),
-                           node_at(le_node, "leaseDuration", NULL), d, err, errlen);
-    if (rc == CFG_OK)
-        rc = check_shorter(le->retry_period_ms, le->renew_deadline_ms, "leaderElection.retryPeriod",
-                           "renewDeadline", node_at(le_node, "retryPeriod", NULL),
-                           node_at(le_node, "renewDeadline", NULL), d, err, errlen);
     return rc;
 }

@@ -70,9 +70,7 @@ static const struct field leader_election_fields[] = {
     {"enabled", K_BOOL, offsetof(LE, enabled), 0, NULL, NULL, 0, 0},
     {"leaseName", K_STRING, offsetof(LE, lease_name), 0, NULL, NULL, 0, 0},
     {"leaseNamespace", K_STRING, offsetof(LE, lease_namespace), 0, NULL, NULL, 0, 0},
-    DURATION("leaseDuration", LE, lease_duration_ms),
-    DURATION("renewDeadline", LE, renew_deadline_ms),
-    DURATION("retryPeriod", LE, retry_period_ms),
+    {"identity", K_STRING, offsetof(LE, identity), F_EMPTY_OK, NULL, NULL, 0, 0},
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
 #undef LE

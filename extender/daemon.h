@@ -40,11 +40,12 @@ struct ext_daemon {
 
     struct ext_metric *bind_outcomes; /* {outcome} */
     struct ext_metric *bind_wait_seconds;
-    struct ext_metric *bindings;      /* {result} */
-    struct ext_metric *gangs;         /* {state} */
-    struct ext_metric *queue_usage;   /* {queue,resource,kind} */
-    struct ext_metric *queue_pending; /* {queue} */
+    struct ext_metric *bindings;       /* {result} */
+    struct ext_metric *gangs;          /* {state} */
+    struct ext_metric *queue_usage;    /* {queue,resource,kind} */
+    struct ext_metric *queue_pending;  /* {queue} */
     struct ext_metric *watch_restarts; /* {resource} */
+    struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
 };
 
 extern const struct ext_http_handlers ext_daemon_handlers;

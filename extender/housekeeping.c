@@ -1,4 +1,9 @@
-/* housekeeping.c - Queue status writer and reservation pod reaper. */
+/*
+ * housekeeping.c - Queue status writer and reservation pod reaper. It writes
+ * only while this replica's kube-scheduler leads (lease.h): the standby's
+ * engine has no plans, so its Queue status would be wrong and its reaper
+ * would delete the reservation pods the leader is waiting on.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +16,7 @@
 #include "gpu_share.h"
 #include "log.h"
 #include "housekeeping.h"
+#include "lease.h"
 
 #define QUEUE_STATUS_PERIOD_MS 2000
 #define REAP_EVERY 3 /* periods: reservation pods are reaped every 6 s */
@@ -21,6 +27,7 @@ struct housekeeping {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     bool stopping;
+    int leading;    /* -1 before the first tick */
     cJSON *written; /* name -> last status text written */
     cJSON *pending; /* name -> status object to write, built under the cache lock */
 };
@@ -136,6 +143,47 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
                  stamp);
 }
 
+/* ---- leading ---------------------------------------------------------------------- */
+
+/* Ask the Lease once per tick; log and count every change. */
+static bool check_leading(struct housekeeping *qs)
+{
+    const struct cfg_leader_election *le = &qs->d->settings.leader_election;
+    char holder[256] = "", lease[512];
+    bool leading = lease_leading(qs->d->kube, le, holder, sizeof(holder));
+
+    ext_series_set(ext_metric_with(qs->d->leader, NULL), leading);
+    if ((int)leading == qs->leading)
+        return leading;
+    qs->leading = leading;
+    /* What the other replica wrote meanwhile is not what we last wrote. */
+    cJSON_Delete(qs->written);
+    qs->written = cJSON_CreateObject();
+    if (!le->enabled)
+        return leading;
+    snprintf(lease, sizeof(lease), "%s/%s", le->lease_namespace, le->lease_name);
+    if (leading)
+        ext_log_info("housekeeping active: this replica's kube-scheduler holds the Lease", "lease",
+                     lease, "holder", holder);
+    else
+        ext_log_info("housekeeping standby: this replica's kube-scheduler does not hold the Lease",
+                     "lease", lease, "holder", holder);
+    return leading;
+}
+
+static void write_queues(struct housekeeping *qs)
+{
+    if (qs->written == NULL)
+        return;
+    qs->pending = cJSON_CreateObject();
+    pthread_mutex_lock(&qs->d->cache.lock);
+    policy_each_queue(qs->d->cache.engine, build_one, qs);
+    pthread_mutex_unlock(&qs->d->cache.lock);
+    write_changed(qs);
+    cJSON_Delete(qs->pending);
+    qs->pending = NULL;
+}
+
 static void *run(void *arg)
 {
     struct housekeeping *qs = arg;
@@ -145,16 +193,12 @@ static void *run(void *arg)
         struct timespec ts;
 
         pthread_mutex_unlock(&qs->lock);
-        qs->pending = cJSON_CreateObject();
-        pthread_mutex_lock(&qs->d->cache.lock);
-        policy_each_queue(qs->d->cache.engine, build_one, qs);
-        pthread_mutex_unlock(&qs->d->cache.lock);
-        write_changed(qs);
-        cJSON_Delete(qs->pending);
-        qs->pending = NULL;
-        nudge_waiting(qs, tick);
-        if (tick % REAP_EVERY == 0)
-            gpu_share_reap(qs->d);
+        if (check_leading(qs)) {
+            write_queues(qs);
+            nudge_waiting(qs, tick);
+            if (tick % REAP_EVERY == 0)
+                gpu_share_reap(qs->d);
+        }
         pthread_mutex_lock(&qs->lock);
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_sec += QUEUE_STATUS_PERIOD_MS / 1000;
@@ -175,6 +219,7 @@ struct housekeeping *housekeeping_start(struct ext_daemon *d)
         return NULL;
     }
     qs->d = d;
+    qs->leading = -1;
     pthread_mutex_init(&qs->lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

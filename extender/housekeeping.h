@@ -4,6 +4,8 @@
  * `kubectl get queues` shows allocated GPUs and pending gangs; after a Queue,
  * RayCluster or PodGroup changed it hands waiting pods back to kube-scheduler;
  * every few periods it deletes reservation pods whose GPU group holds no pod.
+ * With leaderElection.enabled it does all this only while this replica's
+ * kube-scheduler holds the Lease (lease.h); gauge muster_leader says which.
  */
 #ifndef MUSTER_HOUSEKEEPING_H
 #define MUSTER_HOUSEKEEPING_H

@@ -202,8 +202,12 @@ static int register_metrics(struct ext_daemon *d)
                                          "Gangs waiting whole in each queue", "queue");
     d->watch_restarts = ext_metrics_counter(m, "muster_watch_restarts_total",
                                             "Reflector reconnects after a failure", "resource");
+    d->leader = ext_metrics_gauge(m, "muster_leader",
+                                  "1 while this replica's kube-scheduler holds the Lease and "
+                                  "muster's housekeeping writes; 0 on the standby",
+                                  NULL);
     if (!d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
-        !d->queue_usage || !d->queue_pending || !d->watch_restarts)
+        !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader)
         return EXT_ENOMEM;
     return ext_metrics_on_collect(m, collect, d);
 }

@@ -481,11 +481,9 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert_str_eq(s->gpu_sharing.webhook_listen, "");
     ck_assert_ptr_null(s->gpu_sharing.webhook_tls.cert_file);
     ck_assert(!s->leader_election.enabled);
-    ck_assert_str_eq(s->leader_election.lease_name, "muster");
+    ck_assert_str_eq(s->leader_election.lease_name, "muster-scheduler");
     ck_assert_str_eq(s->leader_election.lease_namespace, "muster-system");
-    ck_assert_int_eq(s->leader_election.lease_duration_ms, 15000);
-    ck_assert_int_eq(s->leader_election.renew_deadline_ms, 10000);
-    ck_assert_int_eq(s->leader_election.retry_period_ms, 2000);
+    ck_assert_str_eq(s->leader_election.identity, "");
 }
 
 START_TEST(test_settings_defaults)
@@ -547,11 +545,9 @@ START_TEST(test_settings_full)
     ck_assert_str_eq(s.gpu_sharing.webhook_tls.cert_file, "/etc/muster/webhook/tls.crt");
     ck_assert_str_eq(s.gpu_sharing.webhook_tls.key_file, "/etc/muster/webhook/tls.key");
     ck_assert(s.leader_election.enabled);
-    ck_assert_str_eq(s.leader_election.lease_name, "muster-leader");
+    ck_assert_str_eq(s.leader_election.lease_name, "muster-gpu-scheduler");
     ck_assert_str_eq(s.leader_election.lease_namespace, "kube-system");
-    ck_assert_int_eq(s.leader_election.lease_duration_ms, 30000);
-    ck_assert_int_eq(s.leader_election.renew_deadline_ms, 20000);
-    ck_assert_int_eq(s.leader_election.retry_period_ms, 500);
+    ck_assert_str_eq(s.leader_election.identity, "node-a");
     cfg_settings_cleanup(&s);
 }
 END_TEST
@@ -597,10 +593,10 @@ static const struct {
     {"bad-bool.yaml", CFG_EINVAL,
      "2: leaderElection.enabled: expected true or false, got a string"},
     {"bad-map-scalar.yaml", CFG_EINVAL, "1: gpuSharing: expected a mapping, got a boolean"},
-    {"bad-renew.yaml", CFG_EINVAL,
-     "4: leaderElection.renewDeadline: 10s must be shorter than leaseDuration (10s)"},
-    {"bad-retry.yaml", CFG_EINVAL,
-     "2: leaderElection.retryPeriod: 15s must be shorter than renewDeadline (10s)"},
+    /* muster follows kube-scheduler's Lease; the timings are kube-scheduler's, not ours. */
+    {"bad-lease-duration.yaml", CFG_EINVAL, "3: unknown key \"leaseDuration\" in leaderElection"},
+    {"bad-lease-identity.yaml", CFG_EINVAL,
+     "2: leaderElection.identity: expected a string, got a number"},
     {"bad-webhook-no-tls.yaml", CFG_EINVAL,
      "3: gpuSharing.webhookListen: needs gpuSharing.webhookTLS (the API server calls webhooks "
      "over HTTPS)"},

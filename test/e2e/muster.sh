@@ -33,6 +33,7 @@ e2e_muster_config() {
   sed -e "s#^listen: .*#listen: 127.0.0.1:$port#" \
       -e "s#format: json#format: plain#" \
       -e "/^  webhookListen:/d" -e "/^  webhookTLS:/,/^    keyFile:/d" \
+      -e "s#^leaderElection: {enabled: true}#leaderElection: {enabled: true, leaseName: ${E2E_LEASE:-muster-scheduler}}#" \
       "$E2E_MANIFESTS/muster.yaml" > "$out"
   local line
   for line in "$@"; do printf '%s\n' "$line" >> "$out"; done

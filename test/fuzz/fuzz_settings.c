@@ -4,7 +4,7 @@
  *
  * On success the settings hold the rules docs/config.md promises: a listen
  * address that parses, at least one scheduler name, TLS pairs complete, a
- * webhook only with its TLS, bindWait < planTTL, retry < renew < lease, caps
+ * webhook only with its TLS, bindWait < planTTL, a Lease to follow, caps
  * above zero. On failure: a one-line reason and the settings as they were.
  */
 #include <stdint.h>
@@ -46,9 +46,10 @@ static void check_settings(const struct cfg_settings *s)
     fuzz_require(s->gpu_sharing.webhook_listen[0] == '\0' ||
                      s->gpu_sharing.webhook_tls.cert_file != NULL,
                  "a webhook only with its TLS");
-    fuzz_require(le->retry_period_ms > 0 && le->retry_period_ms < le->renew_deadline_ms &&
-                     le->renew_deadline_ms < le->lease_duration_ms,
-                 "retryPeriod < renewDeadline < leaseDuration");
+    fuzz_require_string(le->lease_name, "leaderElection.leaseName");
+    fuzz_require(le->lease_name[0] != '\0' && le->lease_namespace[0] != '\0',
+                 "a Lease name and namespace");
+    fuzz_require_string(le->identity, "leaderElection.identity");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
