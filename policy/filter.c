@@ -187,7 +187,7 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
             return all_fail(out, POLICY_UNSCHEDULABLE, why);
         }
         pset_str(&p->reason, NULL);
-        return answer_planned(c, p, cands, out);
+        return POLICY_OK;
     }
     if (pplan_gang(c, g, p, now) != 0)
         return all_fail(out,
@@ -242,8 +242,6 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     if (p->phase == POLICY_POD_PENDING) {
         rc = filter_pending(c, p, g, cands, n, now, out);
         if (rc != POLICY_OK || out->reason || p->phase == POLICY_POD_PENDING)
-            return rc;
-        if (p->phase == POLICY_POD_PENDING)
             return rc;
     }
     if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n) &&

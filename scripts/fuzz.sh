@@ -4,8 +4,8 @@
 #   scripts/fuzz.sh [SECONDS-PER-TARGET]     (default 20)
 #
 # Configures build-fuzz (-DMUSTER_FUZZ=ON, clang, ASan+UBSan, libraries instrumented), builds,
-# replays fuzz/regressions/<target>/ (a kept reproducer fails until its bug is fixed), then fuzzes
-# every target with -max_total_time=N on a scratch copy of fuzz/corpus/<target>/. A crash, leak,
+# replays test/fuzz/regressions/<target>/ (a kept reproducer fails until its bug is fixed), then fuzzes
+# every target with -max_total_time=N on a scratch copy of test/fuzz/corpus/<target>/. A crash, leak,
 # timeout or broken property keeps its input under build-fuzz/crashes/ and its path is printed.
 # Last line: "fuzz: N passed, M failed"; the exit status is non-zero on any failure.
 # FUZZ_TARGETS="fuzz_bind_args fuzz_settings" limits the run to those targets.
@@ -20,7 +20,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 command -v clang >/dev/null || { echo "fuzz: clang is not installed" >&2; exit 2; }
 
 mkdir -p "$build"
-targets=${FUZZ_TARGETS:-$(cd "$root/fuzz" && ls fuzz_*.c | sed 's/\.c$//')}
+targets=${FUZZ_TARGETS:-$(cd "$root/test/fuzz" && ls fuzz_*.c | sed 's/\.c$//')}
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DMUSTER_FUZZ=ON -DBUILD_TESTING=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "fuzz: 0 passed, 1 failed"; exit 1; }
@@ -36,9 +36,9 @@ failed=0
 
 # Replays kept reproducers; prints nothing when there are none.
 replay() {
-  local t=$1 dir=$root/fuzz/regressions/$t
+  local t=$1 dir=$root/test/fuzz/regressions/$t
   [[ -d $dir ]] && compgen -G "$dir/*" >/dev/null || return 0
-  "$build/fuzz/$t" -runs=0 "$dir"/* >"$build/logs/$t.regressions.log" 2>&1 && return 0
+  "$build/test/fuzz/$t" -runs=0 "$dir"/* >"$build/logs/$t.regressions.log" 2>&1 && return 0
   echo "  $t: a kept reproducer still fails; log $build/logs/$t.regressions.log"
   grep -E "^(Running: |SUMMARY|fuzz: property|==[0-9]+==ERROR)|runtime error" \
     "$build/logs/$t.regressions.log" | head -6 | sed 's/^/    /'
@@ -46,13 +46,13 @@ replay() {
 }
 
 for t in $targets; do
-  bin=$build/fuzz/$t
+  bin=$build/test/fuzz/$t
   work=$build/corpus/$t
   log=$build/logs/$t.log
   dict=()
-  [[ $t != fuzz_yaml_docs && $t != fuzz_settings ]] && dict=(-dict="$root/fuzz/json.dict")
+  [[ $t != fuzz_yaml_docs && $t != fuzz_settings ]] && dict=(-dict="$root/test/fuzz/json.dict")
   mkdir -p "$work"
-  [[ -d $root/fuzz/corpus/$t ]] && cp -n "$root/fuzz/corpus/$t"/* "$work"/ 2>/dev/null
+  [[ -d $root/test/fuzz/corpus/$t ]] && cp -n "$root/test/fuzz/corpus/$t"/* "$work"/ 2>/dev/null
   replayed=0
   replay "$t" || replayed=1
   "$bin" "$work" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 \

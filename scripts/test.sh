@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# muster's whole test suite, on a fresh machine as on a developer's:
+#   1. unit and integration tests (Check, CTest) on the normal build
+#   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   3. every libFuzzer target for a bounded time (FUZZ_SECONDS, default 15) and its kept reproducers
+#   4. end to end: kube-apiserver, kube-scheduler, etcd and the KubeRay operator built from the
+#      Go module proxy (cached in ~/.cache/muster), muster deployed from manifests/
+# The last line counts every test: "N passed, M failed".
+#   scripts/test.sh [--no-e2e] [--no-fuzz]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+E2E=1 FUZZ=1
+for a in "$@"; do
+  case $a in
+    --no-e2e) E2E=0 ;;
+    --no-fuzz) FUZZ=0 ;;
+    *) echo "usage: scripts/test.sh [--no-e2e] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
+
+passed=0 failed=0 failures=()
+stage() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# count <name> <log>: add the stage's "N passed, M failed"-style totals
+count() {
+  local name=$1 log=$2 p f
+  read -r p f < <(python3 - "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+m = re.findall(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", text)
+if m:
+    _, f, n = map(int, m[-1]); print(n - f, f); sys.exit()
+m = re.findall(r"(\d+) passed, (\d+) failed", text)
+print(*(map(int, m[-1])) if m else (0, 1))
+PY
+)
+  passed=$((passed + p)) failed=$((failed + f))
+  ((f == 0)) || failures+=("$name")
+}
+
+stage "dependencies"
+scripts/deps.sh || exit 1
+
+stage "build and unit tests"
+log=$(mktemp)
+{ scripts/build.sh build && ctest --test-dir build --output-on-failure; } 2>&1 | tee "$log"
+count unit "$log"
+
+stage "sanitizers: ASan + UBSan"
+{ scripts/build.sh build-asan -DMUSTER_SANITIZE=ON &&
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-asan --output-on-failure; } 2>&1 | tee "$log"
+count asan "$log"
+
+if ((FUZZ)); then
+  stage "fuzzing (${FUZZ_SECONDS:-15} s per target)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-15}" 2>&1 | tee "$log"
+  count fuzz "$log"
+fi
+
+if ((E2E)); then
+  stage "end to end against real components"
+  { bash test/e2e/build-components.sh && bash test/e2e/run.sh build/extender/muster; } 2>&1 | tee "$log"
+  count e2e "$log"
+fi
+rm -f "$log"
+
+stage "summary"
+((failed == 0)) || echo "failed stages: ${failures[*]}"
+echo "$passed passed, $failed failed"
+((failed == 0))
