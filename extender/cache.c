@@ -198,8 +198,11 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
     case CACHE_QUEUES: {
         struct policy_queue_spec s;
 
-        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
+        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
+            policy_queue_changes(c->engine, &s)) {
             rc = policy_queue_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+            c->nudge = true;
+        }
         break;
     }
     case CACHE_RAYCLUSTERS:
@@ -210,8 +213,10 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
         rc = src == CACHE_RAYCLUSTERS
                  ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
                  : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
-        if (rc == EXT_OK)
+        if (rc == EXT_OK && policy_gang_changes(c->engine, &s)) {
             rc = policy_gang_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+            c->nudge = true;
+        }
         break;
     }
     default:
@@ -233,7 +238,6 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
     if (!object_key(src, obj, key, sizeof(key)))
         return;
     pthread_mutex_lock(&c->lock);
-    c->nudge |= src != CACHE_NODES && src != CACHE_PODS;
     if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
         if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
             forget(c, src, key);
@@ -357,6 +361,9 @@ void cache_cleanup(struct cache *c)
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
     }
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        free(c->nudge_gangs[i]);
+    c->nnudge_gangs = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
     pthread_mutex_destroy(&c->lock);
@@ -374,6 +381,16 @@ bool cache_ready(struct cache *c, char *why, size_t len)
         return false;
     }
     return true;
+}
+
+void cache_nudge_gang(struct cache *c, const char *key)
+{
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        if (strcmp(c->nudge_gangs[i], key) == 0)
+            return;
+    if (c->nnudge_gangs < sizeof(c->nudge_gangs) / sizeof(c->nudge_gangs[0]) &&
+        (c->nudge_gangs[c->nnudge_gangs] = strdup(key)))
+        c->nnudge_gangs++;
 }
 
 bool cache_queue_defined(const struct cache *c, const char *name)

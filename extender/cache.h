@@ -43,10 +43,17 @@ struct cache {
     struct kube_client *kube;
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
-    /* A Queue, RayCluster or PodGroup changed: waiting gangs may fit now, but
+    /* A Queue's or gang's spec changed: waiting gangs may fit now, but
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
+    /* Gangs planned after some members were turned away: their planned
+     * members are handed back to kube-scheduler too. */
+    char *nudge_gangs[64];
+    size_t nnudge_gangs;
 };
+
+/* Under the lock: hand this gang's planned members back to kube-scheduler. */
+void cache_nudge_gang(struct cache *c, const char *key);
 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,
                char *err, size_t errlen);

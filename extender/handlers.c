@@ -58,6 +58,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     struct policy_filter_result r;
     char err[512], key[512];
     const char *chosen = NULL;
+    struct policy_pod_view before;
+    bool was_pending;
     int rc;
 
     if (!arena)
@@ -72,6 +74,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         kube_arena_free(arena);
         return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
     }
+    was_pending = !policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &before) ||
+                  before.phase == POLICY_POD_PENDING;
     rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
                        &r);
     pthread_mutex_unlock(&d->cache.lock);
@@ -100,6 +104,12 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
                         r.reason);
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
+        /* Its gang's other members may have been turned away before the plan. */
+        if (spec.gang && was_pending) {
+            pthread_mutex_lock(&d->cache.lock);
+            cache_nudge_gang(&d->cache, spec.gang);
+            pthread_mutex_unlock(&d->cache.lock);
+        }
     }
     policy_filter_result_cleanup(&r);
     kube_arena_free(arena);

@@ -94,16 +94,31 @@ static void write_changed(struct housekeeping *qs)
 #define NUDGE_MAX 512
 
 struct waiting {
+    const struct cache *cache;
+    bool all; /* every pending pod, after a Queue or gang spec changed */
     char *keys[NUDGE_MAX];
     size_t n;
 };
+
+static bool gang_listed(const struct cache *c, const char *gang)
+{
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        if (strcmp(c->nudge_gangs[i], gang) == 0)
+            return true;
+    return false;
+}
 
 static void collect_waiting(const struct policy_pod_view *v, void *ctx)
 {
     struct waiting *w = ctx;
     char key[512];
 
-    if (!v->managed || v->phase != POLICY_POD_PENDING || w->n == NUDGE_MAX)
+    if (!v->managed || w->n == NUDGE_MAX)
+        return;
+    /* Pending pods after a spec change; the planned members of a gang that was
+     * planned after kube-scheduler had turned some away ("3 of 5 members exist"). */
+    if (!(w->all && v->phase == POLICY_POD_PENDING) &&
+        !(v->phase == POLICY_POD_PLANNED && gang_listed(w->cache, v->gang)))
         return;
     snprintf(key, sizeof(key), "/api/v1/namespaces/%s/pods/%s", v->namespace_, v->name);
     w->keys[w->n] = strdup(key);
@@ -117,15 +132,20 @@ static void collect_waiting(const struct policy_pod_view *v, void *ctx)
  */
 static void nudge_waiting(struct housekeeping *qs, unsigned tick)
 {
-    struct waiting w = {.n = 0};
+    struct cache *c = &qs->d->cache;
+    struct waiting w = {.cache = c};
     char stamp[32], err[256];
     cJSON *patch;
 
-    pthread_mutex_lock(&qs->d->cache.lock);
-    if (qs->d->cache.nudge)
-        policy_each_pod(qs->d->cache.engine, collect_waiting, &w);
-    qs->d->cache.nudge = false;
-    pthread_mutex_unlock(&qs->d->cache.lock);
+    pthread_mutex_lock(&c->lock);
+    w.all = c->nudge;
+    if (c->nudge || c->nnudge_gangs)
+        policy_each_pod(c->engine, collect_waiting, &w);
+    c->nudge = false;
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        free(c->nudge_gangs[i]);
+    c->nnudge_gangs = 0;
+    pthread_mutex_unlock(&c->lock);
     if (w.n == 0)
         return;
     snprintf(stamp, sizeof(stamp), "%u", tick);
@@ -139,8 +159,7 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     }
     cJSON_Delete(patch);
     snprintf(stamp, sizeof(stamp), "%zu", w.n);
-    ext_log_info("queues or gangs changed: waiting pods handed back to kube-scheduler", "pods",
-                 stamp);
+    ext_log_info("waiting pods handed back to kube-scheduler", "pods", stamp);
 }
 
 /* ---- leading ---------------------------------------------------------------------- */

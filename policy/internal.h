@@ -140,6 +140,7 @@ struct policy_cluster {
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
     uint64_t next_arrival;
     bool maybe_partial; /* a gang may be bound below its minimum */
+    size_t bound_unplaced; /* bound pods whose node is not known yet */
     char scratch[POLICY_REASON_LEN];
 };
 

@@ -198,6 +198,24 @@ static int node_fill(struct pnode *n, const struct policy_node_spec *s)
     return POLICY_OK;
 }
 
+/*
+ * Pods seen bound to a node the engine did not know yet (after a restart
+ * the lists arrive in any order) are charged when the node arrives, so no
+ * share or device they hold is given out twice.
+ */
+static void charge_waiting_for(struct policy_cluster *c, const struct pnode *n, int32_t id)
+{
+    for (size_t i = 0; c->bound_unplaced > 0 && i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+
+        if (!p || p->phase != POLICY_POD_BOUND || p->place.node >= 0 || !p->bound_node ||
+            strcmp(p->bound_node, n->name) != 0)
+            continue;
+        c->bound_unplaced--;
+        pplace_bound(c, p, id);
+    }
+}
+
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *s)
 {
     int32_t id;
@@ -236,6 +254,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         node_free(n);
         return POLICY_ENOMEM;
     }
+    charge_waiting_for(c, n, id);
     return POLICY_OK;
 }
 
@@ -261,6 +280,7 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
                 pplan_release(c, g);
         } else {
             puncharge(c, p);
+            c->bound_unplaced += p->phase == POLICY_POD_BOUND;
         }
     }
     pidx_del(&c->node_ix, name);
@@ -319,6 +339,29 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
     }
     pqueue_recount(c);
     return POLICY_OK;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return (!a || !*a) ? (!b || !*b) : (b && strcmp(a, b) == 0);
+}
+
+bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *s)
+{
+    const struct pqueue *q = pqueue_find(c, s->name);
+
+    return !q || q->implicit || !same_text(q->parent, s->parent) || q->priority != s->priority ||
+           memcmp(&q->quota, &s->quota, sizeof(q->quota)) != 0 ||
+           memcmp(&q->limit, &s->limit, sizeof(q->limit)) != 0 ||
+           memcmp(&q->weight, &s->over_quota_weight, sizeof(q->weight)) != 0;
+}
+
+bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *s)
+{
+    const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, s->key));
+
+    return !g || !g->has_spec || g->min_members != s->min_members ||
+           (s->queue && *s->queue && !same_text(g->queue, s->queue));
 }
 
 int policy_queue_forget(struct policy_cluster *c, const char *name)
@@ -610,7 +653,8 @@ static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
     } else {
         puncharge(c, p);
         p->phase = POLICY_POD_BOUND;
-        pplace_bound(c, p, node);
+        if (pplace_bound(c, p, node) != POLICY_OK)
+            c->bound_unplaced++; /* its node is not known yet */
     }
     pset_str(&p->reason, NULL);
     pgang_note_bound(c, ppod_gang(c, p));
@@ -648,6 +692,8 @@ static void pod_remove(struct policy_cluster *c, int32_t id)
 {
     struct ppod *p = ppod_at(c, id);
 
+    if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
+        c->bound_unplaced--;
     puncharge(c, p);
     pod_detach_gang(c, p, id);
     pidx_del(&c->pod_ix, p->key);

@@ -182,6 +182,10 @@ void policy_cluster_free(struct policy_cluster *c);
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *spec);
 int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec *spec);
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *spec);
+/* Would this spec change what the engine knows? (Status-only updates do not.) */
+bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
+bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
+
 /* A pod seen for the first time gets the next arrival number. */
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *spec, int64_t now);
 

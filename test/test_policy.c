@@ -753,6 +753,31 @@ START_TEST(restart_completes_a_partly_bound_gang_first)
 }
 END_TEST
 
+START_TEST(pods_listed_before_their_node_are_charged_when_it_arrives)
+{
+    struct policy_pod_spec a = {.namespace_ = "ns", .name = "a", .uid = "ua", .gpu_share_milli = 600,
+                                .managed = true, .node = "n1", .gpu_groups = "g0"};
+    struct policy_pod_spec w = {.namespace_ = "ns", .name = "w", .uid = "uw", .gpus = 7,
+                                .managed = true, .node = "n1"};
+    char why[512];
+    int64_t devices = 0;
+
+    /* After a restart the pod list may come before the node list. */
+    ck_assert_int_eq(policy_pod_upsert(C, &a, NOW), POLICY_OK);
+    ck_assert_int_eq(policy_pod_upsert(C, &w, NOW), POLICY_OK);
+    add_node("n1", 32, 8);
+    policy_each_node(C, count_devices, &devices);
+    ck_assert_int_eq(devices, 8);
+    /* g0 holds 0.6: another 0.5 must not be booked onto it, nor onto a new device. */
+    add_pod("ns", NULL, NULL, (struct pod_ask){"late", 1, 0, 500});
+    ck_assert_int_eq(schedule("ns", "late", why, sizeof(why)), POLICY_BIND_REJECT);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"small", 1, 0, 400});
+    ck_assert_int_eq(schedule("ns", "small", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_str_eq(node_of("ns", "small"), "n1");
+    check_invariants();
+}
+END_TEST
+
 START_TEST(bound_pods_rebuild_groups_from_annotations)
 {
     struct policy_pod_spec p = {.namespace_ = "ns", .name = "a", .uid = "ua", .gpu_share_milli = 500,
@@ -890,7 +915,8 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, over_quota_allowed_when_nobody_waits));
     CASE(preempt_and_restart, tcase_add_loop_test(tc, preemption_takes_whole_gangs_or_none, 0, 2);
          tcase_add_test(tc, restart_completes_a_partly_bound_gang_first);
-         tcase_add_test(tc, bound_pods_rebuild_groups_from_annotations));
+         tcase_add_test(tc, bound_pods_rebuild_groups_from_annotations);
+         tcase_add_test(tc, pods_listed_before_their_node_are_charged_when_it_arrives));
     CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
          tcase_set_timeout(tc, 300));
 #undef CASE
