@@ -1,0 +1,135 @@
+# The operator-level flag, scheduler-plugins contract: KubeRay v1.5.0 started with
+# --batch-scheduler=scheduler-plugins writes schedulerName scheduler-plugins-scheduler on EVERY
+# Ray pod, and for a RayCluster labelled ray.io/gang-scheduling-enabled creates a
+# scheduling.x-k8s.io/v1alpha1 PodGroup named after the cluster (minMember = desired workers + 1,
+# created once, never updated) and labels the pods scheduling.x-k8s.io/pod-group: <cluster>.
+# muster does not serve that name by default, so, as docs/deploy.md tells a platform team, a
+# muster + kube-scheduler pair is started whose muster.yaml schedulerNames and whose
+# scheduler profile are scheduler-plugins-scheduler (its own lease). Then:
+#   sp-demo  head + 2 x 1 GPU: bound whole by that pair; the gang's minMembers is the PodGroup's.
+#   sp-auto  autoscaling, minReplicas 1, replicas 2, 4-GPU workers: KubeRay's PodGroup says 3,
+#            the RayCluster alone 2. With room for head + 1 worker only, the PodGroup's 3 keeps
+#            the gang Pending whole; a second node lets it bind whole.
+# The pair is stopped and the operator's baseline flags restored at the end, whatever happens.
+
+SP_NAME=scheduler-plugins-scheduler
+E2E_URL_muster_sp=""
+# Its own namespace: the harness has no namespace controller, so a namespace deleted by the
+# reset between scenarios (kuberay-lab of the walkthrough) stays Terminating for good.
+NS_04B=lab-04b
+_04b_apply() { # _04b_apply <file|->: a manifest of namespace kuberay-lab, applied in $NS_04B
+  sed "s/^\( *namespace:\) kuberay-lab\$/\1 $NS_04B/" "$1" | kubectl_ apply -f -
+}
+
+_04b_gang() { # _04b_gang <ns/name>: the gang in muster-sp's /debug/state, JSON ("null" if none)
+  curl -sf --max-time 5 "$E2E_URL_muster_sp/debug/state" |
+    python3 -c 'import json,sys; k=sys.argv[1]; print(json.dumps(next((g for g in json.load(sys.stdin)["gangs"] if g["gang"]==k), None)))' "$1"
+}
+_04b_field() { # _04b_field <ns/name> <field>
+  _04b_gang "$1" | python3 -c 'import json,sys; g=json.load(sys.stdin); print("" if g is None else g.get(sys.argv[1]))' "$2"
+}
+_04b_count() { # _04b_count <cluster> bound|pending|all
+  kubectl_ -n $NS_04B get pods -l "ray.io/cluster=$1" \
+    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}' |
+    awk -v want="$2" 'NF { if (want == "all" || (want == "bound") == (NF == 2)) n++ } END { print n + 0 }'
+}
+_04b_show() {
+  kubectl_ -n $NS_04B get pods -o custom-columns='NAME:.metadata.name,SCHEDULER:.spec.schedulerName,POD-GROUP:.metadata.labels.scheduling\.x-k8s\.io/pod-group,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,NODE:.spec.nodeName'
+}
+_04b_min_member() { kubectl_ -n $NS_04B get podgroups.scheduling.x-k8s.io "$1" -o jsonpath='{.spec.minMember}'; }
+
+# The second pair: muster "muster-sp" (manifests/muster.yaml, schedulerNames replaced) and
+# "kube-scheduler-sp" (manifests/scheduler-config.yaml with the one profile, own lease).
+_04b_start_pair() {
+  local port cfg=$MUSTER_E2E_DIR/muster-sp.yaml sched=$MUSTER_E2E_DIR/kube-scheduler-sp-from-manifests.yaml
+  port=$(e2e_free_port)
+  e2e_muster_config "$cfg" "$port"
+  sed -i "s/^schedulerNames: .*/schedulerNames: [$SP_NAME]/" "$cfg"
+  grep -q "^schedulerNames: \[$SP_NAME\]$" "$cfg" || { echo "schedulerNames not replaced in $cfg"; return 1; }
+  "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null
+  _e2e_start muster-sp "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
+  E2E_URL_muster_sp=http://127.0.0.1:$port
+  _e2e_wait_http muster-sp 60 "$E2E_URL_muster_sp/readyz"
+  sed -e "s#__KUBECONFIG__#@KUBECONFIG@#" -e "s#__MUSTER_URL__#$E2E_URL_muster_sp#" \
+    -e "s#resourceName: muster-scheduler#resourceName: muster-scheduler-sp#" \
+    -e "s#^- schedulerName: muster\$#- schedulerName: $SP_NAME#" -e "/^- schedulerName: kai-scheduler\$/d" \
+    "$E2E_MANIFESTS/scheduler-config.yaml" > "$sched"
+  [[ $(grep -c '^- schedulerName:' "$sched") == 1 ]] && grep -q "^- schedulerName: $SP_NAME\$" "$sched" ||
+    { echo "profiles not rewritten in $sched"; return 1; }
+  e2e_scheduler "$sched" kube-scheduler-sp
+}
+
+_04b_cleanup() {
+  local rc=$?
+  if ((rc != 0)); then
+    e2e_err "04b failed; muster-sp log tail:"
+    tail -n 25 "$MUSTER_E2E_DIR/logs/muster-sp.log" >&2 2>/dev/null
+    echo "muster-sp /debug/state: $(curl -sf --max-time 5 "$E2E_URL_muster_sp/debug/state")" >&2
+  fi
+  e2e_stop kube-scheduler-sp
+  e2e_stop muster-sp
+  e2e_kuberay >/dev/null || e2e_err "could not restore the operator baseline"
+  return $rc
+}
+
+scenario() {
+  trap _04b_cleanup EXIT
+  e2e_kuberay --batch-scheduler=scheduler-plugins # also applies the PodGroup CRD
+  _04b_start_pair
+  e2e_gpu_node gpu-lab-worker 8
+  kubectl_ create namespace "$NS_04B"
+
+  # --- sp-demo: what KubeRay writes, and muster-sp binding it whole
+  _04b_apply "$E2E_LIB_DIR/manifests/raycluster-scheduler-plugins.yaml"
+  demo_bound() { [[ $(_04b_count sp-demo bound) == 3 && $(_04b_count sp-demo pending) == 0 ]]; }
+  wait_for 120 "sp-demo: head + 2 workers bound" demo_bound
+  _04b_show
+  kubectl_ -n $NS_04B get podgroups.scheduling.x-k8s.io sp-demo \
+    -o custom-columns='PODGROUP:.metadata.name,MIN-MEMBER:.spec.minMember,OWNER:.metadata.ownerReferences[0].kind'
+  local sched groups min
+  sched=$(kubectl_ -n $NS_04B get pods -l ray.io/cluster=sp-demo -o jsonpath='{.items[*].spec.schedulerName}')
+  groups=$(kubectl_ -n $NS_04B get pods -l ray.io/cluster=sp-demo -o jsonpath='{.items[*].metadata.labels.scheduling\.x-k8s\.io/pod-group}')
+  [[ $sched == "$SP_NAME $SP_NAME $SP_NAME" ]] || { echo "schedulerNames: $sched"; return 1; }
+  [[ $groups == "sp-demo sp-demo sp-demo" ]] || { echo "pod-group labels: $groups"; return 1; }
+  min=$(_04b_min_member sp-demo)
+  [[ $min == 3 ]] || { echo "PodGroup sp-demo minMember $min, KubeRay should write 3"; return 1; }
+  grep -q "filter pod=$NS_04B/sp-demo-head" "$MUSTER_E2E_DIR/logs/muster-sp.log" ||
+    { echo "muster-sp never filtered sp-demo's head"; return 1; }
+  echo "muster-sp /debug/state: $(_04b_gang $NS_04B/sp-demo)"
+  _04b_gang $NS_04B/sp-demo | python3 -c '
+import json, sys
+g = json.load(sys.stdin); want = int(sys.argv[1])
+assert g and g["state"] == "Bound" and g["bound"] == 3 and g["minMembers"] == want, g' "$min"
+
+  # --- sp-auto: the PodGroup's minMember (3) against the RayCluster's autoscaling minimum (2).
+  # gpu-lab-worker has 6 GPUs free: one 4-GPU worker fits, the second does not.
+  _04b_apply "$E2E_LIB_DIR/manifests/raycluster-scheduler-plugins-autoscaling.yaml"
+  auto_exists() { [[ $(_04b_count sp-auto all) == 3 && -n $(_04b_min_member sp-auto) ]]; }
+  wait_for 120 "sp-auto: 3 pods and its PodGroup" auto_exists
+  min=$(_04b_min_member sp-auto)
+  [[ $min == 3 ]] || { echo "PodGroup sp-auto minMember $min, KubeRay v1.5.0 should write 3"; return 1; }
+  seen() { [[ $(_04b_field $NS_04B/sp-auto members) == 3 ]]; }
+  wait_for 120 "sp-auto: muster-sp sees its 3 pods" seen
+  # several scheduling rounds and RayCluster status updates later: nothing of it bound, and
+  # the minimum is the PodGroup's
+  sleep 15
+  _04b_show
+  echo "muster-sp /debug/state: $(_04b_gang $NS_04B/sp-auto)"
+  if [[ $(_04b_count sp-auto bound) != 0 || $(_04b_field $NS_04B/sp-auto minMembers) != "$min" ]]; then
+    echo "BUG: sp-auto bound $(_04b_count sp-auto bound) of 3 with muster minMembers $(_04b_field $NS_04B/sp-auto minMembers);" \
+      "PodGroup sp-auto says minMember $min (the RayCluster's autoscaling minimum, 2, won)"
+    grep -F "gang=$NS_04B/sp-auto" "$MUSTER_E2E_DIR/logs/muster-sp.log" | head -n 4
+    return 1
+  fi
+  [[ $(_04b_field $NS_04B/sp-auto state) == Pending && -n $(_04b_field $NS_04B/sp-auto reason) ]] ||
+    { echo "sp-auto: muster-sp should say it waits, with a reason"; return 1; }
+  echo "sp-auto waits whole: $(_04b_field $NS_04B/sp-auto reason)"
+
+  # --- room for the whole gang: a second node with 4 GPUs -> all three bound
+  e2e_gpu_node gpu-extra 4
+  auto_bound() { [[ $(_04b_count sp-auto bound) == 3 && $(_04b_count sp-auto pending) == 0 ]]; }
+  wait_for 120 "sp-auto: all 3 bound once a second node has room" auto_bound
+  _04b_show
+  [[ $(_04b_field $NS_04B/sp-auto state) == Bound ]] || { echo "sp-auto not Bound in muster-sp"; return 1; }
+  [[ $(_04b_field $NS_04B/sp-auto minMembers) == "$min" ]] || { echo "sp-auto minMembers changed"; return 1; }
+}
