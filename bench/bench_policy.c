@@ -106,7 +106,7 @@ static void bench_plan(int nodes, int members, int reps)
             snprintf(name, sizeof(name), "r%d-m%d", r, i);
             policy_pod_forget(c, "bench", name);
         }
-        policy_gang_forget(c, gang);
+        policy_gang_forget(c, gang, POLICY_GANG_WORKLOAD);
     }
     printf("plan    gang of %3d on %5d nodes: median %8.3f ms  (%d reps, %d planned)\n", members,
            nodes, median(t, reps), reps, placed);

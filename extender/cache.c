@@ -114,14 +114,32 @@ static const char *meta_string(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A PodGroup's gang key names its RayCluster when KubeRay owns it (Volcano's
+ * ray-<cluster>-pg), so what it declares and what it forgets meet the pods. */
+static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
+{
+    struct kube_arena *a = kube_arena_new();
+    struct policy_gang_spec s;
+    char err[128];
+    bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
+
+    if (ok)
+        snprintf(buf, len, "%s", s.key);
+    kube_arena_free(a);
+    return ok;
+}
+
 /* "ns/name" for namespaced objects, "name" for cluster-scoped ones. */
-static bool object_key(enum cache_source src, const cJSON *obj, char *buf, size_t len)
+static bool object_key(const struct cache *c, enum cache_source src, const cJSON *obj, char *buf,
+                       size_t len)
 {
     const char *ns = meta_string(obj, "namespace");
     const char *name = meta_string(obj, "name");
 
     if (!name)
         return false;
+    if (src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO)
+        return podgroup_key(c, obj, buf, len);
     if (src == CACHE_NODES || src == CACHE_QUEUES || !ns)
         snprintf(buf, len, "%s", name);
     else
@@ -160,7 +178,8 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
         }
         break;
     default:
-        policy_gang_forget(c->engine, key);
+        policy_gang_forget(c->engine, key,
+                           src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP);
         break;
     }
     keys_remove(&c->known[src], key);
@@ -235,7 +254,7 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
 {
     char key[512];
 
-    if (!object_key(src, obj, key, sizeof(key)))
+    if (!object_key(c, src, obj, key, sizeof(key)))
         return;
     pthread_mutex_lock(&c->lock);
     if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
@@ -268,7 +287,7 @@ static void on_replace(void *ctx, const cJSON *items)
     pthread_mutex_lock(&c->lock);
     cJSON_ArrayForEach(obj, items)
     {
-        if (object_key(sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
+        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
             keys_add(&fresh, key);
     }
     for (size_t i = c->known[sc->src].n; i-- > 0;) {

@@ -154,6 +154,7 @@ int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct
     if (s.key == NULL)
         return kube__fail(&c, EXT_ENOMEM, pg, "out of memory");
     s.min_members = (int32_t)min;
+    s.source = POLICY_GANG_PODGROUP;
     s.queue = kube__queue_label(kube__get(meta, "labels"), o);
     if (s.queue == NULL && queue != NULL && *queue != '\0')
         s.queue = queue;

@@ -248,17 +248,26 @@ static int sim_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *d
     return sim_add_name(&r->queues, &r->nqueues, &r->capqueues, s.name);
 }
 
+static const char *sim_keep(struct sim_run *r, const char *s)
+{
+    return s != NULL ? kube_arena_strdup(r->arena, s) : NULL;
+}
+
 static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                     const char *kind, const struct policy_gang_spec *g)
 {
     int rc;
 
-    if (sim_seen(r->gangs, r->ngangs, g->key))
+    char seen[600];
+
+    /* A RayCluster and its PodGroup declare one gang; two of either kind clash. */
+    snprintf(seen, sizeof(seen), "%s %s", kind, g->key);
+    if (sim_seen(r->gangs, r->ngangs, seen))
         return sim_fail(d, doc, doc, "%s %s: a gang of that name is defined twice", kind, g->key);
     rc = policy_gang_upsert(r->cluster, g);
     if (rc != POLICY_OK)
         return sim_fail(d, doc, doc, "%s %s: %s", kind, g->key, policy_strerror(rc));
-    return sim_add_name(&r->gangs, &r->ngangs, &r->capgangs, g->key);
+    return sim_add_name(&r->gangs, &r->ngangs, &r->capgangs, sim_keep(r, seen));
 }
 
 static int sim_podgroup(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
@@ -601,11 +610,6 @@ static int sim_read_files(struct sim_run *r, const struct sim_args *a, cJSON *ho
 }
 
 /* ---- scheduling, as kube-scheduler drives the extender ------------------- */
-
-static const char *sim_keep(struct sim_run *r, const char *s)
-{
-    return s != NULL ? kube_arena_strdup(r->arena, s) : NULL;
-}
 
 static int sim_commit(struct sim_run *r, const struct policy_bind_result *b)
 {

@@ -104,8 +104,8 @@ struct ppod {
 struct pgang {
     char *key;
     bool singleton;     /* a gang of one, not in the gang index */
-    bool has_spec;
-    int32_t min_members;
+    bool declared[POLICY_GANG_SOURCES];     /* by a RayCluster, by a PodGroup */
+    int32_t declared_min[POLICY_GANG_SOURCES];
     char *queue;        /* from the spec; NULL = its members' */
     bool admitted;      /* its minimum was bound once */
     bool planned;
@@ -228,6 +228,7 @@ struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
                   int32_t *bound, int32_t *holding, int32_t *waiting);
 int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
+bool pgang_declared(const struct pgang *g);
 const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
 void pqueue_recount(struct policy_cluster *c);

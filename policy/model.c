@@ -360,7 +360,8 @@ bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gan
 {
     const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, s->key));
 
-    return !g || !g->has_spec || g->min_members != s->min_members ||
+    return !g || s->source >= POLICY_GANG_SOURCES || !g->declared[s->source] ||
+           g->declared_min[s->source] != s->min_members ||
            (s->queue && *s->queue && !same_text(g->queue, s->queue));
 }
 
@@ -408,7 +409,7 @@ static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
 {
     struct pgang *g = pgang_at(c, id);
 
-    if (!g || g->nmembers > 0 || g->has_spec)
+    if (!g || g->nmembers > 0 || pgang_declared(g))
         return;
     if (!g->singleton)
         pidx_del(&c->gang_ix, g->key);
@@ -448,14 +449,14 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     struct pgang *g;
     bool requeue = false;
 
-    if (!s || !s->key || !*s->key)
+    if (!s || !s->key || !*s->key || s->source >= POLICY_GANG_SOURCES)
         return POLICY_EINVAL;
     id = pidx_get(&c->gang_ix, s->key);
     g = pgang_at(c, id);
     if (!g && !(g = gang_new(c, s->key, false, &id)))
         return POLICY_ENOMEM;
-    g->has_spec = true;
-    g->min_members = s->min_members;
+    g->declared[s->source] = true;
+    g->declared_min[s->source] = s->min_members;
     if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
         pset_str(&g->queue, s->queue);
         requeue = true;
@@ -474,14 +475,16 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     return POLICY_OK;
 }
 
-int policy_gang_forget(struct policy_cluster *c, const char *key)
+int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_gang_source source)
 {
     int32_t id = pidx_get(&c->gang_ix, key);
     struct pgang *g = pgang_at(c, id);
 
-    if (!g)
+    if (!g || source >= POLICY_GANG_SOURCES)
         return POLICY_ENOENT;
-    g->has_spec = false;
+    g->declared[source] = false;
+    if (pgang_declared(g))
+        return POLICY_OK; /* the other source still declares it */
     if (g->planned && !g->admitted)
         pplan_release(c, g);
     gang_drop_if_empty(c, id);

@@ -15,10 +15,17 @@ struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
     return pgang_at(c, p->gang);
 }
 
+bool pgang_declared(const struct pgang *g)
+{
+    return g->declared[POLICY_GANG_WORKLOAD] || g->declared[POLICY_GANG_PODGROUP];
+}
+
+/* A PodGroup's minMember, else the workload's count, else every member it has. */
 int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g)
 {
-    if (g->has_spec && g->min_members > 0)
-        return g->min_members;
+    for (int s = POLICY_GANG_SOURCES - 1; s >= 0; s--)
+        if (g->declared[s] && g->declared_min[s] > 0)
+            return g->declared_min[s];
     return g->nmembers > 0 ? (int32_t)g->nmembers : 1;
 }
 

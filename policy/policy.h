@@ -157,10 +157,19 @@ struct policy_queue_spec {
     struct policy_resources over_quota_weight;
 };
 
+/* Who declares a gang's minimum. A PodGroup's minMember wins over the
+ * workload's own count while both exist (KubeRay writes the PodGroup once). */
+enum policy_gang_source {
+    POLICY_GANG_WORKLOAD, /* a RayCluster */
+    POLICY_GANG_PODGROUP, /* a PodGroup of scheduler-plugins or Volcano */
+    POLICY_GANG_SOURCES
+};
+
 struct policy_gang_spec {
     const char *key;     /* "namespace/name" */
     int32_t min_members; /* computed by the caller from RayCluster/PodGroup */
     const char *queue;   /* NULL: taken from its members */
+    enum policy_gang_source source;
 };
 
 enum policy_strategy {
@@ -192,7 +201,8 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *sp
 /* forget: the object disappeared. Its reservations are released. */
 int policy_node_forget(struct policy_cluster *c, const char *name);
 int policy_queue_forget(struct policy_cluster *c, const char *name);
-int policy_gang_forget(struct policy_cluster *c, const char *key);
+/* That source no longer declares the gang (its RayCluster or PodGroup was deleted). */
+int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_gang_source source);
 int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const char *name);
 
 /*

@@ -139,7 +139,7 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     for (size_t i = 0; i < c->gangs.n; i++) {
         const struct pgang *g = c->gangs.items[i];
 
-        if (g && (g->nmembers > 0 || g->has_spec))
+        if (g && (g->nmembers > 0 || pgang_declared(g)))
             all[n++] = g;
     }
     qsort(all, n, sizeof(*all), cmp_gang_key);

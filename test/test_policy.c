@@ -419,6 +419,28 @@ END_TEST
 
 /* ---- gangs: members, barrier, expiry ------------------------------------- */
 
+START_TEST(podgroup_minimum_wins_over_the_workload_count)
+{
+    struct policy_gang_spec pg = {.key = "lab/sp", .min_members = 3, .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 32, 8);
+    ck_assert_int_eq(policy_gang_upsert(C, &pg), POLICY_OK);
+    add_gang("lab/sp", 2, NULL); /* the RayCluster, updated after the PodGroup */
+    ck_assert(policy_gang_view_get(C, "lab/sp", &g));
+    ck_assert_int_eq(g.min_members, 3);
+    add_pod("lab", "lab/sp", NULL, (struct pod_ask){"sp-head", 1, 0, 0, true});
+    add_pod("lab", "lab/sp", NULL, (struct pod_ask){"sp-w-0", 1, 1});
+    ck_assert_int_eq(schedule("lab", "sp-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/sp: 2 of 3 members exist");
+    /* The PodGroup goes: the RayCluster's count applies again. */
+    ck_assert_int_eq(policy_gang_forget(C, "lab/sp", POLICY_GANG_PODGROUP), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/sp", &g));
+    ck_assert_int_eq(g.min_members, 2);
+}
+END_TEST
+
 START_TEST(gang_waits_until_every_member_exists)
 {
     char why[512];
@@ -848,7 +870,7 @@ START_TEST(random_arrivals_keep_every_invariant)
                 policy_pod_forget(C, "ns", name);
             }
             snprintf(gang, sizeof(gang), "ns/g%d", g);
-            policy_gang_forget(C, gang);
+            policy_gang_forget(C, gang, POLICY_GANG_WORKLOAD);
             live_gangs[g] = 0;
         } else if (!live_gangs[g]) { /* a new gang arrives */
             int members = 1 + (int)(rng() % 6);
@@ -900,6 +922,7 @@ static Suite *policy_suite(void)
     CASE(invalid_asks, tcase_add_loop_test(tc, invalid_asks_say_why_and_are_unresolvable, 0,
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
+         tcase_add_test(tc, podgroup_minimum_wins_over_the_workload_count);
          tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
          tcase_add_test(tc, unbound_plan_is_released_after_its_ttl);
          tcase_add_test(tc, bind_already_bound_succeeds);
