@@ -55,7 +55,7 @@ static void missing_text(const struct policy_cluster *c, const struct pgang *g, 
     for (size_t i = 0; i < g->nmembers && off < len; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (!p || p->phase != POLICY_POD_PLANNED)
+        if (!p || (p->phase != POLICY_POD_PLANNED && p->phase != POLICY_POD_PENDING))
             continue;
         if (listed == 4) {
             off += (size_t)snprintf(why + off, len - off, ", ...");

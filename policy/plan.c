@@ -379,6 +379,14 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
 
     if (!free_pods)
         return -1;
+    if (!g->singleton && !pgang_declared(g)) {
+        /* Its size is unknown until its RayCluster or PodGroup is seen: planning
+         * the members that exist now could place a gang in part. */
+        snprintf(why, sizeof(why), "gang %s: its RayCluster or PodGroup is not known yet",
+                 g->key);
+        pgang_set_reason(g, PREASON_MEMBERS, why);
+        goto out;
+    }
     pgang_counts(c, g, &members, &bound, &holding, NULL);
     need = pgang_min(c, g) - bound - holding;
     if (need <= 0) {

@@ -441,6 +441,23 @@ START_TEST(podgroup_minimum_wins_over_the_workload_count)
 }
 END_TEST
 
+START_TEST(gang_without_its_raycluster_is_not_planned)
+{
+    char why[512];
+
+    /* Pods carry ray.io/cluster before muster has seen the RayCluster (its
+     * watch may lag): planning the members that exist would place it in part. */
+    add_node("n1", 32, 8);
+    add_pod("lab", "lab/early", NULL, (struct pod_ask){"early-head", 1, 0, 0, true});
+    add_pod("lab", "lab/early", NULL, (struct pod_ask){"early-w-0", 1, 1});
+    ck_assert_int_eq(schedule("lab", "early-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/early: its RayCluster or PodGroup is not known yet");
+    add_gang("lab/early", 2, NULL);
+    ck_assert_int_eq(schedule("lab", "early-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "early-w-0", why, sizeof(why)), POLICY_BIND_COMMIT);
+}
+END_TEST
+
 START_TEST(gang_waits_until_every_member_exists)
 {
     char why[512];
@@ -923,6 +940,7 @@ static Suite *policy_suite(void)
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
          tcase_add_test(tc, podgroup_minimum_wins_over_the_workload_count);
+         tcase_add_test(tc, gang_without_its_raycluster_is_not_planned);
          tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
          tcase_add_test(tc, unbound_plan_is_released_after_its_ttl);
          tcase_add_test(tc, bind_already_bound_succeeds);
