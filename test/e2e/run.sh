@@ -52,15 +52,18 @@ e2e_fake_node_agent_stop() {
 }
 
 # Remove what a scenario left: workloads (force: no kubelet runs to finish a graceful
-# delete), queues, reservation pods, nodes. Then the baseline components run again.
+# delete), their ConfigMaps and Events, queues, reservation pods, nodes. Namespaces stay:
+# without kube-controller-manager's namespace controller a deleted one never goes away.
+# Then the baseline components run again.
 e2e_reset() {
   local ns
   kubectl_ delete rayclusters.ray.io --all -A --wait=false >/dev/null 2>&1
-  for ns in $(kubectl_ get ns -o jsonpath='{.items[*].metadata.name}'); do
-    case $ns in kube-system|kube-public|kube-node-lease|default|muster-system) ;;
-      *) kubectl_ delete ns "$ns" --wait=false >/dev/null 2>&1 ;; esac
-  done
   kubectl_ delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
+  for ns in $(kubectl_ get ns -o jsonpath='{.items[*].metadata.name}'); do
+    case $ns in kube-system|kube-public|kube-node-lease) continue ;; esac
+    kubectl_ -n "$ns" delete configmaps -l '!kubernetes.io/bootstrapping' --field-selector metadata.name!=kube-root-ca.crt >/dev/null 2>&1
+    kubectl_ -n "$ns" delete events --all >/dev/null 2>&1
+  done
   kubectl_ delete podgroups.scheduling.x-k8s.io --all -A >/dev/null 2>&1
   kubectl_ delete queues.muster.dev --all >/dev/null 2>&1
   kubectl_ delete mutatingwebhookconfiguration muster-gpu-sharing >/dev/null 2>&1
