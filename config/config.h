@@ -40,6 +40,9 @@ enum cfg_err {
 
 const char *cfg_strerror(int err);
 
+/* Untrusted text quoted into an error stays one line: control bytes become '?'. */
+void cfg_one_line(char *msg);
+
 /* ---- YAML documents as cJSON --------------------------------------------- */
 
 /* Hard caps: a bigger input or deeper nesting is CFG_ETOOBIG. */

@@ -124,6 +124,7 @@ int cfg__node_error(const struct cfg_docs *d, const cJSON *node, char *err, size
         va_start(ap, fmt);
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
         va_end(ap);
+        cfg_one_line(err);
     }
     return rc;
 }

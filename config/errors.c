@@ -12,3 +12,10 @@ const char *cfg_strerror(int err)
     }
     return "unknown error";
 }
+
+void cfg_one_line(char *msg)
+{
+    for (; msg && *msg; msg++)
+        if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+            *msg = '?';
+}

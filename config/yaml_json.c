@@ -39,6 +39,7 @@ static int fail(struct builder *b, int rc, unsigned line, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(b->err + n, b->errlen - (size_t)n, fmt, ap);
         va_end(ap);
+        cfg_one_line(b->err);
     }
     return rc;
 }

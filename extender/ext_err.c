@@ -11,10 +11,3 @@ const char *ext_strerror(int err)
     }
     return "unknown error";
 }
-
-void ext_one_line(char *msg)
-{
-    for (; msg && *msg; msg++)
-        if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
-            *msg = '?';
-}

@@ -23,7 +23,4 @@ enum ext_err {
 
 const char *ext_strerror(int err);
 
-/* Untrusted text quoted into an error stays one line: control bytes become '?'. */
-void ext_one_line(char *msg);
-
 #endif

@@ -1,5 +1,6 @@
 /* extender_proto.c - ExtenderArgs and friends in, kube-scheduler's replies out. */
 #include "extender_proto.h"
+#include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
-        ext_one_line(err);
+        cfg_one_line(err);
     }
     return code;
 }

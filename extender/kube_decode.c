@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "ext_err.h"
 #include "kube_decode.h"
 #include "kube_internal.h"
@@ -38,7 +39,7 @@ int kube__fail(struct kube__ctx *c, int code, const cJSON *where, const char *fm
         va_start(ap, fmt);
         vsnprintf(c->err, c->errlen, fmt, ap);
         va_end(ap);
-        ext_one_line(c->err);
+        cfg_one_line(c->err);
     }
     if (c->where != NULL)
         *c->where = where;

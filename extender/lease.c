@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "ext_err.h"
+#include "config.h"
 #include "lease.h"
 
 #define LEASE_PATH_MAX 640
@@ -70,7 +71,7 @@ static void why(char *holder, size_t len, const char *a, const char *b)
 {
     if (holder != NULL && len > 0) {
         snprintf(holder, len, "%s%s", a, b);
-        ext_one_line(holder);
+        cfg_one_line(holder);
     }
 }
 
