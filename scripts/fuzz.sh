@@ -8,7 +8,8 @@
 # every target with -max_total_time=N on a scratch copy of test/fuzz/corpus/<target>/. A crash, leak,
 # timeout or broken property keeps its input under build-fuzz/crashes/ and its path is printed.
 # Last line: "fuzz: N passed, M failed"; the exit status is non-zero on any failure.
-# FUZZ_TARGETS="fuzz_bind_args fuzz_settings" limits the run to those targets.
+# FUZZ_TARGETS="fuzz_bind_args fuzz_settings" limits the run to those targets; FUZZ_SEED=N makes
+# the mutations repeatable (the test command sets it under CI, so a landing is not a lottery).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +57,7 @@ for t in $targets; do
   replayed=0
   replay "$t" || replayed=1
   "$bin" "$work" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 \
+    ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -53,6 +53,7 @@ count asan "$log"
 
 if ((FUZZ)); then
   stage "fuzzing (${FUZZ_SECONDS:-15} s per target)"
+  [[ -n ${CI:-} ]] && export FUZZ_SEED=${FUZZ_SEED:-1}
   scripts/fuzz.sh "${FUZZ_SECONDS:-15}" 2>&1 | tee "$log"
   count fuzz "$log"
 fi
