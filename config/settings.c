@@ -80,7 +80,7 @@ int cfg_settings_init(struct cfg_settings *s)
     s->max_node_names = 20000;
     s->log.format = CFG_LOG_PLAIN;
     s->log.level = CFG_LOG_INFO;
-    s->gpu_sharing.reservation_timeout_ms = 30000;
+    s->gpu_sharing.reservation_timeout_ms = 15000;
     s->gpu_sharing.reservations = true;
     s->leader_election.enabled = false;
     for (size_t i = 0; i < COUNT(default_strings); i++) {

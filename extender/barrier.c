@@ -124,20 +124,24 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
                        char *self_err, size_t len)
 {
     char why[512] = "";
-    bool self_ok = false, prepared = true;
+    bool self_ok = false;
+    int64_t deadline = ext_now_ms() + d->settings.gpu_sharing.reservation_timeout_ms;
+    int prepared = EXT_OK;
 
-    for (size_t i = 0; i < r->n && prepared; i++)
-        prepared = gpu_share_prepare(d, &r->members[i], why, sizeof(why)) == EXT_OK;
+    /* One deadline for the whole commit keeps it inside the scheduler's httpTimeout. */
+    for (size_t i = 0; i < r->n && prepared == EXT_OK; i++)
+        prepared = gpu_share_prepare(d, &r->members[i], deadline, why, sizeof(why));
     for (size_t i = 0; i < r->n; i++) {
         const struct policy_assignment *m = &r->members[i];
         char err[512] = "";
-        int rc = prepared ? ext_commit_member(d, m, err, sizeof(err)) : EXT_ETIMEOUT;
+        int rc = prepared == EXT_OK ? ext_commit_member(d, m, err, sizeof(err)) : prepared;
 
-        if (!prepared) {
-            snprintf(err, sizeof(err), "%s", why);
+        if (prepared != EXT_OK && prepared != EXT_ESTOPPED) {
             ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangRequeued", "Warning",
                             why);
         }
+        if (prepared != EXT_OK)
+            snprintf(err, sizeof(err), "%s", why);
         finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
         if (rc == EXT_OK && r->n > 1) {
             char msg[600];

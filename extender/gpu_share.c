@@ -59,12 +59,16 @@ static int ensure_reservation(struct ext_daemon *d, const char *node, const char
     return rc;
 }
 
-/* Wait (bounded) for the reservation pod to report the device it holds; one
- * that went away meanwhile (an old pod of the same group) is made again. */
+/*
+ * Wait, until the commit's deadline, for the reservation pod to report the
+ * device it holds; one that went away meanwhile (an old pod of the same group)
+ * is made again. NULL with *stopped set when muster is shutting down: that is
+ * no verdict on the node.
+ */
 static char *await_device(struct ext_daemon *d, const char *node, const char *group,
-                          const char *name, char *err, size_t errlen)
+                          const char *name, int64_t deadline, bool *stopped, char *err,
+                          size_t errlen)
 {
-    int64_t deadline = ext_now_ms() + d->settings.gpu_sharing.reservation_timeout_ms;
     char path[512];
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
@@ -87,6 +91,10 @@ static char *await_device(struct ext_daemon *d, const char *node, const char *gr
         }
         sleep_ms(POLL_MS);
     } while (ext_now_ms() < deadline && !d->stopping);
+    if ((*stopped = d->stopping)) {
+        snprintf(err, errlen, "muster is shutting down; kube-scheduler will retry");
+        return NULL;
+    }
     snprintf(err, errlen,
              "reservation pod %s/%s did not report its GPU within %lld ms (image pull failure or "
              "device plugin down?); sharing on that node is paused and the gang requeued",
@@ -155,8 +163,8 @@ void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char 
     free(copy);
 }
 
-int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
-                      size_t errlen)
+int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, int64_t deadline,
+                      char *err, size_t errlen)
 {
     char devices[1024] = "", *groups, *save = NULL;
     size_t off = 0;
@@ -172,9 +180,12 @@ int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, c
         if ((rc = reservation_pod_name(m->node, g, name, sizeof(name))) != EXT_OK ||
             (rc = ensure_reservation(d, m->node, g, name, err, errlen)) != EXT_OK)
             break;
-        if (!(device = await_device(d, m->node, g, name, err, errlen))) {
-            give_up_on(d, m->node, name);
-            rc = EXT_ETIMEOUT;
+        bool stopped = false;
+
+        if (!(device = await_device(d, m->node, g, name, deadline, &stopped, err, errlen))) {
+            if (!stopped) /* on shutdown the pod stays, to be adopted after the restart */
+                give_up_on(d, m->node, name);
+            rc = stopped ? EXT_ESTOPPED : EXT_ETIMEOUT;
             break;
         }
         off += (size_t)snprintf(devices + off, sizeof(devices) - off, "%s%s", off ? "," : "",

@@ -26,9 +26,14 @@ struct ext_daemon;
  */
 void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char *groups);
 
-/* EXT_OK when the member may be bound; otherwise err says why. */
-int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, char *err,
-                      size_t errlen);
+/*
+ * EXT_OK when the member may be bound; otherwise err says why: EXT_ETIMEOUT
+ * when a reservation pod did not report by the commit's deadline (it is
+ * deleted and sharing on the node paused), EXT_ESTOPPED when muster is
+ * shutting down (nothing is undone: a restarted muster adopts the pod).
+ */
+int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, int64_t deadline,
+                      char *err, size_t errlen);
 
 /* Delete reservation pods whose group no longer holds any pod (and orphans). */
 void gpu_share_reap(struct ext_daemon *d);

@@ -476,7 +476,7 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert_int_eq(s->log.level, CFG_LOG_INFO);
     ck_assert_str_eq(s->gpu_sharing.reservation_namespace, "muster-system");
     ck_assert_str_eq(s->gpu_sharing.reservation_image, "muster:0.1.0");
-    ck_assert_int_eq(s->gpu_sharing.reservation_timeout_ms, 30000);
+    ck_assert_int_eq(s->gpu_sharing.reservation_timeout_ms, 15000);
     ck_assert_str_eq(s->gpu_sharing.runtime_class_name, "nvidia");
     ck_assert_str_eq(s->gpu_sharing.webhook_listen, "");
     ck_assert_ptr_null(s->gpu_sharing.webhook_tls.cert_file);

@@ -33,6 +33,7 @@ trap finish EXIT
 # the annotation `muster reserve` would write, for reservation pods bound to fake nodes.
 e2e_fake_node_agent() {
   (
+    set +e +o pipefail # one failed kubectl must not end the node's part
     while :; do
       kubectl_ -n muster-system get pods -l app.kubernetes.io/name=muster-gpu-reservation \
         -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.name}{" "}{.spec.nodeName}{" "}{.metadata.annotations.muster\.dev/gpu-device}{"\n"}{end}' 2>/dev/null |
@@ -44,6 +45,10 @@ e2e_fake_node_agent() {
     done
   ) &
   echo $! > "$MUSTER_E2E_DIR/fake-node-agent.pid"
+}
+e2e_fake_node_agent_alive() {
+  [[ -f ${MUSTER_E2E_DIR:-/nonexistent}/fake-node-agent.pid ]] &&
+    kill -0 "$(cat "$MUSTER_E2E_DIR/fake-node-agent.pid")" 2>/dev/null
 }
 e2e_fake_node_agent_stop() {
   [[ -f ${MUSTER_E2E_DIR:-/nonexistent}/fake-node-agent.pid ]] || return 0
@@ -76,7 +81,7 @@ e2e_baseline() {
   _e2e_alive muster || e2e_muster_start muster || return 1
   _e2e_alive kube-scheduler || e2e_muster_scheduler kube-scheduler || return 1
   _e2e_alive kuberay-operator || e2e_kuberay || return 1
-  [[ -f $MUSTER_E2E_DIR/fake-node-agent.pid ]] || e2e_fake_node_agent
+  e2e_fake_node_agent_alive || e2e_fake_node_agent
 }
 
 set -e

@@ -103,15 +103,8 @@ s09_no_reservation() { [[ -z $(s09_reservations) ]]; }
 scenario() {
   local certs=$MUSTER_E2E_DIR/webhook-certs wport url
   trap s09_cleanup EXIT
-  # The baseline's fake node agent must be alive (a pid file alone is what run.sh checks).
-  local agent=$MUSTER_E2E_DIR/fake-node-agent.pid
-  if ! [[ -f $agent ]] || ! kill -0 "$(cat "$agent")" 2>/dev/null; then
-    e2e_err "the fake node agent is not running (pid file: $(cat "$agent" 2>/dev/null || echo none)); starting it"
-    rm -f "$agent"
-    # Not under this shell's `set -e` + pipefail: the agent's loop would die at the first failed
-    # kubectl (that is how it died: run.sh starts it under `set -e`; see the report).
-    (set +e +o pipefail; e2e_fake_node_agent)
-  fi
+  # The baseline's fake node agent must be alive.
+  e2e_fake_node_agent_alive || { e2e_err "the fake node agent is not running"; return 1; }
 
   # 1. A serving certificate for 127.0.0.1 and the webhook configuration, from manifests/.
   wport=$(e2e_free_port)

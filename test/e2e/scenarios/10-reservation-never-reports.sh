@@ -49,8 +49,7 @@ s10_restart_muster() {
 
 s10_cleanup() {
   set +e
-  # Not under `set -e` + pipefail, which would end the agent's loop at its first failed kubectl.
-  [[ -f $MUSTER_E2E_DIR/fake-node-agent.pid ]] || (set +e +o pipefail; e2e_fake_node_agent)
+  e2e_fake_node_agent_alive || e2e_fake_node_agent
   rm -f "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
   s10_restart_muster || e2e_err "10: could not restart muster with its default settings"
 }
