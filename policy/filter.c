@@ -28,17 +28,20 @@ int policy_node_pause_sharing(struct policy_cluster *c, const char *name, int64_
     if (!n)
         return POLICY_ENOENT;
     n->sharing_paused_until = until;
+    c->paused_nodes += !n->sharing_paused;
     n->sharing_paused = true;
     return POLICY_OK;
 }
 
 void policy_expire(struct policy_cluster *c, int64_t now)
 {
-    for (size_t i = 0; i < c->nodes.n; i++) {
+    for (size_t i = 0; c->paused_nodes > 0 && i < c->nodes.n; i++) {
         struct pnode *n = c->nodes.items[i];
 
-        if (n && n->sharing_paused && now >= n->sharing_paused_until)
+        if (n && n->sharing_paused && now >= n->sharing_paused_until) {
             n->sharing_paused = false;
+            c->paused_nodes--;
+        }
     }
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *g = c->gangs.items[i];
@@ -106,7 +109,11 @@ static int all_fail(struct policy_filter_result *out, enum policy_fit fit, const
     return POLICY_OK;
 }
 
-/* The pod has a place: that node fits, the others say why not. */
+/*
+ * The pod has a place: that node fits, every other one is passed over for
+ * it. (Why each other node would not do is not asked: this runs on every
+ * filter call, over thousands of candidates.)
+ */
 static int answer_planned(struct policy_cluster *c, const struct ppod *p,
                           const char *const *cands, struct policy_filter_result *out)
 {
@@ -115,20 +122,10 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p,
     out->detail_ = pstrfmt("muster planned node %s", planned);
     if (!out->detail_)
         return POLICY_ENOMEM;
-    for (size_t i = 0; i < out->n; i++) {
-        const struct pnode *n = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
-        enum pfit_why why;
-
-        if (strcmp(cands[i], planned) == 0)
-            out->verdicts[i] = (struct policy_node_verdict){POLICY_FITS, NULL};
-        else if (!n)
-            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNSCHEDULABLE,
-                                                            "node unknown to muster"};
-        else if (!pfit_static(n, p, &why))
-            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNRESOLVABLE, pfit_text(why)};
-        else
-            out->verdicts[i] = (struct policy_node_verdict){POLICY_UNSCHEDULABLE, out->detail_};
-    }
+    for (size_t i = 0; i < out->n; i++)
+        out->verdicts[i] = strcmp(cands[i], planned) == 0
+                               ? (struct policy_node_verdict){POLICY_FITS, NULL}
+                               : (struct policy_node_verdict){POLICY_UNSCHEDULABLE, out->detail_};
     return POLICY_OK;
 }
 

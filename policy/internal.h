@@ -141,6 +141,7 @@ struct policy_cluster {
     uint64_t next_arrival;
     bool maybe_partial; /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
+    size_t paused_nodes;   /* nodes where GPU sharing is paused */
     char scratch[POLICY_REASON_LEN];
 };
 

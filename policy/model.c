@@ -283,6 +283,8 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
             c->bound_unplaced += p->phase == POLICY_POD_BOUND;
         }
     }
+    if (n->sharing_paused)
+        c->paused_nodes--;
     pidx_del(&c->node_ix, name);
     ptable_remove(&c->nodes, id);
     node_free(n);
