@@ -7,6 +7,9 @@
 #   e2e_muster_start [name] [args]  muster serve with manifests/muster.yaml (listen, kubeconfig and
 #                                   webhook certificate paths substituted), waits for /readyz
 #   e2e_muster_scheduler [name] [url]  kube-scheduler with manifests/scheduler-config.yaml
+#   e2e_muster_restart [name]       restart a muster on the port its kube-scheduler already calls,
+#                                   with NAME.yaml.gpu-sharing lines put under gpuSharing: and
+#                                   NAME.yaml.extra lines appended to its settings
 #   e2e_muster_kill name [signal]   stop one muster (default SIGKILL)
 #   e2e_invariants                  no gang partly bound, no node over allocatable, no shared
 #                                   device over one, no queue over limit (test/e2e/invariants.py)
@@ -54,6 +57,21 @@ e2e_muster_start() {
   printf -v "E2E_URL_${name//-/_}" '%s' "http://127.0.0.1:$port"
   _e2e_wait_http "$name" 60 "http://127.0.0.1:$port/readyz" || return 1
   e2e_log "$name ready on http://127.0.0.1:$port"
+}
+
+e2e_muster_restart() {
+  local name=${1:-muster} url port cfg
+  cfg=$MUSTER_E2E_DIR/$name.yaml
+  url=$(e2e_muster_url "$name") port=${url##*:}
+  e2e_stop "$name"
+  e2e_muster_config "$cfg" "$port"
+  grep -q '^gpuSharing:$' "$cfg" || { e2e_fail "no gpuSharing: block in $cfg"; return 1; }
+  [[ ! -s $cfg.gpu-sharing ]] || sed -i "/^gpuSharing:\$/r $cfg.gpu-sharing" "$cfg"
+  [[ ! -f $cfg.extra ]] || cat "$cfg.extra" >> "$cfg"
+  "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null || { e2e_fail "muster config $cfg"; return 1; }
+  _e2e_start "$name" "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
+  _e2e_wait_http "$name" 60 "$url/readyz" || return 1
+  e2e_log "$name ready again on $url"
 }
 
 e2e_muster_url() { local v="E2E_URL_${1//-/_}"; echo "${!v}"; }

@@ -21,37 +21,6 @@
 S09_NS=share-lab
 S09_NODE=gpu-share-1
 
-# Restart muster on the port kube-scheduler already calls (kube-scheduler and run.sh keep their
-# URL; e2e_muster_start would pick a new port), with the lines of
-# $MUSTER_E2E_DIR/muster.yaml.gpu-sharing put under the gpuSharing: key of its settings
-# (manifests/muster.yaml no longer ends with that section, so they cannot go in .extra).
-s09_restart_muster() {
-  local url port cfg=$MUSTER_E2E_DIR/muster.yaml
-  url=$(e2e_muster_url muster) port=${url##*:}
-  e2e_stop muster
-  e2e_muster_config "$cfg" "$port"
-  grep -q '^gpuSharing:$' "$cfg" || { e2e_fail "no gpuSharing: block in $cfg"; return 1; }
-  [[ ! -s $cfg.gpu-sharing ]] || sed -i "/^gpuSharing:\$/r $cfg.gpu-sharing" "$cfg"
-  [[ ! -f $cfg.extra ]] || cat "$cfg.extra" >> "$cfg"
-  # Others may be relinking the binary right now (shared build dir): while it does not run
-  # (missing, half written), wait and try again; a settings error fails at once.
-  local try rc had_failed=0
-  [[ ! -f $MUSTER_E2E_DIR/FAILED ]] || had_failed=1
-  for ((try = 1; ; try++)); do
-    rc=0; "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null || rc=$?
-    if ((rc == 0)); then
-      _e2e_start muster "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
-      _e2e_wait_http muster 60 "$url/readyz" && break
-    elif ((rc == 2)) && "$MUSTER_BIN" --version >/dev/null 2>&1; then
-      e2e_fail "muster config $cfg"; return 1
-    fi
-    ((try < 8)) || { e2e_fail "muster did not start again"; return 1; }
-    e2e_log "muster binary not runnable (rebuilt meanwhile?), retrying"
-    sleep 5
-  done
-  ((had_failed)) || rm -f "$MUSTER_E2E_DIR/FAILED" # a start retried after a relink is no failure
-  e2e_log "muster ready again on $url"
-}
 
 s09_cleanup() {
   set +e
@@ -59,7 +28,7 @@ s09_cleanup() {
   kubectl_ delete mutatingwebhookconfiguration muster-gpu-sharing --ignore-not-found >/dev/null 2>&1
   kubectl_ delete -f "$E2E_LIB_DIR/manifests/runtimeclass-nvidia.yaml" --ignore-not-found >/dev/null 2>&1
   rm -f "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
-  s09_restart_muster || e2e_err "09: could not restart muster with its default settings"
+  e2e_muster_restart || e2e_err "09: could not restart muster with its default settings"
 }
 
 # s09_share_pod NAME FRACTION [scheduler]: a pod asking for a GPU share (no nvidia.com/gpu)
@@ -119,7 +88,7 @@ scenario() {
   # 2. muster with the webhook listener (HTTPS) on that port.
   printf '%s\n' "  webhookListen: 127.0.0.1:$wport" "  webhookTLS:" \
     "    certFile: $certs/tls.crt" "    keyFile: $certs/tls.key" > "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
-  s09_restart_muster
+  e2e_muster_restart
   grep -q "serving the GPU-sharing webhook" "$MUSTER_E2E_DIR/logs/muster.log"
   # HTTPS, trusted through the CA the caBundle carries; plain HTTP is not served there.
   code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$certs/ca.crt" -X POST \
@@ -331,7 +300,7 @@ spec:
     securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
     resources: {limits: {cpu: 10m, memory: 16Mi}}
 EOF
-  s09_restart_muster
+  e2e_muster_restart
   # What muster rebuilt from the API server: both workers bound on gpu-share-2 in group g0.
   # (Its reflectors list pods and nodes concurrently; the answer must not depend on which
   # list comes first.)

@@ -15,43 +15,12 @@
 S10_NS=share-timeout
 S10_NODE=gpu-never-1
 
-# Restart muster on the port kube-scheduler already calls (kube-scheduler and run.sh keep their
-# URL; e2e_muster_start would pick a new port), with the lines of
-# $MUSTER_E2E_DIR/muster.yaml.gpu-sharing put under the gpuSharing: key of its settings
-# (manifests/muster.yaml no longer ends with that section, so they cannot go in .extra).
-s10_restart_muster() {
-  local url port cfg=$MUSTER_E2E_DIR/muster.yaml
-  url=$(e2e_muster_url muster) port=${url##*:}
-  e2e_stop muster
-  e2e_muster_config "$cfg" "$port"
-  grep -q '^gpuSharing:$' "$cfg" || { e2e_fail "no gpuSharing: block in $cfg"; return 1; }
-  [[ ! -s $cfg.gpu-sharing ]] || sed -i "/^gpuSharing:\$/r $cfg.gpu-sharing" "$cfg"
-  [[ ! -f $cfg.extra ]] || cat "$cfg.extra" >> "$cfg"
-  # Others may be relinking the binary right now (shared build dir): while it does not run
-  # (missing, half written), wait and try again; a settings error fails at once.
-  local try rc had_failed=0
-  [[ ! -f $MUSTER_E2E_DIR/FAILED ]] || had_failed=1
-  for ((try = 1; ; try++)); do
-    rc=0; "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null || rc=$?
-    if ((rc == 0)); then
-      _e2e_start muster "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
-      _e2e_wait_http muster 60 "$url/readyz" && break
-    elif ((rc == 2)) && "$MUSTER_BIN" --version >/dev/null 2>&1; then
-      e2e_fail "muster config $cfg"; return 1
-    fi
-    ((try < 8)) || { e2e_fail "muster did not start again"; return 1; }
-    e2e_log "muster binary not runnable (rebuilt meanwhile?), retrying"
-    sleep 5
-  done
-  ((had_failed)) || rm -f "$MUSTER_E2E_DIR/FAILED" # a start retried after a relink is no failure
-  e2e_log "muster ready again on $url"
-}
 
 s10_cleanup() {
   set +e
   e2e_fake_node_agent_alive || e2e_fake_node_agent
   rm -f "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
-  s10_restart_muster || e2e_err "10: could not restart muster with its default settings"
+  e2e_muster_restart || e2e_err "10: could not restart muster with its default settings"
 }
 
 s10_pods() { # name node, one line per gang member
@@ -123,7 +92,7 @@ scenario() {
 
   # B. The bound runs out (reservationTimeout: 5s).
   printf '%s\n' "  reservationTimeout: 5s" > "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
-  s10_restart_muster
+  e2e_muster_restart
   e2e_gpu_node "$S10_NODE" 1
   s10_gang never
 
@@ -187,7 +156,7 @@ PY
   #    for the next muster to adopt (docs/gpu-sharing.md), no Event says the bound ran out,
   #    and nothing is bound.
   printf '%s\n' "  reservationTimeout: 120s" > "$MUSTER_E2E_DIR/muster.yaml.gpu-sharing"
-  s10_restart_muster
+  e2e_muster_restart
   e2e_gpu_node gpu-never-2 1
   s10_gang stopped
   committing() {
