@@ -276,6 +276,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     if (policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r) !=
         POLICY_OK) {
         pthread_mutex_unlock(&d->cache.lock);
+        policy_bind_result_cleanup(&r);
         return EXT_ENOMEM;
     }
     switch (r.outcome) {

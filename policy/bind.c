@@ -90,6 +90,8 @@ static int commit(struct policy_cluster *c, struct ppod *p, struct pgang *g,
     out->members = calloc(g->nmembers ? g->nmembers : 1, sizeof(*out->members));
     if (!out->members)
         return POLICY_ENOMEM;
+    /* Every assignment is written before any member changes phase, so running
+     * out of memory leaves the barrier as it was. */
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *m = ppod_at(c, g->members[i]);
 
@@ -97,11 +99,15 @@ static int commit(struct policy_cluster *c, struct ppod *p, struct pgang *g,
             continue;
         if (m != p && (g->admitted || g->singleton))
             continue; /* a bound gang commits members one at a time */
-        m->phase = POLICY_POD_BINDING;
         out->n = ++n;
-        if (fill_assignment(c, m, &out->members[n - 1]) != POLICY_OK)
+        if (fill_assignment(c, m, &out->members[n - 1]) != POLICY_OK) {
+            policy_bind_result_cleanup(out);
             return POLICY_ENOMEM;
+        }
     }
+    for (size_t i = 0; i < out->n; i++)
+        ppod_find(c, out->members[i].namespace_, out->members[i].name)->phase =
+            POLICY_POD_BINDING;
     out->outcome = POLICY_BIND_COMMIT;
     return POLICY_OK;
 }
@@ -122,6 +128,14 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
                            "made); kube-scheduler will retry",
                  g->key);
         return -1;
+    }
+    if (!planned && p->managed) {
+        struct policy_resources need;
+        enum preason_kind kind;
+
+        ppod_charge_resources(p, p->share, &need);
+        if (pqueue_admit(c, g, p->queue, &need, &kind, why, len) != 0)
+            return -1;
     }
     if (planned)
         puncharge(c, p);
@@ -213,7 +227,10 @@ int policy_bind_done(struct policy_cluster *c, const char *ns, const char *name,
         return POLICY_OK; /* the watch got there first */
     g = ppod_gang(c, p);
     if (ok) {
-        pset_str(&p->bound_node, pnode_at(c, p->place.node)->name);
+        const struct pnode *n = pnode_at(c, p->place.node);
+
+        if (n) /* else its node was deleted meanwhile; bound_node kept its name */
+            pset_str(&p->bound_node, n->name);
         pcharge_mark_bound(c, p, true);
         p->phase = POLICY_POD_BOUND;
         pset_str(&p->reason, NULL);
@@ -224,5 +241,6 @@ int policy_bind_done(struct policy_cluster *c, const char *ns, const char *name,
     p->phase = POLICY_POD_PENDING;
     pset_str(&p->reason, why ? why : "the API server refused its Binding");
     pgang_note_bound(c, g);
+    pgang_settle(c, g);
     return POLICY_OK;
 }

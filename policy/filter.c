@@ -51,8 +51,10 @@ void policy_expire(struct policy_cluster *c, int64_t now)
         if (!g || now <= g->deadline)
             continue;
         pgang_counts(c, g, NULL, &bound, &holding, &waiting);
-        if (holding == 0)
+        if (holding == 0) {
+            pgang_settle(c, g);
             continue;
+        }
         for (size_t m = 0; m < g->nmembers; m++) {
             const struct ppod *p = ppod_at(c, g->members[m]);
 
@@ -240,6 +242,16 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
         rc = filter_pending(c, p, g, cands, n, now, out);
         if (rc != POLICY_OK || out->reason || p->phase == POLICY_POD_PENDING)
             return rc;
+    }
+    if (p->phase != POLICY_POD_PLANNED) {
+        /* Its bind is held or in flight: its place does not move under it. */
+        snprintf(why, sizeof(why), "a bind for this pod is %s on node %s",
+                 p->phase == POLICY_POD_WAITING ? "held at its gang's barrier" : "in flight",
+                 p->place.node >= 0 ? pnode_at(c, p->place.node)->name
+                                    : p->bound_node ? p->bound_node : "?");
+        if (p->place.node < 0 || !in_candidates(pnode_at(c, p->place.node)->name, cands, n))
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        return answer_planned(c, p, cands, out);
     }
     if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n) &&
         move_within(c, p, cands, n, why, sizeof(why)) != 0)

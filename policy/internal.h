@@ -232,6 +232,7 @@ int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
 bool pgang_declared(const struct pgang *g);
 const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
+void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pqueue_recount(struct policy_cluster *c);
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);

@@ -279,6 +279,9 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
             if (g)
                 pplan_release(c, g);
         } else {
+            /* A Binding in flight still names this node: keep the name for bind_done. */
+            if (p->phase == POLICY_POD_BINDING)
+                pset_str(&p->bound_node, n->name);
             puncharge(c, p);
             c->bound_unplaced += p->phase == POLICY_POD_BOUND;
         }
@@ -327,9 +330,12 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
         return POLICY_ENOMEM;
     id = pidx_get(&c->queue_ix, s->name);
     if (id >= 0) {
-        queue_free(c->queues.items[id]);
+        struct pqueue *old = c->queues.items[id];
+
+        /* Re-key first: the index still points at the old name. */
         c->queues.items[id] = q;
         pidx_put(&c->queue_ix, q->name, id);
+        queue_free(old);
     } else {
         id = ptable_add(&c->queues, q);
         if (id < 0 || pidx_put(&c->queue_ix, q->name, id) != POLICY_OK) {
@@ -690,6 +696,7 @@ static void pod_detach_gang(struct policy_cluster *c, struct ppod *p, int32_t po
         return;
     gang_remove_member(g, pod_id);
     p->gang = -1;
+    pgang_settle(c, g);
     gang_drop_if_empty(c, gid);
 }
 

@@ -67,6 +67,22 @@ void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t
         *waiting = w;
 }
 
+/*
+ * After members leave a place: a gang holding no place is no longer planned,
+ * and one with nothing bound or binding is no longer admitted, so a resumed or
+ * re-created RayCluster is placed whole again, not one pod at a time.
+ */
+void pgang_settle(struct policy_cluster *c, struct pgang *g)
+{
+    int32_t bound, holding;
+
+    pgang_counts(c, g, NULL, &bound, &holding, NULL);
+    if (holding == 0)
+        g->planned = false;
+    if (bound == 0 && holding == 0)
+        g->admitted = false;
+}
+
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
 {
     g->reason_kind = kind;

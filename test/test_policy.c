@@ -852,6 +852,126 @@ START_TEST(paused_sharing_opens_no_new_group_until_its_time)
 }
 END_TEST
 
+/* ---- found in review: lifecycles around a commit ---------------------------- */
+
+START_TEST(queue_updated_in_place_keeps_its_usage)
+{
+    char why[512];
+    struct policy_pod_view v;
+
+    add_node("n1", 32, 8);
+    add_queue("team-a", NULL, 2000, 2000);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"p", 1, 2});
+    ck_assert_int_eq(schedule("ns", "p", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_queue("team-a", NULL, 2000, 3000); /* the limit raised: the same queue, updated */
+    add_queue("team-a", NULL, 2000, 3000);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"q", 1, 1});
+    ck_assert_int_eq(schedule("ns", "q", why, sizeof(why)), POLICY_BIND_COMMIT);
+    add_pod("ns", NULL, "team-a", (struct pod_ask){"r", 1, 1});
+    ck_assert_int_eq(schedule("ns", "r", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "queue team-a: gpu limit 3, in use 3, pod needs 1");
+    ck_assert(policy_pod_view_get(C, "ns", "q", &v));
+    check_invariants();
+}
+END_TEST
+
+START_TEST(node_deleted_while_its_binding_is_in_flight)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+    struct policy_bind_result br;
+    struct policy_pod_view v;
+
+    add_node("n1", 32, 8);
+    add_pod("ns", NULL, NULL, (struct pod_ask){"p", 1, 1});
+    ck_assert_int_eq(policy_filter(C, "ns", "p", names, 1, NOW, &fr), POLICY_OK);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(policy_bind(C, "ns", "p", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_COMMIT);
+    policy_bind_result_cleanup(&br);
+    ck_assert_int_eq(policy_node_forget(C, "n1"), POLICY_OK);
+    /* kube-scheduler filters it again meanwhile: no place to move to, no crash. */
+    ck_assert_int_eq(policy_filter(C, "ns", "p", names, 1, NOW, &fr), POLICY_OK);
+    ck_assert_int_eq(fr.verdicts[0].fit, POLICY_UNSCHEDULABLE);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(policy_bind_done(C, "ns", "p", true, NULL), POLICY_OK);
+    ck_assert(policy_pod_view_get(C, "ns", "p", &v));
+    ck_assert_int_eq(v.phase, POLICY_POD_BOUND);
+    ck_assert_str_eq(v.node, "n1");
+}
+END_TEST
+
+START_TEST(recreated_gang_is_placed_whole_again)
+{
+    char why[512], name[16];
+    struct policy_gang_view g;
+
+    add_node("n1", 32, 4);
+    add_gang("lab/g", 3, NULL);
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", "lab/g", NULL, (struct pod_ask){name, 1, 1, 0, i == 0});
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        schedule("lab", name, why, sizeof(why));
+    }
+    ck_assert(policy_gang_view_get(C, "lab/g", &g));
+    ck_assert_int_eq(g.bound, 3);
+    /* Suspended: every pod goes. Something else takes two GPUs meanwhile. */
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        policy_pod_forget(C, "lab", name);
+    }
+    add_pod("ns", NULL, NULL, (struct pod_ask){"other", 1, 2});
+    ck_assert_int_eq(schedule("ns", "other", why, sizeof(why)), POLICY_BIND_COMMIT);
+    /* Resumed: three new pods and room for two. The gang waits whole. */
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "b-%d", i);
+        add_pod("lab", "lab/g", NULL, (struct pod_ask){name, 1, 1, 0, i == 0});
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "b-%d", i);
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_REJECT);
+    }
+    ck_assert(policy_gang_view_get(C, "lab/g", &g));
+    ck_assert_int_eq(g.bound, 0);
+    check_invariants();
+}
+END_TEST
+
+START_TEST(failed_commit_leaves_the_gang_pending)
+{
+    char why[512];
+    struct policy_bind_result br;
+    struct policy_gang_view g;
+
+    add_node("n1", 32, 8);
+    add_gang("lab/g", 2, NULL);
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"h", 1, 0, 0, true});
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"w", 1, 0, 500});
+    ck_assert_int_eq(schedule("lab", "h", why, sizeof(why)), POLICY_BIND_WAIT);
+    {
+        const char *names[] = {"n1"};
+        struct policy_filter_result fr;
+
+        ck_assert_int_eq(policy_filter(C, "lab", "w", names, 1, NOW, &fr), POLICY_OK);
+        policy_filter_result_cleanup(&fr);
+    }
+    ck_assert_int_eq(policy_bind(C, "lab", "w", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_COMMIT);
+    ck_assert_int_eq(br.n, 2);
+    /* The reservation pod never reported: the whole commit is refused. */
+    for (size_t i = 0; i < br.n; i++)
+        policy_bind_done(C, br.members[i].namespace_, br.members[i].name, false, "no device");
+    policy_bind_result_cleanup(&br);
+    ck_assert(policy_gang_view_get(C, "lab/g", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+    ck_assert_int_eq(g.bound, 0);
+    check_invariants();
+}
+END_TEST
+
 /* ---- randomized: thousands of arrivals, invariants after each step ------- */
 
 static uint64_t rng_state;
@@ -958,6 +1078,10 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, restart_completes_a_partly_bound_gang_first);
          tcase_add_test(tc, bound_pods_rebuild_groups_from_annotations);
          tcase_add_test(tc, pods_listed_before_their_node_are_charged_when_it_arrives));
+    CASE(review, tcase_add_test(tc, queue_updated_in_place_keeps_its_usage);
+         tcase_add_test(tc, node_deleted_while_its_binding_is_in_flight);
+         tcase_add_test(tc, recreated_gang_is_placed_whole_again);
+         tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
     CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
          tcase_set_timeout(tc, 300));
 #undef CASE
