@@ -230,17 +230,13 @@ static size_t count_children(const cJSON *c)
     return n;
 }
 
-/* Precheck and parse a body into a JSON object. */
-static int parse_object(const char *body, size_t len, const struct ext_proto_limits *lim,
-                        const char *what, cJSON **out, char *err, size_t errlen)
+/* Parse a prechecked body into a JSON object. */
+static int parse_checked(const char *body, size_t len, const char *what, cJSON **out, char *err,
+                         size_t errlen)
 {
     const char *end = NULL;
     cJSON *doc;
-    int rc;
 
-    rc = ext_json_precheck(body, len, lim, err, errlen);
-    if (rc != EXT_OK)
-        return rc;
     if (len == 0)
         return fail(err, errlen, EXT_EINVAL, "empty body: expected %s JSON", what);
     doc = cJSON_ParseWithLengthOpts(body, len, &end, false);
@@ -262,6 +258,17 @@ static int parse_object(const char *body, size_t len, const struct ext_proto_lim
     }
     *out = doc;
     return EXT_OK;
+}
+
+/* Precheck and parse a body into a JSON object. */
+static int parse_object(const char *body, size_t len, const struct ext_proto_limits *lim,
+                        const char *what, cJSON **out, char *err, size_t errlen)
+{
+    int rc = ext_json_precheck(body, len, lim, err, errlen);
+
+    if (rc != EXT_OK)
+        return rc;
+    return parse_checked(body, len, what, out, err, errlen);
 }
 
 static int get_pod(const cJSON *root, const cJSON **pod, char *err, size_t errlen)
@@ -354,24 +361,331 @@ static int decode_candidates(const cJSON *root, const struct ext_proto_limits *l
     return fail(err, errlen, EXT_EINVAL, "neither NodeNames nor Nodes is set");
 }
 
-int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
-                           struct ext_filter_args *out, char *err, size_t errlen)
+/* ---- NodeNames without a cJSON item per name ---------------------------------- */
+
+/*
+ * kube-scheduler in nodeCacheCapable mode sends thousands of node names; as a
+ * cJSON tree each is an item and a string, two mallocs and two frees. The fast
+ * path finds the array ext_json_get(root, "NodeNames") would pick in the raw
+ * body, decodes its strings straight into the pool, and hands cJSON a copy of
+ * the body with the array's bytes overwritten by `null` and spaces (the same
+ * length, so every byte offset in an error stays put). Anything it does not
+ * read exactly as cJSON would (an escaped or odd key, a non-string element,
+ * control bytes, \u0000, a lone surrogate, a bad escape, odd whitespace) sends
+ * the whole body down the cJSON path, which gives the answer it always gave.
+ */
+
+enum fast_names { FAST_NO, FAST_OK, FAST_TOO_MANY };
+
+static bool is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static size_t skip_ws(const char *b, size_t len, size_t i)
+{
+    while (i < len && is_ws(b[i]))
+        i++;
+    return i;
+}
+
+/* Four hex digits at p, or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    int k;
+
+    for (k = 0; k < 4; k++) {
+        char c = p[k];
+
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v = v * 16 + (c - 'A' + 10);
+        else
+            return -1;
+    }
+    return v;
+}
+
+/*
+ * The JSON string whose opening quote is b[i], decoded into out unless out is
+ * NULL (as many bytes as written between the quotes always suffice). Returns
+ * the index after the closing quote and the decoded length in *n, or 0 for
+ * anything the cJSON path should judge.
+ */
+static size_t fast_string(const char *b, size_t len, size_t i, char *out, size_t *n)
+{
+    size_t o = 0;
+
+    for (i++; i < len;) {
+        unsigned char c = (unsigned char)b[i];
+        long cp, lo;
+        int k;
+
+        if (c == '"') {
+            *n = o;
+            return i + 1;
+        }
+        if (c < 0x20)
+            return 0;
+        if (c != '\\') {
+            if (out != NULL)
+                out[o] = (char)c;
+            o++;
+            i++;
+            continue;
+        }
+        if (len - i < 2)
+            return 0;
+        switch (b[i + 1]) {
+        case '"':
+        case '\\':
+        case '/':
+            c = (unsigned char)b[i + 1];
+            break;
+        case 'b':
+            c = '\b';
+            break;
+        case 'f':
+            c = '\f';
+            break;
+        case 'n':
+            c = '\n';
+            break;
+        case 'r':
+            c = '\r';
+            break;
+        case 't':
+            c = '\t';
+            break;
+        case 'u':
+            if (len - i < 6 || (cp = hex4(b + i + 2)) <= 0 || (cp >= 0xDC00 && cp <= 0xDFFF))
+                return 0;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (len - i < 12 || b[i + 6] != '\\' || b[i + 7] != 'u')
+                    return 0;
+                lo = hex4(b + i + 8);
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return 0;
+                cp = 0x10000 + (((cp & 0x3FF) << 10) | (lo & 0x3FF));
+                i += 12;
+            } else {
+                i += 6;
+            }
+            if (out == NULL) {
+                o += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+                continue;
+            }
+            if (cp < 0x80) {
+                out[o++] = (char)cp;
+            } else {
+                k = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+                out[o] = (char)((k == 2 ? 0xC0 : k == 3 ? 0xE0 : 0xF0) | (cp >> (6 * (k - 1))));
+                for (int j = 1; j < k; j++)
+                    out[o + j] = (char)(0x80 | ((cp >> (6 * (k - 1 - j))) & 0x3F));
+                o += (size_t)k;
+            }
+            continue;
+        default:
+            return 0;
+        }
+        if (out != NULL)
+            out[o] = (char)c;
+        o++;
+        i += 2;
+    }
+    return 0;
+}
+
+/* The index after the value at b[i], nested values skipped whole; 0 when unsure. */
+static size_t skip_value(const char *b, size_t len, size_t i)
+{
+    size_t depth = 0, start = i;
+
+    if (b[i] == '"') {
+        i = string_end(b, len, i);
+        return i < len ? i + 1 : 0;
+    }
+    if (b[i] != '{' && b[i] != '[') { /* a number or literal: cJSON judges it */
+        while (i < len && !is_ws(b[i]) && strchr(",:{}[]\"", b[i]) == NULL && b[i] != '\0')
+            i++;
+        return i > start ? i : 0;
+    }
+    for (; i < len; i++) {
+        switch (b[i]) {
+        case '"':
+            i = string_end(b, len, i);
+            if (i >= len)
+                return 0;
+            break;
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (--depth == 0)
+                return i + 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The bytes [*vs, *ve) of the value of the top-level member ext_json_get(root,
+ * "NodeNames") would return: the first key "NodeNames", else the first key
+ * equal to it ignoring case. False when there is none or the body is unusual.
+ */
+static bool find_names_value(const char *b, size_t len, size_t *vs, size_t *ve)
+{
+    size_t i = skip_ws(b, len, 0), ks, ke, s, e, k;
+    size_t exact_s = 0, exact_e = 0, icase_s = 0, icase_e = 0;
+    bool exact = false, icase = false;
+
+    if (i >= len || b[i] != '{')
+        return false;
+    i = skip_ws(b, len, i + 1);
+    for (;;) {
+        if (i >= len || b[i] != '"')
+            return false;
+        ks = i + 1;
+        ke = string_end(b, len, i);
+        if (ke >= len)
+            return false;
+        for (k = ks; k < ke; k++) /* cJSON decodes these: let it match them */
+            if ((unsigned char)b[k] < 0x20 || b[k] == '\\')
+                return false;
+        i = skip_ws(b, len, ke + 1);
+        if (i >= len || b[i] != ':')
+            return false;
+        s = skip_ws(b, len, i + 1);
+        if (s >= len || (e = skip_value(b, len, s)) == 0)
+            return false;
+        if (ke - ks == 9 && !exact && memcmp(b + ks, "NodeNames", 9) == 0) {
+            exact = true;
+            exact_s = s;
+            exact_e = e;
+        }
+        if (ke - ks == 9 && !icase && strncasecmp(b + ks, "NodeNames", 9) == 0) {
+            icase = true;
+            icase_s = s;
+            icase_e = e;
+        }
+        i = skip_ws(b, len, e);
+        if (i < len && b[i] == ',') {
+            i = skip_ws(b, len, i + 1);
+            continue;
+        }
+        if (i < len && b[i] == '}')
+            break;
+        return false;
+    }
+    if (!exact && !icase)
+        return false;
+    *vs = exact ? exact_s : icase_s;
+    *ve = exact ? exact_e : icase_e;
+    return true;
+}
+
+/*
+ * The array of strings b[s..e) into a->names and a->n, in the pool. FAST_NO
+ * leaves a untouched; FAST_TOO_MANY only counts, into *count.
+ */
+static enum fast_names fast_names(const char *b, size_t s, size_t e,
+                                  const struct ext_proto_limits *lim, struct ext_filter_args *a,
+                                  size_t *count)
+{
+    size_t n = 0, bytes = 0, i, dl, k;
+    const char **names;
+    char *buf;
+
+    if (e - s < 4 || b[s] != '[') /* "[]" has no room for "null" */
+        return FAST_NO;
+    i = skip_ws(b, e, s + 1);
+    if (i < e && b[i] != ']') {
+        for (;;) {
+            if (i >= e || b[i] != '"' || (i = fast_string(b, e, i, NULL, &dl)) == 0)
+                return FAST_NO;
+            n++;
+            bytes += dl + 1;
+            i = skip_ws(b, e, i);
+            if (i < e && b[i] == ',') {
+                i = skip_ws(b, e, i + 1);
+                continue;
+            }
+            break;
+        }
+    }
+    if (i + 1 != e || b[i] != ']')
+        return FAST_NO;
+    *count = n;
+    if (n > lim->max_names)
+        return FAST_TOO_MANY;
+    names = ext_pool_calloc(a->mem, n, sizeof(*names));
+    buf = ext_pool_alloc(a->mem, bytes);
+    if (names == NULL || buf == NULL)
+        return FAST_NO;
+    i = skip_ws(b, e, s + 1);
+    for (k = 0; k < n; k++) {
+        i = fast_string(b, e, i, buf, &dl);
+        buf[dl] = '\0';
+        names[k] = buf;
+        buf += dl + 1;
+        i = skip_ws(b, e, i);
+        i = skip_ws(b, e, i + 1); /* the comma, or the closing bracket */
+    }
+    a->names = names;
+    a->n = n;
+    return FAST_OK;
+}
+
+static int filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
+                              bool fast, struct ext_filter_args *out, char *err, size_t errlen)
 {
     struct ext_filter_args a = {0};
+    enum fast_names got = FAST_NO;
+    size_t vs, ve, count = 0;
+    char *copy = NULL;
     int rc;
 
-    rc = parse_object(body, len, lim, "ExtenderArgs", &a.doc, err, errlen);
+    rc = ext_json_precheck(body, len, lim, err, errlen);
     if (rc != EXT_OK)
         return rc;
     a.mem = ext_pool_new();
-    if (a.mem == NULL) {
-        rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
-        goto out_cleanup;
+    if (a.mem == NULL)
+        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+    if (fast && find_names_value(body, len, &vs, &ve))
+        got = fast_names(body, vs, ve, lim, &a, &count);
+    if (got != FAST_NO) {
+        copy = malloc(len);
+        if (copy == NULL) {
+            rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
+            goto out_cleanup;
+        }
+        memcpy(copy, body, len);
+        memcpy(copy + vs, "null", 4);
+        memset(copy + vs + 4, ' ', ve - vs - 4);
     }
+    rc = parse_checked(copy != NULL ? copy : body, len, "ExtenderArgs", &a.doc, err, errlen);
+    free(copy);
+    if (rc != EXT_OK)
+        goto out_cleanup;
     rc = get_pod(a.doc, &a.pod, err, errlen);
     if (rc != EXT_OK)
         goto out_cleanup;
-    rc = decode_candidates(a.doc, lim, &a, err, errlen);
+    if (got == FAST_TOO_MANY) {
+        rc = fail(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", count,
+                  lim->max_names);
+        goto out_cleanup;
+    }
+    if (got == FAST_OK)
+        a.form = EXT_NODES_BY_NAME;
+    else
+        rc = decode_candidates(a.doc, lim, &a, err, errlen);
     if (rc != EXT_OK)
         goto out_cleanup;
     *out = a;
@@ -380,6 +694,19 @@ int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_
 out_cleanup:
     ext_filter_args_cleanup(&a);
     return rc;
+}
+
+int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
+                           struct ext_filter_args *out, char *err, size_t errlen)
+{
+    return filter_args_decode(body, len, lim, true, out, err, errlen);
+}
+
+int ext_filter_args_decode_reference(const char *body, size_t len,
+                                     const struct ext_proto_limits *lim,
+                                     struct ext_filter_args *out, char *err, size_t errlen)
+{
+    return filter_args_decode(body, len, lim, false, out, err, errlen);
 }
 
 void ext_filter_args_cleanup(struct ext_filter_args *a)

@@ -76,13 +76,20 @@ struct ext_filter_args {
     const cJSON *pod;     /* the Pod object, inside doc */
     enum ext_node_form form;
     size_t n;            /* candidates */
-    const char **names;  /* n node names, strings inside doc */
+    const char **names;  /* n node names, strings inside doc or mem */
     const cJSON **nodes; /* EXT_NODES_FULL: the n Node objects; else NULL */
 };
 
 int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
                            struct ext_filter_args *out, char *err, size_t errlen);
 void ext_filter_args_cleanup(struct ext_filter_args *a);
+/*
+ * The same decoder without the NodeNames fast path (every name a cJSON item):
+ * the reference the fast path must match, for tests and fuzz targets only.
+ */
+int ext_filter_args_decode_reference(const char *body, size_t len,
+                                     const struct ext_proto_limits *lim,
+                                     struct ext_filter_args *out, char *err, size_t errlen);
 
 /* ExtenderBindingArgs. Every string points into doc; uid may be "". */
 struct ext_bind_args {

@@ -326,6 +326,102 @@ START_TEST(test_depth)
 }
 END_TEST
 
+/*
+ * NodeNames decoded straight into the pool: the same names, order, caps and
+ * errors as the cJSON path (ext_filter_args_decode_reference). names: the
+ * expected names joined by '|', for EXT_OK.
+ */
+static const struct {
+    const char *body;
+    size_t max_names, max_string; /* 0: the default */
+    int rc;
+    const char *err, *names;
+} fast_cases[] = {
+    {"{\"Pod\":{},\"NodeNames\":[\"a\\\"b\",\"c\\\\d\",\"e\\/f\",\"t\\tx\\n\\b\\f\\r\"]}", 0, 0,
+     EXT_OK, NULL, "a\"b|c\\d|e/f|t\tx\n\b\f\r"},
+    {"{\"Pod\":{},\"NodeNames\":[\"\\u0041\\u00e9\\u20AC\\ud83d\\ude00z\"]}", 0, 0, EXT_OK, NULL,
+     "A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z"},
+    {"{\"Pod\":{},\"nodenames\":[\"x\",\"y\"]}", 0, 0, EXT_OK, NULL, "x|y"},
+    {" {\"Pod\" : {} ,\"NODENAMES\" :\n[ \"x\" ,\t\"y\" ] } ", 0, 0, EXT_OK, NULL, "x|y"},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\"],\"NodeNames\":[\"b\"]}", 0, 0, EXT_OK, NULL, "a"},
+    {"{\"Pod\":{},\"nodeNames\":[\"a\"],\"NodeNames\":[\"b\"]}", 0, 0, EXT_OK, NULL, "b"},
+    {"{\"Pod\":{},\"NODENAMES\":[\"a\"],\"nodenames\":[\"b\"]}", 0, 0, EXT_OK, NULL, "a"},
+    {"{\"Pod\":{},\"NodeNames\":null,\"NodeNames\":[\"b\"]}", 0, 0, EXT_EINVAL,
+     "neither NodeNames nor Nodes is set", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\"],\"NodeNames\":7}", 0, 0, EXT_OK, NULL, "a"},
+    {"{\"Pod\":{},\"Node\\u004eames\":[\"a\",\"b\"]}", 0, 0, EXT_OK, NULL, "a|b"},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\",1]}", 0, 0, EXT_EINVAL, "NodeNames[1] is not a string",
+     NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\",null,\"c\"]}", 0, 0, EXT_EINVAL,
+     "NodeNames[1] is not a string", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"abcdefghi\",\"abcdefghij\"]}", 0, 9, EXT_ETOOBIG,
+     "JSON string at byte 35 is longer than the cap of 9 bytes", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"abcdefghi\"]}", 0, 9, EXT_OK, NULL, "abcdefghi"},
+    {"{\"Pod\":{},\"NodeNames\":[\"\\u0041bcdef\"]}", 0, 9, EXT_ETOOBIG,
+     "JSON string at byte 23 is longer than the cap of 9 bytes", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\"]}", 2, 0, EXT_ETOOBIG,
+     "3 node names, over the cap of 2", NULL},
+    {"{\"NodeNames\":[\"a\",\"b\",\"c\"]}", 2, 0, EXT_EINVAL, "missing Pod", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\",\"b\"]}", 2, 0, EXT_OK, NULL, "a|b"},
+    {"{\"Pod\":{},\"NodeNames\":[\"\\ud800\"]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 24",
+     NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"\\x\"]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 24", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\",]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 27", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\\u0000b\",\"c\"]}", 0, 0, EXT_OK, NULL, "a|c"},
+    {"{\"NodeNames\":[\"a\",\"b\"],\"Pod\":{]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 31",
+     NULL},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\"]} x", 0, 0, EXT_EINVAL,
+     "trailing data after the JSON value at byte 29", NULL},
+    {"{\"Pod\":{},\"NodeNames\":[    ]}", 0, 0, EXT_OK, NULL, ""},
+};
+
+static void check_names(const struct ext_filter_args *a, const char *want)
+{
+    char joined[256] = "";
+    size_t i;
+
+    for (i = 0; i < a->n; i++) {
+        if (i > 0)
+            strcat(joined, "|");
+        strcat(joined, a->names[i]);
+    }
+    ck_assert_str_eq(joined, want);
+}
+
+START_TEST(test_fast_names)
+{
+    struct ext_proto_limits lim = ext_proto_limits_default;
+    struct ext_filter_args a, ref;
+    char err[256] = "", ref_err[256] = "";
+    const char *body = fast_cases[_i].body;
+    size_t i;
+    int rc, ref_rc;
+
+    if (fast_cases[_i].max_names > 0)
+        lim.max_names = fast_cases[_i].max_names;
+    if (fast_cases[_i].max_string > 0)
+        lim.max_string = fast_cases[_i].max_string;
+    rc = ext_filter_args_decode(body, strlen(body), &lim, &a, err, sizeof(err));
+    ref_rc =
+        ext_filter_args_decode_reference(body, strlen(body), &lim, &ref, ref_err, sizeof(ref_err));
+    ck_assert_int_eq(rc, fast_cases[_i].rc);
+    ck_assert_int_eq(ref_rc, rc);
+    if (rc != EXT_OK) {
+        ck_assert_str_eq(err, fast_cases[_i].err);
+        ck_assert_str_eq(ref_err, err);
+        return;
+    }
+    ck_assert_int_eq(a.form, EXT_NODES_BY_NAME);
+    ck_assert(cJSON_IsObject(a.pod));
+    check_names(&a, fast_cases[_i].names);
+    ck_assert_uint_eq(ref.n, a.n);
+    for (i = 0; i < a.n; i++)
+        ck_assert_str_eq(ref.names[i], a.names[i]);
+    ext_filter_args_cleanup(&a);
+    ext_filter_args_cleanup(&ref);
+}
+END_TEST
+
 /* ---- the exact replies ----------------------------------------------------------- */
 
 static struct ext_filter_args args_of(const char *body)
@@ -576,6 +672,7 @@ static Suite *extender_proto_suite(void)
     tcase_add_test(tc, test_huge_string);
     tcase_add_test(tc, test_body_cap);
     tcase_add_loop_test(tc, test_depth, 0, N(depth_cases));
+    tcase_add_loop_test(tc, test_fast_names, 0, N(fast_cases));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("encode");

@@ -5,6 +5,9 @@
  * readable, full-form candidates are objects; and the replies built from the
  * args (filter with every verdict, prioritize) are valid JSON that give the
  * names back in order. On failure: a one-line reason and *out untouched.
+ * Differential: the NodeNames fast path and the cJSON path
+ * (ext_filter_args_decode_reference) give the same code and reason, or the same
+ * form, Pod and names in the same order.
  */
 #include <stdint.h>
 
@@ -86,6 +89,29 @@ static void check_priority_reply(const struct ext_filter_args *a)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The reference decoder agrees with the fast one: same failure, or same candidates. */
+static void check_reference(const uint8_t *data, size_t size, int rc, const char *err,
+                            const struct ext_filter_args *a)
+{
+    struct ext_filter_args ref;
+    char ref_err[256];
+    size_t i;
+    int ref_rc;
+
+    ref_rc = ext_filter_args_decode_reference((const char *)data, size, &fuzz_limits, &ref, ref_err,
+                                              sizeof(ref_err));
+    fuzz_require(ref_rc == rc, "fast and reference decoders return the same code");
+    if (rc != EXT_OK) {
+        fuzz_require(strcmp(ref_err, err) == 0, "fast and reference decoders give the same reason");
+        return;
+    }
+    fuzz_require(ref.form == a->form && ref.n == a->n, "same form and number of candidates");
+    fuzz_require(cJSON_Compare(ref.pod, a->pod, true), "same Pod");
+    for (i = 0; i < a->n; i++)
+        fuzz_require(strcmp(ref.names[i], a->names[i]) == 0, "same names in the same order");
+    ext_filter_args_cleanup(&ref);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ext_filter_args a, untouched;
@@ -96,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&a, 0xa5, sizeof(a));
     untouched = a;
     rc = ext_filter_args_decode((const char *)data, size, &fuzz_limits, &a, err, sizeof(err));
+    check_reference(data, size, rc, err, &a);
     if (rc != EXT_OK) {
         fuzz_require_err(err, sizeof(err));
         fuzz_require(memcmp(&a, &untouched, sizeof(a)) == 0, "out is untouched on failure");
