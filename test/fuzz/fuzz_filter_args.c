@@ -106,7 +106,15 @@ static void check_reference(const uint8_t *data, size_t size, int rc, const char
         return;
     }
     fuzz_require(ref.form == a->form && ref.n == a->n, "same form and number of candidates");
-    fuzz_require(cJSON_Compare(ref.pod, a->pod, true), "same Pod");
+    /* cJSON_Compare looks duplicate keys up by name and so fails on a Pod with
+     * "k":1,...,"k":2 even against itself: compare the printed trees instead. */
+    {
+        char *x = cJSON_PrintUnformatted(ref.pod), *y = cJSON_PrintUnformatted(a->pod);
+
+        fuzz_require(x && y && strcmp(x, y) == 0, "same Pod");
+        free(x);
+        free(y);
+    }
     for (i = 0; i < a->n; i++)
         fuzz_require(strcmp(ref.names[i], a->names[i]) == 0, "same names in the same order");
     ext_filter_args_cleanup(&ref);
