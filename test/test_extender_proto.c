@@ -5,27 +5,11 @@
 #include <string.h>
 
 #include "extender_proto.h"
+#include "fixture.h"
 
 static char *read_fixture(const char *name, size_t *len)
 {
-    char path[1024];
-    FILE *f;
-    char *buf;
-    long size;
-
-    snprintf(path, sizeof(path), "%s/extender/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)size, f), (size_t)size);
-    buf[size] = '\0';
-    fclose(f);
-    *len = (size_t)size;
-    return buf;
+    return fixture_read("extender", name, len);
 }
 
 /* ---- good requests ------------------------------------------------------------ */

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "http_server.h"
+#include "fixture.h"
 #include "metrics.h"
 
 #define WAIT_MS 10000 /* every wait in this file is bounded by this */
@@ -320,23 +321,7 @@ static void http(const char *method, const char *path, const char *body, struct 
 
 static char *read_fixture(const char *name)
 {
-    char path[1024];
-    FILE *f;
-    char *buf;
-    long size;
-
-    snprintf(path, sizeof(path), "%s/extender/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)size, f), (size_t)size);
-    buf[size] = '\0';
-    fclose(f);
-    return buf;
+    return fixture_read("extender", name, NULL);
 }
 
 /* ---- routes: one request, one exact answer ---------------------------------------------- */

@@ -20,6 +20,7 @@
 
 #include "ext_err.h"
 #include "kube_client.h"
+#include "fixture.h"
 #include "kube_client_int.h"
 #include "kube_watch.h"
 #include "kubeconfig.h"
@@ -33,20 +34,7 @@
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    ck_assert_msg(f != NULL, "cannot open fixture %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return fixture_read_path(path, NULL);
 }
 
 static double now_sec(void)

@@ -7,29 +7,15 @@
 
 #include "ext_err.h"
 #include "kube_decode.h"
+#include "fixture.h"
 
 static cJSON *load_fixture(const char *name)
 {
-    char path[512];
-    FILE *f;
-    long len;
-    char *buf;
-    cJSON *j;
+    char *buf = fixture_read("decode", name, NULL);
+    cJSON *j = cJSON_Parse(buf);
 
-    snprintf(path, sizeof(path), "%s/decode/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)len + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-    buf[len] = '\0';
-    fclose(f);
-    j = cJSON_Parse(buf);
     free(buf);
-    ck_assert_msg(j != NULL, "%s is not JSON", path);
+    ck_assert_msg(j != NULL, "decode/%s is not JSON", name);
     return j;
 }
 

@@ -13,27 +13,11 @@
 #include "reservation.h"
 #include "reserve.h"
 #include "webhook.h"
+#include "fixture.h"
 
 static char *read_file(const char *name, size_t *len)
 {
-    char path[512];
-    FILE *f;
-    long n;
-    char *buf;
-
-    snprintf(path, sizeof(path), "%s/webhook/%s", FIXTURES, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return fixture_read("webhook", name, len);
 }
 
 static cJSON *load_json(const char *name)
