@@ -24,7 +24,7 @@ scenario() {
   plain_bound() { [[ $(node_of plain) == gpu-lab-worker ]]; }
   wait_for 90 "pod plain bound to gpu-lab-worker" plain_bound
 
-  # The reasons as muster words them (extender/kube_decode.c, policy/model.c).
+  # The reasons as muster words them (extender/kube/decode.c, policy/model.c).
   local bad_why='gpu-fraction 1.5: share outside (0, 1)'
   local both_why='asks both whole GPUs (nvidia.com/gpu: 1) and a GPU share'
   bad_reason() { has_event bad-fraction "$bad_why"; }
