@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "muster.h"
+#include "daemon.h"
+#include "gpushare.h"
+#include "simulate.h"
 
 static const struct {
     const char *name;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extender_proto.h"
+#include "wire.h"
 #include "fixture.h"
 
 static char *read_fixture(const char *name, size_t *len)
@@ -613,25 +613,25 @@ static void count_release(void *arg)
 
 START_TEST(test_pool)
 {
-    struct ext_pool *p = ext_pool_new();
+    struct ext_arena *p = ext_arena_new();
     int released = 0;
     char *big, *s;
     int i;
 
     ck_assert_ptr_nonnull(p);
-    s = ext_pool_strdup(p, "gpu-1");
-    big = ext_pool_alloc(p, 100000);
+    s = ext_arena_strdup(p, "gpu-1");
+    big = ext_arena_alloc(p, 100000);
     ck_assert_ptr_nonnull(big);
     memset(big, 1, 100000);
     for (i = 0; i < 1000; i++)
-        ck_assert_ptr_nonnull(ext_pool_calloc(p, 3, 7));
+        ck_assert_ptr_nonnull(ext_arena_calloc(p, 3, 7));
     ck_assert_str_eq(s, "gpu-1");
-    ck_assert_ptr_null(ext_pool_calloc(p, SIZE_MAX / 2, 4));
-    ck_assert_int_eq(ext_pool_defer(p, count_release, &released), EXT_OK);
-    ck_assert_int_eq(ext_pool_defer(p, count_release, &released), EXT_OK);
-    ext_pool_free(p);
+    ck_assert_ptr_null(ext_arena_calloc(p, SIZE_MAX / 2, 4));
+    ck_assert_int_eq(ext_arena_defer(p, count_release, &released), EXT_OK);
+    ck_assert_int_eq(ext_arena_defer(p, count_release, &released), EXT_OK);
+    ext_arena_free(p);
     ck_assert_int_eq(released, 2);
-    ext_pool_free(NULL);
+    ext_arena_free(NULL);
 }
 END_TEST
 

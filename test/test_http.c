@@ -13,9 +13,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http_server.h"
+#include "wire.h"
 #include "fixture.h"
-#include "metrics.h"
+#include "base.h"
 
 #define WAIT_MS 10000 /* every wait in this file is bounded by this */
 
@@ -64,7 +64,7 @@ static int stub_filter(void *ctx, const struct ext_filter_args *a, struct ext_fi
 
         if (len >= 2 && strcmp(a->names[i] + len - 2, "-3") == 0) {
             ans->verdicts[i].verdict = EXT_NODE_FAILS;
-            ans->verdicts[i].reason = ext_pool_strdup(ans->pool, "stub: no room");
+            ans->verdicts[i].reason = ext_arena_strdup(ans->pool, "stub: no room");
         }
     }
     return EXT_OK;
@@ -107,7 +107,7 @@ static int stub_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_a
 /* Every node stays a candidate with its victims as they came. */
 static int stub_preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preempt_answer *ans)
 {
-    struct ext_meta_victims *nodes = ext_pool_calloc(ans->pool, a->n, sizeof(*nodes));
+    struct ext_meta_victims *nodes = ext_arena_calloc(ans->pool, a->n, sizeof(*nodes));
     size_t i;
 
     if (nodes == NULL && a->n > 0)

@@ -18,12 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ext_err.h"
-#include "kube_client.h"
+#include "base.h"
+#include "kube.h"
 #include "fixture.h"
 #include "kube_client_int.h"
-#include "kube_watch.h"
-#include "kubeconfig.h"
 
 #define KDIR FIXTURES "/kube"
 #define MAX_REQS 256

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 #include "fixture.h"
 
 static cJSON *load_fixture(const char *name)
@@ -166,27 +166,27 @@ END_TEST
 
 START_TEST(test_arena)
 {
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     char *big, *s;
     int i;
 
     ck_assert_ptr_nonnull(a);
     for (i = 0; i < 10000; i++) {
-        long *p = kube_arena_alloc(a, sizeof(long) * (size_t)(1 + i % 7));
+        long *p = ext_arena_alloc(a, sizeof(long) * (size_t)(1 + i % 7));
 
         ck_assert_ptr_nonnull(p);
         ck_assert_int_eq((uintptr_t)p % _Alignof(max_align_t), 0);
         ck_assert_int_eq(p[0], 0);
         p[0] = i;
     }
-    big = kube_arena_alloc(a, 100000);
+    big = ext_arena_alloc(a, 100000);
     ck_assert_ptr_nonnull(big);
     memset(big, 'x', 100000);
-    s = kube_arena_strdup(a, "ray.io/cluster");
+    s = ext_arena_strdup(a, "ray.io/cluster");
     ck_assert_str_eq(s, "ray.io/cluster");
-    ck_assert_ptr_null(kube_arena_strdup(a, NULL));
-    kube_arena_free(a);
-    kube_arena_free(NULL);
+    ck_assert_ptr_null(ext_arena_strdup(a, NULL));
+    ext_arena_free(a);
+    ext_arena_free(NULL);
 }
 END_TEST
 
@@ -204,7 +204,7 @@ static const char *label_value(const struct policy_label *l, size_t n, const cha
 START_TEST(test_pod_kuberay_head)
 {
     cJSON *j = load_fixture("head_pod.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
     char err[256];
 
@@ -227,7 +227,7 @@ START_TEST(test_pod_kuberay_head)
     ck_assert_int_eq(s.tolerations[0].op, POLICY_TOLERATE_EXISTS);
     ck_assert_int_eq(s.tolerations[0].effect, POLICY_TAINT_NO_EXECUTE);
     ck_assert(!kube_pod_is_terminal(j));
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -235,7 +235,7 @@ END_TEST
 START_TEST(test_pod_kuberay_worker)
 {
     cJSON *j = load_fixture("worker_pod.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
 
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
@@ -245,7 +245,7 @@ START_TEST(test_pod_kuberay_worker)
     ck_assert_str_eq(s.node, "gpu-lab-worker");
     ck_assert_str_eq(s.gpu_groups, "g3");
     ck_assert_str_eq(kube_pod_gang_key(j, a), "kuberay-lab/demo");
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -253,7 +253,7 @@ END_TEST
 START_TEST(test_pod_init_and_overhead)
 {
     cJSON *j = load_fixture("init_overhead_pod.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
 
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
@@ -267,7 +267,7 @@ START_TEST(test_pod_init_and_overhead)
     ck_assert_str_eq(s.queue, "batch");
     ck_assert(!s.managed);
     ck_assert(kube_pod_is_terminal(j));
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -275,7 +275,7 @@ END_TEST
 START_TEST(test_pod_fraction_and_placement)
 {
     cJSON *j = load_fixture("fraction_pod.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
 
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
@@ -303,7 +303,7 @@ START_TEST(test_pod_fraction_and_placement)
     ck_assert_str_eq(s.tolerations[1].value, "lab");
     ck_assert_int_eq(s.tolerations[1].effect, -1);
     ck_assert_ptr_null(s.tolerations[2].key);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -311,7 +311,7 @@ END_TEST
 START_TEST(test_pod_volcano_group_and_gpu_memory)
 {
     cJSON *j = load_fixture("volcano_pod.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
 
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
@@ -319,7 +319,7 @@ START_TEST(test_pod_volcano_group_and_gpu_memory)
     ck_assert_int_eq(s.gpu_memory_mib, 8192);
     ck_assert(!s.managed);
     ck_assert_int_eq(s.cpu_milli, 0);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -370,7 +370,7 @@ static const struct invalid_case invalid_cases[] = {
 START_TEST(test_pod_invalid_asks)
 {
     const struct invalid_case *c = &invalid_cases[_i];
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
     char json[2048], err[256] = "";
     cJSON *j;
@@ -386,7 +386,7 @@ START_TEST(test_pod_invalid_asks)
     ck_assert_msg(s.invalid != NULL && strstr(s.invalid, c->want) != NULL,
                   "case %d: invalid = %s, want %s", _i, s.invalid ? s.invalid : "(null)",
                   c->want);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -418,7 +418,7 @@ static const struct malformed_case malformed_cases[] = {
 
 START_TEST(test_pod_malformed)
 {
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s = {.name = "untouched"};
     const cJSON *where = NULL;
     char err[256] = "";
@@ -429,14 +429,14 @@ START_TEST(test_pod_malformed)
     ck_assert_msg(strstr(err, malformed_cases[_i].want) != NULL, "case %d: err = %s", _i, err);
     ck_assert_ptr_nonnull(where);
     ck_assert_str_eq(s.name, "untouched");
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
 
 START_TEST(test_pod_caps)
 {
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
     char name[300], err[256] = "";
     cJSON *j, *meta, *labels, *ctrs;
@@ -468,7 +468,7 @@ START_TEST(test_pod_caps)
         cJSON_AddItemToArray(ctrs, cJSON_CreateObject());
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "over the cap of 64"));
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -478,7 +478,7 @@ START_TEST(test_pod_options)
     static const char *const keys[] = {"team"};
     static const char *const scheds[] = {"muster", "kai-scheduler"};
     const struct kube_decode_opts o = {keys, 1, scheds, 2};
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_pod_spec s;
     cJSON *j = cJSON_Parse("{\"metadata\": {\"name\": \"p\", \"labels\": {\"team\": \"x\", "
                            "\"muster.dev/queue\": \"y\"}}, \"spec\": {\"schedulerName\": "
@@ -490,7 +490,7 @@ START_TEST(test_pod_options)
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
     ck_assert_str_eq(s.queue, "y");
     ck_assert(!s.managed);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -500,7 +500,7 @@ END_TEST
 START_TEST(test_node_gpu_lab_worker)
 {
     cJSON *j = load_fixture("gpu_lab_worker_node.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_node_spec s;
 
     ck_assert_int_eq(kube_node_decode(j, a, &s, NULL, 0, NULL), EXT_OK);
@@ -518,7 +518,7 @@ START_TEST(test_node_gpu_lab_worker)
     ck_assert_int_eq(s.taints[0].effect, POLICY_TAINT_NO_SCHEDULE);
     ck_assert_ptr_null(s.taints[1].value);
     ck_assert_int_eq(s.taints[1].effect, POLICY_TAINT_PREFER_NO_SCHEDULE);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -526,7 +526,7 @@ END_TEST
 START_TEST(test_node_cordoned_numbers)
 {
     cJSON *j = load_fixture("cordoned_node.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_node_spec s;
 
     ck_assert_int_eq(kube_node_decode(j, a, &s, NULL, 0, NULL), EXT_OK);
@@ -535,7 +535,7 @@ START_TEST(test_node_cordoned_numbers)
     ck_assert_int_eq(s.memory_bytes, 8LL << 30);
     ck_assert_int_eq(s.gpus, 0);
     ck_assert_int_eq(s.gpu_memory_mib, 0);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -554,7 +554,7 @@ START_TEST(test_node_malformed)
          "\"-1\"}}}",
          "negative"},
     };
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_node_spec s;
     char err[256];
 
@@ -565,7 +565,7 @@ START_TEST(test_node_malformed)
         ck_assert_msg(strstr(err, cases[i][1]) != NULL, "err = %s", err);
         cJSON_Delete(j);
     }
-    kube_arena_free(a);
+    ext_arena_free(a);
 }
 END_TEST
 
@@ -574,7 +574,7 @@ END_TEST
 START_TEST(test_queue_full)
 {
     cJSON *j = load_fixture("queue_team_a.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_queue_spec q;
 
     ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
@@ -590,7 +590,7 @@ START_TEST(test_queue_full)
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], 3000);
     ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 2); /* 1.5 rounds up */
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -598,7 +598,7 @@ END_TEST
 START_TEST(test_queue_defaults)
 {
     cJSON *j = load_fixture("queue_defaults.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_queue_spec q;
 
     ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
@@ -616,7 +616,7 @@ START_TEST(test_queue_defaults)
     char err[256];
     ck_assert_int_eq(kube_queue_decode(j, a, &q, err, sizeof(err), NULL), EXT_EINVAL);
     ck_assert_str_eq(err, "spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -644,7 +644,7 @@ START_TEST(test_gangs)
 {
     const struct gang_case *c = &gang_cases[_i];
     cJSON *j = load_fixture(c->file);
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_gang_spec g;
     char err[256] = "";
     int rc;
@@ -660,7 +660,7 @@ START_TEST(test_gangs)
         ck_assert_ptr_null(g.queue);
     else
         ck_assert_str_eq(g.queue, c->queue);
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST
@@ -700,7 +700,7 @@ END_TEST
 START_TEST(test_gang_malformed)
 {
     cJSON *j = load_fixture("rc_bad_replicas.json");
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_gang_spec g;
     const cJSON *where = NULL;
     char err[256];
@@ -708,7 +708,7 @@ START_TEST(test_gang_malformed)
     ck_assert_int_eq(kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), &where), EXT_EINVAL);
     ck_assert_str_eq(err, "replicas: must be an integer");
     ck_assert(cJSON_IsString(where));
-    kube_arena_free(a);
+    ext_arena_free(a);
     cJSON_Delete(j);
 }
 END_TEST

@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kubeconfig.h"
+#include "base.h"
+#include "kube.h"
 #include "reservation.h"
-#include "reserve.h"
-#include "webhook.h"
+#include "gpushare.h"
 #include "fixture.h"
 
 static char *read_file(const char *name, size_t *len)

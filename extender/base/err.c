@@ -1,4 +1,8 @@
-#include "ext_err.h"
+/* err.c - the shell's one error table and its one formatter. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "base.h"
 
 const char *ext_strerror(int err)
 {
@@ -10,4 +14,17 @@ const char *ext_strerror(int err)
 #undef EXT_ERR_CASE
     }
     return "unknown error";
+}
+
+int ext_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    cfg_one_line(err);
+    return code;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "base.h"
 
 static enum cfg_log_format log_format = CFG_LOG_PLAIN;
 static enum cfg_log_level log_level = CFG_LOG_INFO;

@@ -1,5 +1,5 @@
 /* metrics.c - a Prometheus registry rendered in the text exposition format. */
-#include "metrics.h"
+#include "base.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -14,10 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon.h"
-#include "ext_err.h"
-#include "gpu_share.h"
-#include "log.h"
+#include "daemon_int.h"
+#include "base.h"
+#include "gpushare.h"
 
 static struct held_bind *held_add(struct ext_daemon *d, const char *key)
 {
@@ -74,8 +73,8 @@ int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, c
                  m->gpu_share_milli % 1000);
         patch = cJSON_CreateObject();
         ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(ann, KUBE_ANNOTATION_GPU_GROUP, m->gpu_groups);
-        cJSON_AddStringToObject(ann, KUBE_ANNOTATION_GPU_SHARE, share);
+        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_GROUP, m->gpu_groups);
+        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_SHARE, share);
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", m->namespace_, m->name);
         rc = kube_patch_merge(d->kube, path, patch, NULL, err, errlen);
         cJSON_Delete(patch);
@@ -130,7 +129,7 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
 
     /* One deadline for the whole commit keeps it inside the scheduler's httpTimeout. */
     for (size_t i = 0; i < r->n && prepared == EXT_OK; i++)
-        prepared = gpu_share_prepare(d, &r->members[i], deadline, why, sizeof(why));
+        prepared = gpu_share_prepare(&d->share, &r->members[i], deadline, why, sizeof(why));
     for (size_t i = 0; i < r->n; i++) {
         const struct policy_assignment *m = &r->members[i];
         char err[512] = "";
@@ -157,17 +156,6 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
     return self_ok;
 }
 
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
-}
-
 /* Wait under the lock for the commit; on timeout leave the barrier. */
 static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char *key,
                  struct ext_bind_answer *ans)
@@ -180,7 +168,7 @@ static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char
         ans->error = "out of memory at the bind barrier";
         return;
     }
-    deadline_in(&deadline, d->settings.bind_wait_ms);
+    ext_deadline_in(&deadline, d->settings.bind_wait_ms);
     while (!h->done && !d->stopping) {
         struct policy_pod_view pv;
         char why[512];
@@ -191,13 +179,13 @@ static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char
             break;
         if (policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) &&
             pv.phase == POLICY_POD_BINDING) {
-            deadline_in(&deadline, 1000); /* its commit is under way: wait for it */
+            ext_deadline_in(&deadline, 1000); /* its commit is under way: wait for it */
             continue;
         }
         policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, why, sizeof(why));
         h->done = true;
         h->ok = false;
-        ans->error = ext_pool_strdup(ans->pool, why);
+        ans->error = ext_arena_strdup(ans->pool, why);
         bind_counted(d, "timeout");
         ext_log_info("bind wait ran out; nothing of the gang bound", "pod", key, "reason", why);
         ext_events_post(d->events, a->pod_namespace, a->pod_name, a->pod_uid, "GangIncomplete",
@@ -209,7 +197,7 @@ static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char
     else if (h->ok)
         ans->error = NULL;
     else if (h->error)
-        ans->error = ext_pool_strdup(ans->pool, h->error);
+        ans->error = ext_arena_strdup(ans->pool, h->error);
     else if (!ans->error)
         ans->error = "binding refused";
     ext_series_observe(ext_metric_with(d->bind_wait_seconds, NULL),
@@ -225,7 +213,7 @@ static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
 
     if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node, err,
                           sizeof(err)) != EXT_OK) {
-        ans->error = ext_pool_strdup(ans->pool, err);
+        ans->error = ext_arena_strdup(ans->pool, err);
         return EXT_OK;
     }
     ext_log_info("bound", "pod", a->pod_name, "namespace", a->pod_namespace, "node", a->node,
@@ -247,7 +235,7 @@ static void reserve_early(struct ext_daemon *d, const struct ext_bind_args *a)
     }
     pthread_mutex_unlock(&d->cache.lock);
     if (*groups && strcmp(node, a->node) == 0)
-        gpu_share_reserve_early(d, node, groups);
+        gpu_share_reserve_early(&d->share, node, groups);
 }
 
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans)
@@ -285,7 +273,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         break;
     case POLICY_BIND_REJECT:
         bind_counted(d, "rejected");
-        ans->error = ext_pool_strdup(ans->pool, r.reason);
+        ans->error = ext_arena_strdup(ans->pool, r.reason);
         ext_log_info("bind refused", "pod", key, "node", a->node, "reason", r.reason);
         break;
     case POLICY_BIND_WAIT:
@@ -298,7 +286,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         pthread_mutex_unlock(&d->cache.lock);
         ok = commit_all(d, &r, key, err, sizeof(err));
         if (!ok)
-            ans->error = ext_pool_strdup(ans->pool, *err ? err : "binding refused");
+            ans->error = ext_arena_strdup(ans->pool, *err ? err : "binding refused");
         policy_bind_result_cleanup(&r);
         return EXT_OK;
     }

@@ -2,12 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cache.h"
-#include "ext_err.h"
-#include "kube_watch.h"
-#include "log.h"
+#include "base.h"
+#include "kube.h"
 
 static const struct {
     const char *name;
@@ -27,14 +25,6 @@ static const struct {
 const char *cache_source_name(enum cache_source src)
 {
     return sources[src].name;
-}
-
-int64_t ext_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- sorted key sets: what each source has told the engine --------------- */
@@ -118,14 +108,14 @@ static const char *meta_string(const cJSON *obj, const char *key)
  * ray-<cluster>-pg), so what it declares and what it forgets meet the pods. */
 static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
 {
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     struct policy_gang_spec s;
     char err[128];
     bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
 
     if (ok)
         snprintf(buf, len, "%s", s.key);
-    kube_arena_free(a);
+    ext_arena_free(a);
     return ok;
 }
 
@@ -151,10 +141,10 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
 {
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels");
-    const cJSON *app = cJSON_GetObjectItemCaseSensitive(labels, "app.kubernetes.io/name");
+    const cJSON *app = cJSON_GetObjectItemCaseSensitive(labels, EXT_LABEL_APP_NAME);
     const char *ns = meta_string(pod, "namespace");
 
-    return cJSON_IsString(app) && strcmp(app->valuestring, "muster-gpu-reservation") == 0 && ns &&
+    return cJSON_IsString(app) && strcmp(app->valuestring, EXT_RESERVATION_APP) == 0 && ns &&
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
@@ -188,7 +178,7 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
 /* Decode and upsert; false if the object is not one to keep. */
 static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
 {
-    struct kube_arena *a = kube_arena_new();
+    struct ext_arena *a = ext_arena_new();
     char err[256] = "";
     int rc = EXT_EINVAL;
 
@@ -206,7 +196,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
         struct policy_pod_spec s;
 
         if (kube_pod_is_terminal(obj) || cache_is_reservation_pod(c, obj)) {
-            kube_arena_free(a);
+            ext_arena_free(a);
             return false;
         }
         if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
@@ -241,7 +231,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
     default:
         break;
     }
-    kube_arena_free(a);
+    ext_arena_free(a);
     if (rc != EXT_OK) {
         ext_log_warn("object skipped", "resource", sources[src].name, "object", key, "error",
                      *err ? err : ext_strerror(rc));

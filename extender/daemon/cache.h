@@ -15,9 +15,8 @@
 #include <stdbool.h>
 
 #include "config.h"
-#include "kube_client.h"
-#include "kube_decode.h"
-#include "metrics.h"
+#include "kube.h"
+#include "base.h"
 #include "policy.h"
 
 enum cache_source {
@@ -75,8 +74,5 @@ bool cache_queue_defined(const struct cache *c, const char *name);
 
 uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src);
 const char *cache_source_name(enum cache_source src);
-
-/* Monotonic milliseconds: the engine's clock. */
-int64_t ext_now_ms(void);
 
 #endif

@@ -1,60 +1,12 @@
 /*
- * daemon.h - what `muster serve` holds together: settings, the API client,
- * the cluster cache (engine + reflectors), the bind barrier, events and
- * metrics. The HTTP handlers (handlers.c, barrier.c) work on it.
+ * daemon.h - `muster serve`: the extender beside kube-scheduler, with its
+ * cluster cache, gang barrier, events, queue status and housekeeping
+ * (docs/architecture.md).
  */
 #ifndef MUSTER_DAEMON_H
 #define MUSTER_DAEMON_H
 
-#include <pthread.h>
-#include <stdbool.h>
-
-#include "cache.h"
-#include "config.h"
-#include "events.h"
-#include "http_server.h"
-#include "kube_client.h"
-#include "metrics.h"
-
-/* A bind held at its gang's barrier, waiting for the commit or its deadline. */
-struct held_bind {
-    char *key; /* "ns/name" */
-    bool done, ok;
-    char *error;
-    struct held_bind *next;
-};
-
-struct ext_daemon {
-    struct cfg_settings settings;
-    struct kube_client *kube; /* NULL: no API server (tests of the HTTP face) */
-    struct cache cache;
-    struct ext_events *events;
-    struct ext_metrics *metrics;
-    struct ext_http_server *http;
-    struct ext_http_server *webhook; /* gpuSharing.webhookListen, HTTPS */
-
-    /* The barrier: guarded by cache.lock. */
-    pthread_cond_t barrier_changed;
-    struct held_bind *held;
-    bool stopping;
-
-    struct ext_metric *bind_outcomes; /* {outcome} */
-    struct ext_metric *bind_wait_seconds;
-    struct ext_metric *bindings;       /* {result} */
-    struct ext_metric *gangs;          /* {state} */
-    struct ext_metric *queue_usage;    /* {queue,resource,kind} */
-    struct ext_metric *queue_pending;  /* {queue} */
-    struct ext_metric *watch_restarts; /* {resource} */
-    struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
-};
-
-extern const struct ext_http_handlers ext_daemon_handlers;
-
-int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
-void ext_daemon_stopping(void *ctx);
-
-/* Write one committed member's GPU record and post its Binding. */
-int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
-                      size_t errlen);
+/* argv[0] is "serve". Returns the exit status: 0, 2 for bad flags or settings, 1 otherwise. */
+int serve_main(int argc, char **argv);
 
 #endif

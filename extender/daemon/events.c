@@ -6,7 +6,7 @@
 
 #include "cache.h"
 #include "events.h"
-#include "log.h"
+#include "base.h"
 
 #define EVENTS_QUEUE_MAX 1024
 #define EVENTS_DEDUP_SLOTS 4096

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "kube_client.h"
+#include "kube.h"
 
 struct ext_events;
 

@@ -7,13 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
-#include "ext_err.h"
-#include "kube_decode.h"
-#include "log.h"
+#include "daemon_int.h"
+#include "base.h"
+#include "kube.h"
 
 /* Decode the request's Pod and hand it to the engine (it is the freshest copy). */
-static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct kube_arena *a,
+static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena *a,
                        struct policy_pod_spec *spec, char *err, size_t errlen)
 {
     int rc = kube_pod_decode(pod, &d->cache.opts, a, spec, err, errlen, NULL);
@@ -30,16 +29,16 @@ static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct kube_arena
 static void observe_nodes(struct ext_daemon *d, const struct ext_filter_args *a)
 {
     for (size_t i = 0; a->form == EXT_NODES_FULL && i < a->n; i++) {
-        struct kube_arena *arena;
+        struct ext_arena *arena;
         struct policy_node_spec s;
         char err[256];
 
         if (policy_node_known(d->cache.engine, a->names[i]))
             continue;
-        arena = kube_arena_new();
+        arena = ext_arena_new();
         if (arena && kube_node_decode(a->nodes[i], arena, &s, err, sizeof(err), NULL) == EXT_OK)
             policy_node_upsert(d->cache.engine, &s);
-        kube_arena_free(arena);
+        ext_arena_free(arena);
     }
 }
 
@@ -53,7 +52,7 @@ static enum ext_verdict verdict_of(enum policy_fit f)
 static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_answer *ans)
 {
     struct ext_daemon *d = ctx;
-    struct kube_arena *arena = kube_arena_new();
+    struct ext_arena *arena = ext_arena_new();
     struct policy_pod_spec spec;
     struct policy_filter_result r;
     char err[512], key[512];
@@ -70,8 +69,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     if (rc != EXT_OK || !spec.managed) {
         pthread_mutex_unlock(&d->cache.lock);
         if (rc != EXT_OK)
-            ans->error = ext_pool_strdup(ans->pool, err);
-        kube_arena_free(arena);
+            ans->error = ext_arena_strdup(ans->pool, err);
+        ext_arena_free(arena);
         return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
     }
     was_pending = !policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &before) ||
@@ -81,8 +80,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     pthread_mutex_unlock(&d->cache.lock);
     snprintf(key, sizeof(key), "%s/%s", spec.namespace_, spec.name);
     if (rc != POLICY_OK) {
-        kube_arena_free(arena);
-        ans->error = ext_pool_strdup(ans->pool, policy_strerror(rc));
+        ext_arena_free(arena);
+        ans->error = ext_arena_strdup(ans->pool, policy_strerror(rc));
         return EXT_OK;
     }
     for (size_t i = 0; i < a->n; i++) {
@@ -93,7 +92,7 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         if (i > 0 && reason == r.verdicts[i - 1].reason)
             ans->verdicts[i].reason = ans->verdicts[i - 1].reason;
         else
-            ans->verdicts[i].reason = reason ? ext_pool_strdup(ans->pool, reason) : NULL;
+            ans->verdicts[i].reason = reason ? ext_arena_strdup(ans->pool, reason) : NULL;
         if (r.verdicts[i].fit == POLICY_FITS)
             chosen = a->names[i];
     }
@@ -112,14 +111,14 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         }
     }
     policy_filter_result_cleanup(&r);
-    kube_arena_free(arena);
+    ext_arena_free(arena);
     return EXT_OK;
 }
 
 static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_priority_answer *ans)
 {
     struct ext_daemon *d = ctx;
-    struct kube_arena *arena = kube_arena_new();
+    struct ext_arena *arena = ext_arena_new();
     struct policy_pod_spec spec;
     char err[512];
 
@@ -131,16 +130,16 @@ static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_pri
         policy_prioritize(d->cache.engine, spec.namespace_, spec.name, a->names, a->n,
                           ext_now_ms(), ans->scores);
     pthread_mutex_unlock(&d->cache.lock);
-    kube_arena_free(arena);
+    ext_arena_free(arena);
     return EXT_OK;
 }
 
 /* One node's victims, grown to whole gangs, or dropped (false). */
 static bool preempt_node(struct ext_daemon *d, const struct policy_pod_spec *pre,
-                         const struct ext_victims *v, struct ext_pool *pool,
+                         const struct ext_victims *v, struct ext_arena *pool,
                          struct ext_meta_victims *out)
 {
-    const char **keys = ext_pool_calloc(pool, v->npods ? v->npods : 1, sizeof(*keys));
+    const char **keys = ext_arena_calloc(pool, v->npods ? v->npods : 1, sizeof(*keys));
     char **grown = NULL, buf[512];
     size_t ngrown = 0, k = 0;
     const char **uids;
@@ -149,11 +148,11 @@ static bool preempt_node(struct ext_daemon *d, const struct policy_pod_spec *pre
         return false;
     for (size_t i = 0; i < v->npods; i++)
         if (policy_pod_by_uid(d->cache.engine, v->uids[i], buf, sizeof(buf)))
-            keys[k++] = ext_pool_strdup(pool, buf);
+            keys[k++] = ext_arena_strdup(pool, buf);
     if (!policy_preempt_victims(d->cache.engine, pre->namespace_, pre->name, keys, k, &grown,
                                 &ngrown))
         return false;
-    uids = ext_pool_calloc(pool, ngrown + v->npods + 1, sizeof(*uids));
+    uids = ext_arena_calloc(pool, ngrown + v->npods + 1, sizeof(*uids));
     k = 0;
     for (size_t i = 0; uids && i < ngrown; i++) {
         struct policy_pod_view pv;
@@ -161,7 +160,7 @@ static bool preempt_node(struct ext_daemon *d, const struct policy_pod_spec *pre
 
         *slash = '\0';
         if (policy_pod_view_get(d->cache.engine, grown[i], slash + 1, &pv))
-            uids[k++] = ext_pool_strdup(pool, pv.uid);
+            uids[k++] = ext_arena_strdup(pool, pv.uid);
     }
     /* Victims the engine does not know (not muster's pods) stay as asked. */
     for (size_t i = 0; uids && i < v->npods; i++)
@@ -177,14 +176,14 @@ static bool preempt_node(struct ext_daemon *d, const struct policy_pod_spec *pre
 static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preempt_answer *ans)
 {
     struct ext_daemon *d = ctx;
-    struct kube_arena *arena = kube_arena_new();
+    struct ext_arena *arena = ext_arena_new();
     struct policy_pod_spec spec;
-    struct ext_meta_victims *nodes = ext_pool_calloc(ans->pool, a->n ? a->n : 1, sizeof(*nodes));
+    struct ext_meta_victims *nodes = ext_arena_calloc(ans->pool, a->n ? a->n : 1, sizeof(*nodes));
     char err[512];
     size_t kept = 0;
 
     if (!arena || !nodes) {
-        kube_arena_free(arena);
+        ext_arena_free(arena);
         return EXT_ENOMEM;
     }
     pthread_mutex_lock(&d->cache.lock);
@@ -197,7 +196,7 @@ static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preem
     pthread_mutex_unlock(&d->cache.lock);
     ans->n = kept;
     ans->nodes = nodes;
-    kube_arena_free(arena);
+    ext_arena_free(arena);
     return EXT_OK;
 }
 

@@ -11,10 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon.h"
-#include "ext_err.h"
-#include "gpu_share.h"
-#include "log.h"
+#include "daemon_int.h"
+#include "base.h"
+#include "gpushare.h"
 #include "housekeeping.h"
 #include "lease.h"
 
@@ -152,7 +151,7 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     patch = cJSON_CreateObject();
     cJSON_AddStringToObject(
         cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
-        "muster.dev/requeue", stamp);
+        EXT_ANNOTATION_REQUEUE, stamp);
     for (size_t i = 0; i < w.n; i++) {
         kube_patch_merge(qs->d->kube, w.keys[i], patch, NULL, err, sizeof(err));
         free(w.keys[i]);
@@ -215,12 +214,11 @@ static void *run(void *arg)
         if (check_leading(qs)) {
             write_queues(qs);
             nudge_waiting(qs, tick);
-            if (tick % REAP_EVERY == 0)
-                gpu_share_reap(qs->d);
+            if (tick % REAP_EVERY == 0 && cache_ready(&qs->d->cache, NULL, 0))
+                gpu_share_reap(&qs->d->share);
         }
         pthread_mutex_lock(&qs->lock);
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += QUEUE_STATUS_PERIOD_MS / 1000;
+        ext_deadline_in(&ts, QUEUE_STATUS_PERIOD_MS);
         while (!qs->stopping && pthread_cond_timedwait(&qs->wake, &qs->lock, &ts) != ETIMEDOUT)
             ;
     }

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ext_err.h"
+#include "base.h"
 #include "config.h"
 #include "lease.h"
 

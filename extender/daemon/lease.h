@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "config.h"
-#include "kube_client.h"
+#include "kube.h"
 
 /*
  * True iff lease (a coordination.k8s.io/v1 Lease) is held by identity,

@@ -14,14 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon_int.h"
+#include "base.h"
+#include "kube.h"
 #include "daemon.h"
-#include "ext_err.h"
-#include "kube_watch.h"
-#include "kubeconfig.h"
-#include "log.h"
-#include "muster.h"
 #include "housekeeping.h"
-#include "webhook.h"
+#include "gpushare.h"
 
 struct serve_args {
     const char *config;
@@ -435,6 +433,11 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
         ext_log_error("cannot start", "error", err);
         return 1;
     }
+    d->share = (struct gpushare){.settings = &d->settings.gpu_sharing,
+                                 .kube = d->kube,
+                                 .engine = d->cache.engine,
+                                 .engine_lock = &d->cache.lock,
+                                 .stopping = &d->stopping};
     if (d->kube) {
         d->events = ext_events_new(d->kube);
         qs = housekeeping_start(d);

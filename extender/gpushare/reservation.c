@@ -6,25 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kube_client.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 
 #define RESERVATION_NAME_PREFIX "gpu-reservation-"
 #define RESERVATION_NAME_MAX 63
 #define RESERVATION_GROUP_MAX 20
 #define LABEL_VALUE_MAX 63
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* FNV-1a: a short stable tag for a name that had to be shortened. */
 static uint32_t name_hash(const char *s)
@@ -121,7 +109,7 @@ static bool add_resources(cJSON *container)
     for (size_t i = 0; i < 2; i++) {
         cJSON *r = add_object(res, which[i]);
 
-        if (!add_string(r, KUBE_RESOURCE_GPU, "1") || !add_string(r, "cpu", "10m") ||
+        if (!add_string(r, EXT_RESOURCE_GPU, "1") || !add_string(r, "cpu", "10m") ||
             !add_string(r, "memory", "16Mi"))
             return false;
     }
@@ -192,8 +180,7 @@ cJSON *reservation_pod_new(const struct cfg_gpu_sharing *o, const char *node, co
     cJSON *pod, *meta, *labels;
 
     if (reservation_pod_name(node, group_id, name, sizeof(name)) != EXT_OK) {
-        seterr(err, errlen,
-               "reservation pod for node \"%.64s\" group \"%.32s\": the node and "
+        (void)ext_errf(err, errlen, EXT_OK, "reservation pod for node \"%.64s\" group \"%.32s\": the node and "
                "the group need a name (group at most %d characters, ending in a letter or digit)",
                node ? node : "", group_id ? group_id : "", RESERVATION_GROUP_MAX);
         return NULL;
@@ -205,11 +192,11 @@ cJSON *reservation_pod_new(const struct cfg_gpu_sharing *o, const char *node, co
     if (!add_string(pod, "apiVersion", "v1") || !add_string(pod, "kind", "Pod") ||
         !add_string(meta, "name", name) ||
         !add_string(meta, "namespace", o->reservation_namespace) ||
-        !add_string(labels, RESERVATION_LABEL_APP, RESERVATION_APP) ||
-        !add_string(labels, RESERVATION_LABEL_GROUP, group_id) ||
-        !add_string(labels, RESERVATION_LABEL_NODE, nodelabel) || !add_pod_spec(pod, o, node)) {
+        !add_string(labels, EXT_LABEL_APP_NAME, EXT_RESERVATION_APP) ||
+        !add_string(labels, EXT_LABEL_RESERVATION_GROUP, group_id) ||
+        !add_string(labels, EXT_LABEL_RESERVATION_NODE, nodelabel) || !add_pod_spec(pod, o, node)) {
         cJSON_Delete(pod);
-        seterr(err, errlen, "reservation pod %s: out of memory", name);
+        (void)ext_errf(err, errlen, EXT_OK, "reservation pod %s: out of memory", name);
         return NULL;
     }
     return pod;
@@ -237,7 +224,7 @@ int gpu_share_configmap_name_of(const cJSON *pod, char *buf, size_t len)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(labels, GPU_SHARE_LABEL_ID);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(labels, EXT_LABEL_GPU_SHARE_ID);
 
     if (!cJSON_IsString(id))
         return EXT_ENOTFOUND;
@@ -265,8 +252,7 @@ cJSON *gpu_share_configmap_new(const char *ns, const char *name, const char *dev
     if (!kube_name_valid(ns) || !kube_name_valid(name) || devices == NULL || *devices == '\0' ||
         owner_name == NULL || owner_uid == NULL || *owner_uid == '\0' || fraction_milli <= 0 ||
         fraction_milli >= 1000) {
-        seterr(err, errlen,
-               "GPU share ConfigMap %.64s/%.64s: needs a namespace, a name, the "
+        (void)ext_errf(err, errlen, EXT_OK, "GPU share ConfigMap %.64s/%.64s: needs a namespace, a name, the "
                "devices, the owner pod's name and uid, and a share in (0, 1)",
                ns ? ns : "", name ? name : "");
         return NULL;
@@ -278,12 +264,12 @@ cJSON *gpu_share_configmap_new(const char *ns, const char *name, const char *dev
     data = add_object(cm, "data");
     if (!add_string(cm, "apiVersion", "v1") || !add_string(cm, "kind", "ConfigMap") ||
         !add_string(meta, "name", name) || !add_string(meta, "namespace", ns) ||
-        !add_string(labels, RESERVATION_LABEL_APP, "muster-gpu-share") ||
+        !add_string(labels, EXT_LABEL_APP_NAME, "muster-gpu-share") ||
         !add_owner(meta, owner_name, owner_uid) ||
         !add_string(data, GPU_SHARE_KEY_DEVICES, devices) ||
         !add_string(data, GPU_SHARE_KEY_FRACTION, frac)) {
         cJSON_Delete(cm);
-        seterr(err, errlen, "GPU share ConfigMap %s/%s: out of memory", ns, name);
+        (void)ext_errf(err, errlen, EXT_OK, "GPU share ConfigMap %s/%s: out of memory", ns, name);
         return NULL;
     }
     return cm;

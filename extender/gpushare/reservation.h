@@ -16,24 +16,17 @@
 
 #include "config.h"
 
-/* Labels and annotations on the reservation Pod. */
-#define RESERVATION_LABEL_APP "app.kubernetes.io/name"
-#define RESERVATION_APP "muster-gpu-reservation"
-#define RESERVATION_LABEL_GROUP "muster.dev/gpu-group"
-#define RESERVATION_LABEL_NODE "muster.dev/node"
-/* Written by `muster reserve`: the device the device plugin gave the Pod. */
-#define RESERVATION_ANNOTATION_DEVICE "muster.dev/gpu-device"
+/* The reservation Pod's parts; its labels are in base.h. */
 #define RESERVATION_PRIORITY_CLASS "muster-gpu-reservation"
 #define RESERVATION_SERVICE_ACCOUNT "muster-reserve"
 #define RESERVATION_CONTAINER "reserve"
 
 /*
- * The label the admission webhook puts on every sharing Pod at CREATE. Pods
- * made from generateName (KubeRay's) have no name yet at admission, so the
- * ConfigMap is named after this token instead: muster-gpu-<token>, in the
- * Pod's namespace.
+ * The admission webhook labels every sharing Pod at CREATE with
+ * EXT_LABEL_GPU_SHARE_ID (base.h). Pods made from generateName (KubeRay's)
+ * have no name yet at admission, so the ConfigMap is named after that token
+ * instead: muster-gpu-<token>, in the Pod's namespace.
  */
-#define GPU_SHARE_LABEL_ID "muster.dev/gpu-share-id"
 #define GPU_SHARE_CONFIGMAP_PREFIX "muster-gpu-"
 #define GPU_SHARE_KEY_DEVICES "NVIDIA_VISIBLE_DEVICES"
 #define GPU_SHARE_KEY_FRACTION "GPU_FRACTION"

@@ -1,5 +1,5 @@
 /* reserve.c - `muster reserve`: report the reserved GPU on the Pod, then hold it. */
-#include "reserve.h"
+#include "gpushare.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -11,9 +11,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "ext_err.h"
-#include "kube_client.h"
-#include "kubeconfig.h"
+#include "base.h"
+#include "kube.h"
 #include "reservation.h"
 
 #define RESERVE_EXIT_OK 0
@@ -36,7 +35,7 @@ static void reserve_usage(FILE *out)
             "Usage: muster reserve [--kubeconfig FILE] [--once] [--attempts N]\n\n"
             "Run inside a GPU reservation pod: write the device the NVIDIA device plugin gave\n"
             "this pod (NVIDIA_VISIBLE_DEVICES) onto the pod as the "
-            "annotation\n" RESERVATION_ANNOTATION_DEVICE ", then hold the device until SIGTERM.\n"
+            "annotation\n" EXT_ANNOTATION_GPU_DEVICE ", then hold the device until SIGTERM.\n"
             "POD_NAME and POD_NAMESPACE (downward API) name the pod.\n\n"
             "      --kubeconfig FILE  talk to the API server this file names (default:\n"
             "                         $KUBECONFIG, else the pod's service account)\n"
@@ -97,51 +96,34 @@ static int reserve_parse_args(int argc, char **argv, struct reserve_args *a)
     return RESERVE_EXIT_OK;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return EXT_EINVAL;
-}
-
 int reserve_device_check(const char *v, char *err, size_t errlen)
 {
     size_t n = v ? strlen(v) : 0;
 
     if (v == NULL)
-        return fail(err, errlen,
-                    "NVIDIA_VISIBLE_DEVICES is not set: the NVIDIA device plugin "
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is not set: the NVIDIA device plugin "
                     "sets it in a pod that asks for nvidia.com/gpu; check that this pod asks for "
                     "nvidia.com/gpu: 1 and that the device plugin runs on its node");
     if (n == 0 || strspn(v, " \t") == n)
-        return fail(err, errlen, "NVIDIA_VISIBLE_DEVICES is empty: no GPU was given to this pod");
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is empty: no GPU was given to this pod");
     if (strcasecmp(v, "all") == 0)
-        return fail(err, errlen,
-                    "NVIDIA_VISIBLE_DEVICES is \"all\": the device plugin did not "
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is \"all\": the device plugin did not "
                     "allocate a GPU to this pod (\"all\" is the CUDA image's default), and "
                     "handing every GPU of the node to sharing pods would be wrong");
     if (strcasecmp(v, "none") == 0 || strcasecmp(v, "void") == 0)
-        return fail(err, errlen, "NVIDIA_VISIBLE_DEVICES is \"%s\": this pod was given no GPU", v);
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is \"%s\": this pod was given no GPU", v);
     if (v[0] == '/')
-        return fail(err, errlen,
-                    "NVIDIA_VISIBLE_DEVICES is the path \"%.64s\": the device "
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is the path \"%.64s\": the device "
                     "plugin passes devices as volume mounts; muster reads them from the "
                     "environment (device plugin setting deviceListStrategy: envvar)",
                     v);
     if (strchr(v, ',') != NULL)
-        return fail(err, errlen,
-                    "NVIDIA_VISIBLE_DEVICES lists several devices (\"%.64s\"): a "
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES lists several devices (\"%.64s\"): a "
                     "reservation pod asks for exactly one",
                     v);
     if (n > RESERVE_DEVICE_MAX ||
         strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:./") != n)
-        return fail(err, errlen,
-                    "NVIDIA_VISIBLE_DEVICES \"%.64s\" is neither a GPU UUID "
+        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES \"%.64s\" is neither a GPU UUID "
                     "(GPU-...) nor an index",
                     v);
     return EXT_OK;
@@ -191,7 +173,7 @@ static char *patch_body(const char *device)
     cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(doc, "metadata"), "annotations");
     char *s = NULL;
 
-    if (cJSON_AddStringToObject(ann, RESERVATION_ANNOTATION_DEVICE, device) != NULL)
+    if (cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_DEVICE, device) != NULL)
         s = cJSON_PrintUnformatted(doc);
     cJSON_Delete(doc);
     return s;
@@ -248,7 +230,7 @@ static int report(const struct reserve_args *a, const sigset_t *stop, const char
 out:
     if (result == RESERVE_EXIT_API)
         fprintf(stderr, "muster reserve: cannot write %s on pod %s/%s: %s\n",
-                RESERVATION_ANNOTATION_DEVICE, ns, name, err);
+                EXT_ANNOTATION_GPU_DEVICE, ns, name, err);
     free(body);
     kube_client_free(c);
     kube_conn_cleanup(&conn);

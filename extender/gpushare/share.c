@@ -4,22 +4,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon.h"
-#include "ext_err.h"
-#include "gpu_share.h"
-#include "log.h"
+#include "base.h"
+#include "gpushare.h"
 #include "reservation.h"
 
 #define POLL_MS 200
 #define PAUSE_SHARING_MS 300000 /* after a reservation pod fails to report */
 #define REAP_GRACE_S 10         /* a fresh reservation pod may be a commit in flight */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-
-    nanosleep(&ts, NULL);
-}
 
 static const char *annotation(const cJSON *obj, const char *key)
 {
@@ -38,7 +29,7 @@ static bool terminating(const cJSON *obj)
 }
 
 /* Create the group's reservation pod unless it exists. */
-static int ensure_reservation(struct ext_daemon *d, const char *node, const char *group,
+static int ensure_reservation(struct gpushare *d, const char *node, const char *group,
                               const char *name, char *err, size_t errlen)
 {
     char path[512];
@@ -46,8 +37,8 @@ static int ensure_reservation(struct ext_daemon *d, const char *node, const char
     int rc;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods",
-             d->settings.gpu_sharing.reservation_namespace);
-    pod = reservation_pod_new(&d->settings.gpu_sharing, node, group, err, errlen);
+             d->settings->reservation_namespace);
+    pod = reservation_pod_new(d->settings, node, group, err, errlen);
     if (!pod)
         return EXT_EINVAL;
     rc = kube_create(d->kube, path, pod, NULL, err, errlen);
@@ -65,14 +56,14 @@ static int ensure_reservation(struct ext_daemon *d, const char *node, const char
  * is made again. NULL with *stopped set when muster is shutting down: that is
  * no verdict on the node.
  */
-static char *await_device(struct ext_daemon *d, const char *node, const char *group,
+static char *await_device(struct gpushare *d, const char *node, const char *group,
                           const char *name, int64_t deadline, bool *stopped, char *err,
                           size_t errlen)
 {
     char path[512];
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
-             d->settings.gpu_sharing.reservation_namespace, name);
+             d->settings->reservation_namespace, name);
     do {
         cJSON *pod = NULL;
         long status = 0;
@@ -82,41 +73,41 @@ static char *await_device(struct ext_daemon *d, const char *node, const char *gr
         if (rc == EXT_ENOTFOUND)
             ensure_reservation(d, node, group, name, err, errlen);
         if (rc == EXT_OK) {
-            const char *device = annotation(pod, RESERVATION_ANNOTATION_DEVICE);
+            const char *device = annotation(pod, EXT_ANNOTATION_GPU_DEVICE);
             char *copy = device && !terminating(pod) ? strdup(device) : NULL;
 
             cJSON_Delete(pod);
             if (copy)
                 return copy;
         }
-        sleep_ms(POLL_MS);
-    } while (ext_now_ms() < deadline && !d->stopping);
-    if ((*stopped = d->stopping)) {
+        ext_sleep_ms(POLL_MS);
+    } while (ext_now_ms() < deadline && !*d->stopping);
+    if ((*stopped = *d->stopping)) {
         snprintf(err, errlen, "muster is shutting down; kube-scheduler will retry");
         return NULL;
     }
     snprintf(err, errlen,
              "reservation pod %s/%s did not report its GPU within %lld ms (image pull failure or "
              "device plugin down?); sharing on that node is paused and the gang requeued",
-             d->settings.gpu_sharing.reservation_namespace, name,
-             (long long)d->settings.gpu_sharing.reservation_timeout_ms);
+             d->settings->reservation_namespace, name,
+             (long long)d->settings->reservation_timeout_ms);
     return NULL;
 }
 
-static void give_up_on(struct ext_daemon *d, const char *node, const char *name)
+static void give_up_on(struct gpushare *d, const char *node, const char *name)
 {
     char path[512], err[256];
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
-             d->settings.gpu_sharing.reservation_namespace, name);
+             d->settings->reservation_namespace, name);
     kube_delete(d->kube, path, err, sizeof(err));
-    pthread_mutex_lock(&d->cache.lock);
-    policy_node_pause_sharing(d->cache.engine, node, ext_now_ms() + PAUSE_SHARING_MS);
-    pthread_mutex_unlock(&d->cache.lock);
+    pthread_mutex_lock(d->engine_lock);
+    policy_node_pause_sharing(d->engine, node, ext_now_ms() + PAUSE_SHARING_MS);
+    pthread_mutex_unlock(d->engine_lock);
 }
 
 /* The member's ConfigMap, when the webhook gave it a share id. */
-static int write_configmap(struct ext_daemon *d, const struct policy_assignment *m,
+static int write_configmap(struct gpushare *d, const struct policy_assignment *m,
                            const char *devices, char *err, size_t errlen)
 {
     char path[600], name[128];
@@ -149,11 +140,11 @@ static int write_configmap(struct ext_daemon *d, const struct policy_assignment 
     return rc;
 }
 
-void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char *groups)
+void gpu_share_reserve_early(struct gpushare *d, const char *node, const char *groups)
 {
     char *copy, *save = NULL, name[128], err[256];
 
-    if (!groups || !node || !d->kube || !d->settings.gpu_sharing.reservations ||
+    if (!groups || !node || !d->kube || !d->settings->reservations ||
         !(copy = strdup(groups)))
         return;
     for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save))
@@ -163,14 +154,14 @@ void gpu_share_reserve_early(struct ext_daemon *d, const char *node, const char 
     free(copy);
 }
 
-int gpu_share_prepare(struct ext_daemon *d, const struct policy_assignment *m, int64_t deadline,
+int gpu_share_prepare(struct gpushare *d, const struct policy_assignment *m, int64_t deadline,
                       char *err, size_t errlen)
 {
     char devices[1024] = "", *groups, *save = NULL;
     size_t off = 0;
     int rc = EXT_OK;
 
-    if (!m->gpu_groups || !d->kube || !d->settings.gpu_sharing.reservations)
+    if (!m->gpu_groups || !d->kube || !d->settings->reservations)
         return EXT_OK;
     if (!(groups = strdup(m->gpu_groups)))
         return EXT_ENOMEM;
@@ -236,37 +227,36 @@ static bool old_enough(const cJSON *pod)
     return time(NULL) - timegm(&tm) > REAP_GRACE_S;
 }
 
-void gpu_share_reap(struct ext_daemon *d)
+void gpu_share_reap(struct gpushare *d)
 {
     char path[512], err[256];
     cJSON *list = NULL, *pod;
     long status = 0;
 
-    if (!d->kube || !d->settings.gpu_sharing.reservations ||
-        !cache_ready(&d->cache, err, sizeof(err)))
+    if (!d->kube || !d->settings->reservations)
         return;
     snprintf(path, sizeof(path),
-             "/api/v1/namespaces/%s/pods?labelSelector=" RESERVATION_LABEL_APP "%%3D" RESERVATION_APP,
-             d->settings.gpu_sharing.reservation_namespace);
+             "/api/v1/namespaces/%s/pods?labelSelector=" EXT_LABEL_APP_NAME "%%3D" EXT_RESERVATION_APP,
+             d->settings->reservation_namespace);
     if (kube_request(d->kube, "GET", path, NULL, NULL, &status, &list, err, sizeof(err)) != EXT_OK)
         return;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
-        struct group_ref ref = {label(pod, RESERVATION_LABEL_NODE),
-                                label(pod, RESERVATION_LABEL_GROUP), false};
+        struct group_ref ref = {label(pod, EXT_LABEL_RESERVATION_NODE),
+                                label(pod, EXT_LABEL_RESERVATION_GROUP), false};
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name");
 
         if (!ref.node || !ref.group || !cJSON_IsString(name) || terminating(pod) ||
             !old_enough(pod))
             continue;
-        pthread_mutex_lock(&d->cache.lock);
-        policy_each_node(d->cache.engine, find_group, &ref);
-        pthread_mutex_unlock(&d->cache.lock);
+        pthread_mutex_lock(d->engine_lock);
+        policy_each_node(d->engine, find_group, &ref);
+        pthread_mutex_unlock(d->engine_lock);
         if (ref.found)
             continue;
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
-                 d->settings.gpu_sharing.reservation_namespace, name->valuestring);
+                 d->settings->reservation_namespace, name->valuestring);
         if (kube_delete(d->kube, path, err, sizeof(err)) == EXT_OK)
             ext_log_info("reservation pod deleted: its GPU group holds no pod", "pod",
                          name->valuestring, "node", ref.node, "gpuGroup", ref.group);

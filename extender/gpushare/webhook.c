@@ -1,5 +1,5 @@
 /* webhook.c - the GPU-sharing admission decision: AdmissionReview in, AdmissionReview out. */
-#include "webhook.h"
+#include "gpushare.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 #include "reservation.h"
 
 #define WEBHOOK_UID_MAX 128
@@ -26,18 +26,6 @@ struct webhook__verdict {
     char message[WEBHOOK_MSG_MAX];
     cJSON *ops;
 };
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 static void reject(struct webhook__verdict *v, int code, const char *fmt, ...)
 {
@@ -78,22 +66,22 @@ static int parse_review(const char *body, size_t len, const struct webhook_opts 
     if (o->limits != NULL)
         lim = *o->limits;
     if (body == NULL || len == 0)
-        return fail(err, errlen, EXT_EINVAL, "AdmissionReview: empty body");
+        return ext_errf(err, errlen, EXT_EINVAL, "AdmissionReview: empty body");
     rc = ext_json_precheck(body, len, &lim, err, errlen);
     if (rc != EXT_OK)
         return rc;
     doc = cJSON_ParseWithLength(body, len);
     if (doc == NULL)
-        return fail(err, errlen, EXT_EINVAL, "AdmissionReview: body is not JSON");
+        return ext_errf(err, errlen, EXT_EINVAL, "AdmissionReview: body is not JSON");
     api = get_string(doc, "apiVersion");
     kind = get_string(doc, "kind");
     req = get(doc, "request");
     uid = get_string(req, "uid");
     if (api == NULL || kind == NULL || strcmp(kind, "AdmissionReview") != 0 ||
         (strcmp(api, "admission.k8s.io/v1") != 0 && strcmp(api, "admission.k8s.io/v1beta1") != 0))
-        rc = fail(err, errlen, EXT_EINVAL, "not an admission.k8s.io/v1 AdmissionReview");
+        rc = ext_errf(err, errlen, EXT_EINVAL, "not an admission.k8s.io/v1 AdmissionReview");
     else if (!cJSON_IsObject(req) || uid == NULL || *uid == '\0' || strlen(uid) > WEBHOOK_UID_MAX)
-        rc = fail(err, errlen, EXT_EINVAL, "AdmissionReview without a request.uid (1 to %d bytes)",
+        rc = ext_errf(err, errlen, EXT_EINVAL, "AdmissionReview without a request.uid (1 to %d bytes)",
                   WEBHOOK_UID_MAX);
     if (rc != EXT_OK) {
         cJSON_Delete(doc);
@@ -127,10 +115,10 @@ static void pod_read(const cJSON *pod, struct webhook__pod *p)
     p->spec = get(pod, "spec");
     p->containers = get(p->spec, "containers");
     ann = get(p->meta, "annotations");
-    p->fraction = get_string(ann, KUBE_ANNOTATION_GPU_FRACTION);
-    p->memory = get_string(ann, KUBE_ANNOTATION_GPU_MEMORY);
-    p->devices = get_string(ann, KUBE_ANNOTATION_GPU_DEVICES);
-    p->container = get_string(ann, KUBE_ANNOTATION_GPU_CONTAINER);
+    p->fraction = get_string(ann, EXT_ANNOTATION_GPU_FRACTION);
+    p->memory = get_string(ann, EXT_ANNOTATION_GPU_MEMORY);
+    p->devices = get_string(ann, EXT_ANNOTATION_GPU_DEVICES);
+    p->container = get_string(ann, EXT_ANNOTATION_GPU_CONTAINER);
 }
 
 /* ---- the checks ------------------------------------------------------------ */
@@ -148,7 +136,7 @@ static const char *whole_gpu_container(const struct webhook__pod *p)
             const cJSON *res = get(c, "resources");
 
             for (size_t w = 0; w < 2; w++)
-                if (get(get(res, which[w]), KUBE_RESOURCE_GPU) != NULL) {
+                if (get(get(res, which[w]), EXT_RESOURCE_GPU) != NULL) {
                     const char *name = get_string(c, "name");
 
                     return name != NULL ? name : "(unnamed)";
@@ -205,7 +193,7 @@ static void check_memory(const char *s, const struct webhook_opts *o, struct web
     else if (!labels)
         reject(v, 403,
                "gpu-memory needs to know each GPU's memory and no node carries the "
-               "label " KUBE_LABEL_GPU_MEMORY ": use gpu-fraction, or label the GPU nodes "
+               "label " EXT_LABEL_GPU_MEMORY ": use gpu-fraction, or label the GPU nodes "
                "(NVIDIA GPU feature discovery does)");
 }
 
@@ -229,7 +217,7 @@ static int target_container(const struct webhook__pod *p, struct webhook__verdic
             return i;
         i++;
     }
-    reject(v, 400, KUBE_ANNOTATION_GPU_CONTAINER " \"%.64s\" names no container of this pod",
+    reject(v, 400, EXT_ANNOTATION_GPU_CONTAINER " \"%.64s\" names no container of this pod",
            p->container);
     return -1;
 }
@@ -242,9 +230,9 @@ static int check_pod(const struct webhook__pod *p, const struct webhook_opts *o,
 
     if (whole != NULL)
         reject(v, 400,
-               "container \"%.64s\" asks for " KUBE_RESOURCE_GPU " and the pod asks for "
+               "container \"%.64s\" asks for " EXT_RESOURCE_GPU " and the pod asks for "
                "a GPU share (%s): ask for whole GPUs or for a share, not both",
-               whole, p->fraction ? KUBE_ANNOTATION_GPU_FRACTION : KUBE_ANNOTATION_GPU_MEMORY);
+               whole, p->fraction ? EXT_ANNOTATION_GPU_FRACTION : EXT_ANNOTATION_GPU_MEMORY);
     else if (p->fraction != NULL && p->memory != NULL)
         reject(v, 400, "the pod sets both gpu-fraction and gpu-memory: give one of them");
     else if (p->fraction != NULL)
@@ -252,7 +240,7 @@ static int check_pod(const struct webhook__pod *p, const struct webhook_opts *o,
     else
         check_memory(p->memory, o, v);
     if (v->code == 0 && p->devices != NULL && parse_count(p->devices, WEBHOOK_MAX_DEVICES) < 0)
-        reject(v, 400, KUBE_ANNOTATION_GPU_DEVICES " \"%.32s\" is not a whole number from 1 to %d",
+        reject(v, 400, EXT_ANNOTATION_GPU_DEVICES " \"%.32s\" is not a whole number from 1 to %d",
                p->devices, WEBHOOK_MAX_DEVICES);
     return v->code == 0 ? target_container(p, v) : -1;
 }
@@ -312,7 +300,7 @@ static void share_id_from_uid(const char *uid, char *out, size_t n)
 static bool patch_label(const struct webhook__pod *p, const char *uid, char *id, size_t idlen,
                         cJSON *ops)
 {
-    const char *have = get_string(p->labels, GPU_SHARE_LABEL_ID);
+    const char *have = get_string(p->labels, EXT_LABEL_GPU_SHARE_ID);
     char key[64], path[96];
     cJSON *labels;
 
@@ -323,11 +311,11 @@ static bool patch_label(const struct webhook__pod *p, const char *uid, char *id,
     share_id_from_uid(uid, id, idlen);
     if (!cJSON_IsObject(p->labels)) {
         labels = cJSON_CreateObject();
-        if (labels == NULL || !cJSON_AddStringToObject(labels, GPU_SHARE_LABEL_ID, id))
+        if (labels == NULL || !cJSON_AddStringToObject(labels, EXT_LABEL_GPU_SHARE_ID, id))
             return cJSON_Delete(labels), false;
         return op_add(ops, "add", "/metadata/labels", labels);
     }
-    pointer_escape(GPU_SHARE_LABEL_ID, key, sizeof(key));
+    pointer_escape(EXT_LABEL_GPU_SHARE_ID, key, sizeof(key));
     snprintf(path, sizeof(path), "/metadata/labels/%s", key);
     return op_add(ops, have != NULL ? "replace" : "add", path, cJSON_CreateString(id));
 }
@@ -523,7 +511,7 @@ int webhook_review(const char *body, size_t len, const struct webhook_opts *o, c
     if (rc == EXT_OK)
         rc = encode_response(review, &v, response_json, rlen);
     if (rc != EXT_OK)
-        fail(err, errlen, rc, "AdmissionReview: %s", ext_strerror(rc));
+        ext_errf(err, errlen, rc, "AdmissionReview: %s", ext_strerror(rc));
     cJSON_Delete(v.ops);
     cJSON_Delete(review);
     return rc;

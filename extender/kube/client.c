@@ -1,5 +1,5 @@
 /* kube_client.c - thread-safe requests to the Kubernetes API server. */
-#include "kube_client.h"
+#include "kube.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ext_err.h"
+#include "base.h"
 #include "kube_client_int.h"
 
 #define KUBE_POOL_MAX 8           /* idle handles kept for reuse */
@@ -45,17 +45,6 @@ static CURLcode curl_init_result;
 static void curl_init_once(void)
 {
     curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 /* ---- bounded buffer ------------------------------------------------------------------------ */
@@ -164,11 +153,11 @@ struct kube_client *kube_client_new(const struct kube_conn *conn,
 
     pthread_once(&curl_once, curl_init_once);
     if (curl_init_result != CURLE_OK) {
-        seterr(err, errlen, "curl_global_init: %s", curl_easy_strerror(curl_init_result));
+        (void)ext_errf(err, errlen, EXT_OK, "curl_global_init: %s", curl_easy_strerror(curl_init_result));
         return NULL;
     }
     if (!conn || !conn->server || !conn->server[0]) {
-        seterr(err, errlen, "kube client: no API server URL");
+        (void)ext_errf(err, errlen, EXT_OK, "kube client: no API server URL");
         return NULL;
     }
     c = calloc(1, sizeof(*c));
@@ -196,7 +185,7 @@ struct kube_client *kube_client_new(const struct kube_conn *conn,
 nomem_free:
     kube_client_free(c);
 nomem:
-    seterr(err, errlen, "kube client: out of memory");
+    (void)ext_errf(err, errlen, EXT_OK, "kube client: out of memory");
     return NULL;
 }
 
@@ -329,8 +318,7 @@ static int token_read(struct kube_token *t, const struct stat *st, char *err, si
     size_t n;
 
     if (!f) {
-        seterr(err, errlen, "token file %s: cannot open", t->file);
-        return EXT_EIO;
+        return ext_errf(err, errlen, EXT_EIO, "token file %s: cannot open", t->file);
     }
     buf = malloc(KUBE_TOKEN_MAX + 1);
     if (!buf) {
@@ -344,8 +332,7 @@ static int token_read(struct kube_token *t, const struct stat *st, char *err, si
     buf[n] = '\0';
     if (n == 0 || strpbrk(buf, "\r\n")) {
         free(buf);
-        seterr(err, errlen, "token file %s: empty or not one line", t->file);
-        return EXT_EINVAL;
+        return ext_errf(err, errlen, EXT_EINVAL, "token file %s: empty or not one line", t->file);
     }
     free(t->value);
     t->value = buf;
@@ -366,7 +353,7 @@ static int token_header(struct kube_client *c, char **hdr, char *err, size_t err
     if (t->file) {
         if (stat(t->file, &st) != 0) {
             if (!t->value) {
-                seterr(err, errlen, "token file %s: cannot stat", t->file);
+                (void)ext_errf(err, errlen, EXT_OK, "token file %s: cannot stat", t->file);
                 rc = EXT_EIO;
             } /* else keep the token we have: the file may be mid-rotation */
         } else if (!t->value || token_file_changed(t, &st)) {
@@ -418,7 +405,7 @@ out:
     free(auth);
     free(ctype);
     if (rc == EXT_ENOMEM)
-        seterr(err, errlen, "kube request: out of memory");
+        (void)ext_errf(err, errlen, EXT_OK, "kube request: out of memory");
     return rc;
 }
 
@@ -444,7 +431,7 @@ int kube__status_error(const char *method, const char *path, long status, const 
     for (size_t i = 0; i < sizeof(status_codes) / sizeof(status_codes[0]); i++)
         if (status_codes[i].status == status)
             code = status_codes[i].code;
-    seterr(err, errlen, "%s %s: HTTP %ld%s%s: %s", method, path, status, reason ? " " : "",
+    (void)ext_errf(err, errlen, EXT_OK, "%s %s: HTTP %ld%s%s: %s", method, path, status, reason ? " " : "",
            reason ? reason : "", msg ? msg : "(no Status message)");
     cJSON_Delete(st);
     return code;
@@ -459,9 +446,8 @@ int kube__curl_error(const char *method, const char *path, CURLcode cc, const ch
         code = EXT_ETIMEOUT;
     else if (cc == CURLE_ABORTED_BY_CALLBACK)
         code = EXT_ESTOPPED;
-    seterr(err, errlen, "%s %s: %s", method, path,
+    return ext_errf(err, errlen, code, "%s %s: %s", method, path,
            errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cc));
-    return code;
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */
@@ -493,8 +479,7 @@ static int reply_parse(const char *method, const char *path, const struct kube_b
     }
     json = cJSON_ParseWithLength(b->data, b->len);
     if (!json) {
-        seterr(err, errlen, "%s %s: reply is not JSON", method, path);
-        return EXT_EIO;
+        return ext_errf(err, errlen, EXT_EIO, "%s %s: reply is not JSON", method, path);
     }
     *reply = json;
     return EXT_OK;
@@ -514,8 +499,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     int result;
 
     if (!path || path[0] != '/') {
-        seterr(err, errlen, "%s %s: path must start with /", method, path ? path : "(null)");
-        return EXT_EINVAL;
+        return ext_errf(err, errlen, EXT_EINVAL, "%s %s: path must start with /", method, path ? path : "(null)");
     }
     if (body && !content_type)
         content_type = "application/json";
@@ -527,7 +511,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     url = kube__url(c, path);
     h = pool_get(c);
     if (!url || !h) {
-        seterr(err, errlen, "%s %s: out of memory", method, path);
+        (void)ext_errf(err, errlen, EXT_OK, "%s %s: out of memory", method, path);
         goto out;
     }
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -540,7 +524,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     if (cc == CURLE_WRITE_ERROR && buf.overflow) {
-        seterr(err, errlen, "%s %s: reply over %zu bytes", method, path, buf.max);
+        (void)ext_errf(err, errlen, EXT_OK, "%s %s: reply over %zu bytes", method, path, buf.max);
         result = EXT_ETOOBIG;
         goto out;
     }
@@ -584,8 +568,7 @@ static int request_json(struct kube_client *c, const char *method, const char *p
     int rc;
 
     if (!body) {
-        seterr(err, errlen, "%s %s: out of memory", method, path);
-        return EXT_ENOMEM;
+        return ext_errf(err, errlen, EXT_ENOMEM, "%s %s: out of memory", method, path);
     }
     rc = kube_request(c, method, path, content_type, body, NULL, reply, err, errlen);
     free(body);
@@ -596,8 +579,7 @@ static int names_valid(const char *ns, const char *name, char *err, size_t errle
 {
     if (kube_name_valid(ns) && kube_name_valid(name))
         return EXT_OK;
-    seterr(err, errlen, "invalid namespace/name \"%s/%s\"", ns ? ns : "", name ? name : "");
-    return EXT_EINVAL;
+    return ext_errf(err, errlen, EXT_EINVAL, "invalid namespace/name \"%s/%s\"", ns ? ns : "", name ? name : "");
 }
 
 int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
@@ -608,15 +590,14 @@ int kube_post_binding(struct kube_client *c, const char *ns, const char *name, c
     int rc = names_valid(ns, name, err, errlen);
 
     if (rc == EXT_OK && (!node || !node[0])) {
-        seterr(err, errlen, "binding %s/%s: no node", ns, name);
+        (void)ext_errf(err, errlen, EXT_OK, "binding %s/%s: no node", ns, name);
         rc = EXT_EINVAL;
     }
     if (rc != EXT_OK)
         return rc;
     b = cJSON_CreateObject();
     if (!b) {
-        seterr(err, errlen, "binding %s/%s: out of memory", ns, name);
-        return EXT_ENOMEM;
+        return ext_errf(err, errlen, EXT_ENOMEM, "binding %s/%s: out of memory", ns, name);
     }
     cJSON_AddStringToObject(b, "apiVersion", "v1");
     cJSON_AddStringToObject(b, "kind", "Binding");
@@ -649,8 +630,7 @@ int kube_patch_status(struct kube_client *c, const char *object_path, const cJSO
     int rc;
 
     if (asprintf(&path, "%s/status", object_path) < 0) {
-        seterr(err, errlen, "PATCH %s/status: out of memory", object_path);
-        return EXT_ENOMEM;
+        return ext_errf(err, errlen, EXT_ENOMEM, "PATCH %s/status: out of memory", object_path);
     }
     rc = kube_patch_merge(c, path, patch, reply, err, errlen);
     free(path);
@@ -717,13 +697,11 @@ int kube_event_create(struct kube_client *c, const char *ns, const char *pod_nam
     if (rc != EXT_OK)
         return rc;
     if (!reason || !reason[0]) {
-        seterr(err, errlen, "event for %s/%s: no reason", ns, pod_name);
-        return EXT_EINVAL;
+        return ext_errf(err, errlen, EXT_EINVAL, "event for %s/%s: no reason", ns, pod_name);
     }
     ev = event_new(ns, pod_name, pod_uid, reason, message, type);
     if (!ev) {
-        seterr(err, errlen, "event for %s/%s: out of memory", ns, pod_name);
-        return EXT_ENOMEM;
+        return ext_errf(err, errlen, EXT_ENOMEM, "event for %s/%s: out of memory", ns, pod_name);
     }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
     rc = request_json(c, "POST", path, "application/json", ev, NULL, err, errlen);

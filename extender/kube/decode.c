@@ -14,12 +14,12 @@
 #include <string.h>
 
 #include "config.h"
-#include "ext_err.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 #include "kube_internal.h"
 
-static const char *const kube__default_queue_keys[] = {"muster.dev/queue", "kai.scheduler/queue",
-                                                       "volcano.sh/queue-name"};
+static const char *const kube__default_queue_keys[] = {EXT_LABEL_QUEUE_MUSTER, EXT_LABEL_QUEUE_KAI,
+                                                       EXT_LABEL_QUEUE_VOLCANO};
 static const char *const kube__default_schedulers[] = {"muster"};
 
 const struct kube_decode_opts kube_decode_defaults = {
@@ -170,7 +170,7 @@ int kube__labels(struct kube__ctx *c, const cJSON *map, const char *what,
                           KUBE_MAX_LABELS);
     if (count == 0)
         return EXT_OK;
-    l = kube_arena_alloc(c->a, count * sizeof(*l));
+    l = ext_arena_alloc(c->a, count * sizeof(*l));
     if (l == NULL)
         return kube__fail(c, EXT_ENOMEM, map, "out of memory");
     cJSON_ArrayForEach(e, map) {
@@ -209,10 +209,10 @@ const char *kube__queue_label(const cJSON *labels, const struct kube_decode_opts
     return NULL;
 }
 
-char *kube__key(struct kube_arena *a, const char *ns, const char *name)
+char *kube__key(struct ext_arena *a, const char *ns, const char *name)
 {
     size_t nl = strlen(ns), ml = strlen(name);
-    char *k = kube_arena_alloc(a, nl + ml + 2);
+    char *k = ext_arena_alloc(a, nl + ml + 2);
 
     if (k == NULL)
         return NULL;
@@ -272,7 +272,7 @@ static int kube__taints(struct kube__ctx *c, const cJSON *list, struct policy_no
     rc = kube__list(c, list, "spec.taints", KUBE_MAX_LIST, &n);
     if (rc != EXT_OK || n == 0)
         return rc;
-    t = kube_arena_alloc(c->a, n * sizeof(*t));
+    t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
     cJSON_ArrayForEach(e, list) {
@@ -309,7 +309,7 @@ static const struct kube__allocatable kube__node_resources[] = {
     {"cpu", 1000, offsetof(struct policy_node_spec, cpu_milli)},
     {"memory", 1, offsetof(struct policy_node_spec, memory_bytes)},
     {"pods", 1, offsetof(struct policy_node_spec, pods)},
-    {KUBE_RESOURCE_GPU, 1, offsetof(struct policy_node_spec, gpus)},
+    {EXT_RESOURCE_GPU, 1, offsetof(struct policy_node_spec, gpus)},
 };
 
 static int kube__node_allocatable(struct kube__ctx *c, const cJSON *alloc,
@@ -338,7 +338,7 @@ static int kube__node_allocatable(struct kube__ctx *c, const cJSON *alloc,
     return EXT_OK;
 }
 
-int kube_node_decode(const cJSON *node, struct kube_arena *a, struct policy_node_spec *out,
+int kube_node_decode(const cJSON *node, struct ext_arena *a, struct policy_node_spec *out,
                      char *err, size_t errlen, const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};
@@ -360,13 +360,13 @@ int kube_node_decode(const cJSON *node, struct kube_arena *a, struct policy_node
         rc = kube__node_allocatable(&c, kube__get(kube__get(node, "status"), "allocatable"), &s);
     if (rc != EXT_OK)
         return rc;
-    mem = kube__get(kube__get(meta, "labels"), KUBE_LABEL_GPU_MEMORY);
+    mem = kube__get(kube__get(meta, "labels"), EXT_LABEL_GPU_MEMORY);
     if (mem != NULL) {
-        rc = kube__quantity(&c, mem, 1, "label " KUBE_LABEL_GPU_MEMORY, &s.gpu_memory_mib);
+        rc = kube__quantity(&c, mem, 1, "label " EXT_LABEL_GPU_MEMORY, &s.gpu_memory_mib);
         if (rc != EXT_OK)
             return rc;
         if (s.gpu_memory_mib < 0)
-            return kube__fail(&c, EXT_EINVAL, mem, "label " KUBE_LABEL_GPU_MEMORY ": negative");
+            return kube__fail(&c, EXT_EINVAL, mem, "label " EXT_LABEL_GPU_MEMORY ": negative");
     }
     *out = s;
     return EXT_OK;
@@ -432,7 +432,7 @@ static int kube__queue_resource(struct kube__ctx *c, const cJSON *res,
     return rc;
 }
 
-int kube_queue_decode(const cJSON *queue, struct kube_arena *a, struct policy_queue_spec *out,
+int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_queue_spec *out,
                       char *err, size_t errlen, const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};
@@ -480,16 +480,16 @@ int kube_queue_decode(const cJSON *queue, struct kube_arena *a, struct policy_qu
 static const char *kube__gang_name(const cJSON *meta)
 {
     const cJSON *labels = kube__get(meta, "labels");
-    const char *group = kube__map_value(labels, KUBE_LABEL_CLUSTER);
+    const char *group = kube__map_value(labels, EXT_LABEL_RAY_CLUSTER);
 
     if (group == NULL || *group == '\0')
-        group = kube__map_value(labels, KUBE_LABEL_POD_GROUP);
+        group = kube__map_value(labels, EXT_LABEL_POD_GROUP);
     if (group == NULL || *group == '\0')
-        group = kube__map_value(kube__get(meta, "annotations"), KUBE_ANNOTATION_VOLCANO_GROUP);
+        group = kube__map_value(kube__get(meta, "annotations"), EXT_ANNOTATION_VOLCANO_GROUP);
     return group != NULL && *group != '\0' ? group : NULL;
 }
 
-const char *kube_pod_gang_key(const cJSON *pod, struct kube_arena *a)
+const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a)
 {
     const cJSON *meta = kube__get(pod, "metadata");
     const char *ns = kube__map_value(meta, "namespace");
@@ -521,7 +521,7 @@ static int kube__invalid(struct kube__ctx *c, struct policy_pod_spec *s, const c
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    s->invalid = kube_arena_strdup(c->a, why);
+    s->invalid = ext_arena_strdup(c->a, why);
     return s->invalid != NULL ? EXT_OK : kube__fail(c, EXT_ENOMEM, NULL, "out of memory");
 }
 
@@ -539,7 +539,7 @@ static const struct {
 } kube__req_resources[KUBE_REQ_COUNT] = {
     {"cpu", 1000},
     {"memory", 1},
-    {KUBE_RESOURCE_GPU, POLICY_GPU_MILLI},
+    {EXT_RESOURCE_GPU, POLICY_GPU_MILLI},
 };
 
 static int kube__reqs_add(struct kube__ctx *c, struct kube__reqs *sum, const struct kube__reqs *r,
@@ -701,9 +701,9 @@ static bool kube__parse_count(const char *s, int64_t max, int64_t *out)
 
 static int kube__pod_share(struct kube__ctx *c, const cJSON *ann, struct policy_pod_spec *s)
 {
-    const char *frac = kube__map_value(ann, KUBE_ANNOTATION_GPU_FRACTION);
-    const char *mem = kube__map_value(ann, KUBE_ANNOTATION_GPU_MEMORY);
-    const char *devs = kube__map_value(ann, KUBE_ANNOTATION_GPU_DEVICES);
+    const char *frac = kube__map_value(ann, EXT_ANNOTATION_GPU_FRACTION);
+    const char *mem = kube__map_value(ann, EXT_ANNOTATION_GPU_MEMORY);
+    const char *devs = kube__map_value(ann, EXT_ANNOTATION_GPU_DEVICES);
     int64_t v;
 
     if (frac != NULL) {
@@ -755,7 +755,7 @@ static int kube__strings(struct kube__ctx *c, const cJSON *list, const char *wha
     rc = kube__list(c, list, what, KUBE_MAX_LIST, n);
     if (rc != EXT_OK || *n == 0)
         return rc;
-    v = kube_arena_alloc(c->a, *n * sizeof(*v));
+    v = ext_arena_alloc(c->a, *n * sizeof(*v));
     if (v == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
     cJSON_ArrayForEach(e, list) {
@@ -815,7 +815,7 @@ static int kube__selector_term(struct kube__ctx *c, const cJSON *term,
     t->nreqs = 0;
     if (n == 0)
         return EXT_OK; /* an empty term matches no node: the caller drops it */
-    reqs = kube_arena_alloc(c->a, n * sizeof(*reqs));
+    reqs = ext_arena_alloc(c->a, n * sizeof(*reqs));
     if (reqs == NULL)
         return kube__fail(c, EXT_ENOMEM, term, "out of memory");
     cJSON_ArrayForEach(e, exprs) {
@@ -841,7 +841,7 @@ static int kube__pod_affinity(struct kube__ctx *c, const cJSON *spec, struct pol
     rc = kube__list(c, terms, "nodeSelectorTerms", KUBE_MAX_LIST, &n);
     if (rc != EXT_OK || n == 0)
         return rc;
-    t = kube_arena_alloc(c->a, n * sizeof(*t));
+    t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, terms, "out of memory");
     cJSON_ArrayForEach(e, terms) {
@@ -895,7 +895,7 @@ static int kube__pod_tolerations(struct kube__ctx *c, const cJSON *spec, struct 
     rc = kube__list(c, list, "spec.tolerations", KUBE_MAX_LIST, &n);
     if (rc != EXT_OK || n == 0)
         return rc;
-    t = kube_arena_alloc(c->a, n * sizeof(*t));
+    t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
     cJSON_ArrayForEach(e, list) {
@@ -954,8 +954,8 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     if (rc == EXT_OK)
         rc = kube__string(c, spec, "nodeName", "spec.nodeName", KUBE_MAX_NAME, &s->node);
     if (rc == EXT_OK)
-        rc = kube__string(c, kube__get(meta, "annotations"), KUBE_ANNOTATION_GPU_GROUP,
-                          "annotation " KUBE_ANNOTATION_GPU_GROUP, KUBE_MAX_VALUE, &s->gpu_groups);
+        rc = kube__string(c, kube__get(meta, "annotations"), EXT_ANNOTATION_GPU_GROUP,
+                          "annotation " EXT_ANNOTATION_GPU_GROUP, KUBE_MAX_VALUE, &s->gpu_groups);
     if (rc != EXT_OK)
         return rc;
     if (s->uid == NULL)
@@ -969,14 +969,14 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     if (s->gang == NULL && kube__gang_name(meta) != NULL)
         return kube__fail(c, EXT_EINVAL, meta, "pod: gang name longer than %d characters",
                           KUBE_MAX_NAME);
-    type = kube__map_value(labels, KUBE_LABEL_NODE_TYPE);
+    type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
     s->queue = kube__queue_label(labels, o);
     s->managed = kube__managed(sched, o);
     return EXT_OK;
 }
 
-int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct kube_arena *a,
+int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct ext_arena *a,
                     struct policy_pod_spec *out, char *err, size_t errlen, const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};

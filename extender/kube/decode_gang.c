@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 #include "kube_internal.h"
 
 int kube_worker_group_replicas(const cJSON *group, bool autoscaling, int32_t *desired,
@@ -88,7 +88,7 @@ static int kube__raycluster_min(struct kube__ctx *c, const cJSON *spec, int32_t 
 }
 
 int kube_raycluster_gang(const cJSON *rc_obj, const struct kube_decode_opts *o,
-                         struct kube_arena *a, struct policy_gang_spec *out, char *err,
+                         struct ext_arena *a, struct policy_gang_spec *out, char *err,
                          size_t errlen, const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};
@@ -127,7 +127,7 @@ static const char *kube__owner_raycluster(const cJSON *meta)
     return NULL;
 }
 
-int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct kube_arena *a,
+int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
                        struct policy_gang_spec *out, char *err, size_t errlen,
                        const cJSON **where)
 {

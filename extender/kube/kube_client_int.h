@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 #include <stddef.h>
 
-#include "kube_client.h"
+#include "kube.h"
 
 /* A growable byte buffer with a hard cap set at init (curl's dynbuf). */
 struct kube_buf {

@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "kube_decode.h"
+#include "kube.h"
 
 /* Caps on what one object may hold; beyond them the object is refused. */
 #define KUBE_MAX_NAME 253       /* metadata.name, namespace, node names */
@@ -22,7 +22,7 @@
 
 /* One decode call: where its allocations and its complaint go. */
 struct kube__ctx {
-    struct kube_arena *a;
+    struct ext_arena *a;
     char *err;
     size_t errlen;
     const cJSON **where;
@@ -67,6 +67,6 @@ const char *kube__map_value(const cJSON *map, const char *key);
 const char *kube__queue_label(const cJSON *labels, const struct kube_decode_opts *o);
 
 /* "ns/name" in the arena. */
-char *kube__key(struct kube_arena *a, const char *ns, const char *name);
+char *kube__key(struct ext_arena *a, const char *ns, const char *name);
 
 #endif

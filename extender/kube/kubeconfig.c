@@ -1,5 +1,5 @@
 /* kubeconfig.c - in-cluster service account and kubeconfig files into a struct kube_conn. */
-#include "kubeconfig.h"
+#include "kube.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,20 +9,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "ext_err.h"
+#include "base.h"
 
 #define KUBECONFIG_MAX (4 << 20) /* bigger than any kubeconfig we should trust */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 void kube_conn_init(struct kube_conn *conn)
 {
@@ -136,8 +125,7 @@ int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, s
     if (!sa_dir)
         sa_dir = KUBE_SA_DIR;
     if (!host || !host[0] || !port || !port[0]) {
-        seterr(err, errlen, "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
-        return EXT_ENOTFOUND;
+        return ext_errf(err, errlen, EXT_ENOTFOUND, "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
     }
     kube_conn_init(&c);
     if (asprintf(&c.server, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port) <
@@ -151,12 +139,12 @@ int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, s
     if (!c.token_file || !c.ca_file || !ns_path)
         goto out;
     if (access(c.token_file, R_OK) != 0) {
-        seterr(err, errlen, "in-cluster token %s: %s", c.token_file, strerror(errno));
+        (void)ext_errf(err, errlen, EXT_OK, "in-cluster token %s: %s", c.token_file, strerror(errno));
         result = EXT_EIO;
         goto out;
     }
     if (access(c.ca_file, R_OK) != 0) {
-        seterr(err, errlen, "in-cluster CA %s: %s", c.ca_file, strerror(errno));
+        (void)ext_errf(err, errlen, EXT_OK, "in-cluster CA %s: %s", c.ca_file, strerror(errno));
         result = EXT_EIO;
         goto out;
     }
@@ -166,7 +154,7 @@ int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, s
     result = EXT_OK;
 out:
     if (result == EXT_ENOMEM)
-        seterr(err, errlen, "in-cluster config: out of memory");
+        (void)ext_errf(err, errlen, EXT_OK, "in-cluster config: out of memory");
     free(ns_path);
     kube_conn_cleanup(&c);
     return result;
@@ -191,9 +179,9 @@ static int kcfg_fail(struct kcfg *k, const yaml_node_t *at, int code, const char
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     if (at)
-        seterr(k->err, k->errlen, "kubeconfig %s:%zu: %s", k->path, at->start_mark.line + 1, what);
+        (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s:%zu: %s", k->path, at->start_mark.line + 1, what);
     else
-        seterr(k->err, k->errlen, "kubeconfig %s: %s", k->path, what);
+        (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s: %s", k->path, what);
     return code;
 }
 
@@ -350,7 +338,7 @@ static int kcfg_load(struct kcfg *k)
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_file(&parser, f);
     if (!yaml_parser_load(&parser, &k->doc)) {
-        seterr(k->err, k->errlen, "kubeconfig %s:%zu:%zu: %s", k->path,
+        (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s:%zu:%zu: %s", k->path,
                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
                parser.problem ? parser.problem : "not YAML");
         memset(&k->doc, 0, sizeof(k->doc));
@@ -443,8 +431,7 @@ int kube_conn_discover(struct kube_conn *conn, const char *path, const char *con
     if (getenv("KUBERNETES_SERVICE_HOST"))
         return kube_conn_incluster(conn, NULL, err, errlen);
     if (!home || asprintf(&p, "%s/.kube/config", home) < 0) {
-        seterr(err, errlen, "no kubeconfig: not in a cluster, KUBECONFIG and HOME unset");
-        return EXT_ENOTFOUND;
+        return ext_errf(err, errlen, EXT_ENOTFOUND, "no kubeconfig: not in a cluster, KUBECONFIG and HOME unset");
     }
     rc = kube_conn_from_kubeconfig(conn, p, context, err, errlen);
     free(p);

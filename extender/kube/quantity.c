@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ext_err.h"
-#include "kube_decode.h"
+#include "base.h"
+#include "kube.h"
 
 #define KUBE_QUANTITY_MAX_LEN 64
 #define KUBE_BIG_DIGITS 160 /* 64 input digits grown by up to 2^60 */

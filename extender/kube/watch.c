@@ -1,5 +1,5 @@
 /* kube_watch.c - LIST + WATCH reflector, one thread per resource. */
-#include "kube_watch.h"
+#include "kube.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ext_err.h"
+#include "base.h"
 #include "kube_client_int.h"
 
 #define WATCH_MAX_ITEMS (1u << 20) /* objects in one list, all pages together */
@@ -95,13 +95,7 @@ static int watch_sleep(struct kube_watch *w, long ms)
 {
     struct timespec until;
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    ext_deadline_in(&until, ms);
     pthread_mutex_lock(&w->lock);
     while (!atomic_load(&w->stopping))
         if (pthread_cond_timedwait(&w->cond, &w->lock, &until) != 0)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ext_err.h"
+#include "base.h"
 #include "simulate.h"
 #include "simulate_int.h"
 
@@ -250,7 +250,7 @@ static int sim_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *d
 
 static const char *sim_keep(struct sim_run *r, const char *s)
 {
-    return s != NULL ? kube_arena_strdup(r->arena, s) : NULL;
+    return s != NULL ? ext_arena_strdup(r->arena, s) : NULL;
 }
 
 static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
@@ -288,7 +288,7 @@ static const char *sim_uid(struct sim_run *r, const struct policy_pod_spec *s)
     if (s->uid != NULL && *s->uid != '\0')
         return s->uid;
     snprintf(uid, sizeof(uid), "simulated-%zu", r->npods);
-    return kube_arena_strdup(r->arena, uid);
+    return ext_arena_strdup(r->arena, uid);
 }
 
 /* Whether the pod names a scheduler; simulate takes a pod that names none as muster's. */
@@ -384,13 +384,13 @@ static cJSON *sim_ray_pod_new(const struct sim_ray_pod *rp, const cJSON *tmpl)
     labels = cJSON_AddObjectToObject(meta, "labels");
     ok = meta && spec && labels && cJSON_AddStringToObject(meta, "name", rp->name) &&
          cJSON_AddStringToObject(meta, "namespace", rp->ns) &&
-         cJSON_AddStringToObject(labels, "ray.io/is-ray-node", "yes") &&
-         cJSON_AddStringToObject(labels, KUBE_LABEL_CLUSTER, rp->cluster) &&
-         cJSON_AddStringToObject(labels, KUBE_LABEL_NODE_TYPE, rp->node_type) &&
-         cJSON_AddStringToObject(labels, KUBE_LABEL_GROUP, rp->group) &&
-         cJSON_AddStringToObject(labels, "ray.io/identifier", ident) &&
-         cJSON_AddStringToObject(labels, "app.kubernetes.io/created-by", "kuberay-operator") &&
-         cJSON_AddStringToObject(labels, "app.kubernetes.io/name", "kuberay") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_IS_NODE, "yes") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_CLUSTER, rp->cluster) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_NODE_TYPE, rp->node_type) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_GROUP, rp->group) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_IDENTIFIER, ident) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_CREATED_BY, "kuberay-operator") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_APP_NAME, "kuberay") &&
          (rp->queue == NULL || cJSON_AddStringToObject(labels, rp->queue_key, rp->queue)) &&
          sim_ref_members(labels, cJSON_GetObjectItemCaseSensitive(tmeta, "labels"), NULL) &&
          sim_ref_members(meta, tmeta, "labels") && sim_ref_members(spec, tspec, NULL);
@@ -473,7 +473,7 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
     rc = sim_gang(r, d, doc, "RayCluster", &gang);
     if (rc != SIM_EXIT_OK)
         return rc;
-    rp.ns = kube_arena_strdup(r->arena, gang.key);
+    rp.ns = ext_arena_strdup(r->arena, gang.key);
     if (rp.ns == NULL)
         return SIM_EXIT_FAIL;
     rp.cluster = strchr(rp.ns, '/') + 1;
@@ -784,7 +784,7 @@ static int sim_schedule(struct sim_run *r)
 static void sim_run_cleanup(struct sim_run *r)
 {
     policy_cluster_free(r->cluster);
-    kube_arena_free(r->arena);
+    ext_arena_free(r->arena);
     for (size_t i = 0; i < r->ndocs; i++)
         cfg_docs_cleanup(&r->docs[i]);
     free(r->pods);
@@ -810,7 +810,7 @@ int simulate_main(int argc, char **argv)
     holder = cJSON_CreateArray();
     if (r == NULL || holder == NULL)
         goto out_oom;
-    r->arena = kube_arena_new();
+    r->arena = ext_arena_new();
     r->cluster = policy_cluster_new(&po);
     if (r->arena == NULL || r->cluster == NULL)
         goto out_oom;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "kube_decode.h"
+#include "kube.h"
 #include "policy.h"
 
 #define SIM_MAX_FILES 64
@@ -30,7 +30,7 @@ struct sim_pod {
 struct sim_run {
     struct cfg_docs docs[SIM_MAX_FILES];
     size_t ndocs;
-    struct kube_arena *arena;
+    struct ext_arena *arena;
     struct policy_cluster *cluster;
     int64_t now;
 

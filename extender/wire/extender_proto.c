@@ -1,5 +1,5 @@
 /* extender_proto.c - ExtenderArgs and friends in, kube-scheduler's replies out. */
-#include "extender_proto.h"
+#include "wire.h"
 #include "config.h"
 
 #include <stdarg.h>
@@ -17,129 +17,6 @@ const struct ext_proto_limits ext_proto_limits_default = {
 
 /* Replies are bounded by what came in; this cap only stops a runaway. */
 #define EXT_PROTO_MAX_REPLY ((size_t)512 << 20)
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-        cfg_one_line(err);
-    }
-    return code;
-}
-
-/* ---- the request pool ------------------------------------------------------ */
-
-#define EXT_POOL_CHUNK 4096
-
-struct ext_pool_chunk {
-    struct ext_pool_chunk *next;
-    size_t used, size;
-    _Alignas(max_align_t) unsigned char data[];
-};
-
-struct ext_pool_defer {
-    struct ext_pool_defer *next;
-    void (*release)(void *);
-    void *arg;
-};
-
-struct ext_pool {
-    struct ext_pool_chunk *chunks;
-    struct ext_pool_defer *defers;
-};
-
-struct ext_pool *ext_pool_new(void)
-{
-    return calloc(1, sizeof(struct ext_pool));
-}
-
-void ext_pool_free(struct ext_pool *p)
-{
-    struct ext_pool_defer *d;
-    struct ext_pool_chunk *c, *next;
-
-    if (p == NULL)
-        return;
-    /* Releases first: they may read memory of the pool. */
-    for (d = p->defers; d != NULL; d = d->next)
-        d->release(d->arg);
-    for (c = p->chunks; c != NULL; c = next) {
-        next = c->next;
-        free(c);
-    }
-    free(p);
-}
-
-void *ext_pool_alloc(struct ext_pool *p, size_t size)
-{
-    const size_t align = _Alignof(max_align_t);
-    struct ext_pool_chunk *c = p->chunks;
-    size_t want = (size + align - 1) & ~(align - 1);
-    void *mem;
-
-    if (want < size)
-        return NULL;
-    if (c == NULL || c->size - c->used < want) {
-        size_t csize = want > EXT_POOL_CHUNK / 2 ? want : EXT_POOL_CHUNK;
-
-        if (csize > SIZE_MAX - sizeof(*c))
-            return NULL;
-        c = malloc(sizeof(*c) + csize);
-        if (c == NULL)
-            return NULL;
-        c->size = csize;
-        c->used = 0;
-        /* A big block goes behind the current chunk, so its free room stays. */
-        if (csize != EXT_POOL_CHUNK && p->chunks != NULL) {
-            c->next = p->chunks->next;
-            p->chunks->next = c;
-        } else {
-            c->next = p->chunks;
-            p->chunks = c;
-        }
-    }
-    mem = c->data + c->used;
-    c->used += want;
-    memset(mem, 0, size);
-    return mem;
-}
-
-void *ext_pool_calloc(struct ext_pool *p, size_t n, size_t size)
-{
-    if (size != 0 && n > SIZE_MAX / size)
-        return NULL;
-    return ext_pool_alloc(p, n * size);
-}
-
-char *ext_pool_strdup(struct ext_pool *p, const char *s)
-{
-    size_t len = strlen(s) + 1;
-    char *copy = ext_pool_alloc(p, len);
-
-    if (copy != NULL)
-        memcpy(copy, s, len);
-    return copy;
-}
-
-int ext_pool_defer(struct ext_pool *p, void (*release)(void *), void *arg)
-{
-    struct ext_pool_defer *d = ext_pool_alloc(p, sizeof(*d));
-
-    if (d == NULL)
-        return EXT_ENOMEM;
-    d->release = release;
-    d->arg = arg;
-    d->next = p->defers;
-    p->defers = d;
-    return EXT_OK;
-}
 
 /* ---- JSON in ---------------------------------------------------------------- */
 
@@ -170,14 +47,14 @@ int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limit
     size_t depth = 0, i, end;
 
     if (len > lim->max_body)
-        return fail(err, errlen, EXT_ETOOBIG, "body of %zu bytes is over the cap of %zu", len,
+        return ext_errf(err, errlen, EXT_ETOOBIG, "body of %zu bytes is over the cap of %zu", len,
                     lim->max_body);
     for (i = 0; i < len; i++) {
         switch (body[i]) {
         case '"':
             end = string_end(body, len, i);
             if (end - i - 1 > lim->max_string) /* the bytes between the quotes, as written */
-                return fail(err, errlen, EXT_ETOOBIG,
+                return ext_errf(err, errlen, EXT_ETOOBIG,
                             "JSON string at byte %zu is longer than the cap of %zu bytes", i,
                             lim->max_string);
             i = end;
@@ -185,7 +62,7 @@ int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limit
         case '[':
         case '{':
             if (++depth > lim->max_depth)
-                return fail(err, errlen, EXT_ETOOBIG,
+                return ext_errf(err, errlen, EXT_ETOOBIG,
                             "JSON nested deeper than %zu levels at byte %zu", lim->max_depth, i);
             break;
         case ']':
@@ -238,23 +115,23 @@ static int parse_checked(const char *body, size_t len, const char *what, cJSON *
     cJSON *doc;
 
     if (len == 0)
-        return fail(err, errlen, EXT_EINVAL, "empty body: expected %s JSON", what);
+        return ext_errf(err, errlen, EXT_EINVAL, "empty body: expected %s JSON", what);
     doc = cJSON_ParseWithLengthOpts(body, len, &end, false);
     if (doc == NULL) {
         size_t at = end != NULL && end >= body ? (size_t)(end - body) : 0;
 
-        return fail(err, errlen, EXT_EINVAL, "malformed JSON at byte %zu", at);
+        return ext_errf(err, errlen, EXT_EINVAL, "malformed JSON at byte %zu", at);
     }
     while (end < body + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
         end++;
     if (end < body + len) {
         cJSON_Delete(doc);
-        return fail(err, errlen, EXT_EINVAL, "trailing data after the JSON value at byte %zu",
+        return ext_errf(err, errlen, EXT_EINVAL, "trailing data after the JSON value at byte %zu",
                     (size_t)(end - body));
     }
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
-        return fail(err, errlen, EXT_EINVAL, "%s must be a JSON object", what);
+        return ext_errf(err, errlen, EXT_EINVAL, "%s must be a JSON object", what);
     }
     *out = doc;
     return EXT_OK;
@@ -276,9 +153,9 @@ static int get_pod(const cJSON *root, const cJSON **pod, char *err, size_t errle
     const cJSON *p = get_set(root, "Pod");
 
     if (p == NULL)
-        return fail(err, errlen, EXT_EINVAL, "missing Pod");
+        return ext_errf(err, errlen, EXT_EINVAL, "missing Pod");
     if (!cJSON_IsObject(p))
-        return fail(err, errlen, EXT_EINVAL, "Pod is not an object");
+        return ext_errf(err, errlen, EXT_EINVAL, "Pod is not an object");
     *pod = p;
     return EXT_OK;
 }
@@ -298,17 +175,17 @@ static int decode_node_names(const cJSON *list, const struct ext_proto_limits *l
     size_t i = 0;
 
     if (!cJSON_IsArray(list))
-        return fail(err, errlen, EXT_EINVAL, "NodeNames is not an array");
+        return ext_errf(err, errlen, EXT_EINVAL, "NodeNames is not an array");
     a->n = count_children(list);
     if (a->n > lim->max_names)
-        return fail(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", a->n,
+        return ext_errf(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", a->n,
                     lim->max_names);
-    a->names = ext_pool_calloc(a->mem, a->n, sizeof(*a->names));
+    a->names = ext_arena_calloc(a->mem, a->n, sizeof(*a->names));
     if (a->names == NULL && a->n > 0)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     for (item = list->child; item != NULL; item = item->next, i++) {
         if (!cJSON_IsString(item))
-            return fail(err, errlen, EXT_EINVAL, "NodeNames[%zu] is not a string", i);
+            return ext_errf(err, errlen, EXT_EINVAL, "NodeNames[%zu] is not a string", i);
         a->names[i] = item->valuestring;
     }
     a->form = EXT_NODES_BY_NAME;
@@ -322,26 +199,26 @@ static int decode_node_list(const cJSON *list, const struct ext_proto_limits *li
     size_t i = 0;
 
     if (!cJSON_IsObject(list))
-        return fail(err, errlen, EXT_EINVAL, "Nodes is not an object (a NodeList)");
+        return ext_errf(err, errlen, EXT_EINVAL, "Nodes is not an object (a NodeList)");
     a->form = EXT_NODES_FULL;
     items = get_set(list, "items");
     if (items == NULL)
         return EXT_OK;
     if (!cJSON_IsArray(items))
-        return fail(err, errlen, EXT_EINVAL, "Nodes.items is not an array");
+        return ext_errf(err, errlen, EXT_EINVAL, "Nodes.items is not an array");
     a->n = count_children(items);
     if (a->n > lim->max_names)
-        return fail(err, errlen, EXT_ETOOBIG, "%zu nodes, over the cap of %zu", a->n,
+        return ext_errf(err, errlen, EXT_ETOOBIG, "%zu nodes, over the cap of %zu", a->n,
                     lim->max_names);
-    a->names = ext_pool_calloc(a->mem, a->n, sizeof(*a->names));
-    a->nodes = ext_pool_calloc(a->mem, a->n, sizeof(*a->nodes));
+    a->names = ext_arena_calloc(a->mem, a->n, sizeof(*a->names));
+    a->nodes = ext_arena_calloc(a->mem, a->n, sizeof(*a->nodes));
     if ((a->names == NULL || a->nodes == NULL) && a->n > 0)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     for (item = items->child; item != NULL; item = item->next, i++) {
         const char *name = meta_string(item, "name");
 
         if (!cJSON_IsObject(item) || name == NULL)
-            return fail(err, errlen, EXT_EINVAL, "Nodes.items[%zu] has no metadata.name", i);
+            return ext_errf(err, errlen, EXT_EINVAL, "Nodes.items[%zu] has no metadata.name", i);
         a->names[i] = name;
         a->nodes[i] = item;
     }
@@ -358,7 +235,7 @@ static int decode_candidates(const cJSON *root, const struct ext_proto_limits *l
         return decode_node_names(names, lim, a, err, errlen);
     if (nodes != NULL)
         return decode_node_list(nodes, lim, a, err, errlen);
-    return fail(err, errlen, EXT_EINVAL, "neither NodeNames nor Nodes is set");
+    return ext_errf(err, errlen, EXT_EINVAL, "neither NodeNames nor Nodes is set");
 }
 
 /* ---- NodeNames without a cJSON item per name ---------------------------------- */
@@ -625,8 +502,8 @@ static enum fast_names fast_names(const char *b, size_t s, size_t e,
     *count = n;
     if (n > lim->max_names)
         return FAST_TOO_MANY;
-    names = ext_pool_calloc(a->mem, n, sizeof(*names));
-    buf = ext_pool_alloc(a->mem, bytes);
+    names = ext_arena_calloc(a->mem, n, sizeof(*names));
+    buf = ext_arena_alloc(a->mem, bytes);
     if (names == NULL || buf == NULL)
         return FAST_NO;
     i = skip_ws(b, e, s + 1);
@@ -655,15 +532,15 @@ static int filter_args_decode(const char *body, size_t len, const struct ext_pro
     rc = ext_json_precheck(body, len, lim, err, errlen);
     if (rc != EXT_OK)
         return rc;
-    a.mem = ext_pool_new();
+    a.mem = ext_arena_new();
     if (a.mem == NULL)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     if (fast && find_names_value(body, len, &vs, &ve))
         got = fast_names(body, vs, ve, lim, &a, &count);
     if (got != FAST_NO) {
         copy = malloc(len);
         if (copy == NULL) {
-            rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
+            rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
             goto out_cleanup;
         }
         memcpy(copy, body, len);
@@ -678,7 +555,7 @@ static int filter_args_decode(const char *body, size_t len, const struct ext_pro
     if (rc != EXT_OK)
         goto out_cleanup;
     if (got == FAST_TOO_MANY) {
-        rc = fail(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", count,
+        rc = ext_errf(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", count,
                   lim->max_names);
         goto out_cleanup;
     }
@@ -712,7 +589,7 @@ int ext_filter_args_decode_reference(const char *body, size_t len,
 void ext_filter_args_cleanup(struct ext_filter_args *a)
 {
     cJSON_Delete(a->doc);
-    ext_pool_free(a->mem);
+    ext_arena_free(a->mem);
     memset(a, 0, sizeof(*a));
 }
 
@@ -727,11 +604,11 @@ static int get_string(const cJSON *root, const char *key, bool required, const c
         return EXT_OK;
     }
     if (v == NULL)
-        return fail(err, errlen, EXT_EINVAL, "missing %s", key);
+        return ext_errf(err, errlen, EXT_EINVAL, "missing %s", key);
     if (!cJSON_IsString(v))
-        return fail(err, errlen, EXT_EINVAL, "%s is not a string", key);
+        return ext_errf(err, errlen, EXT_EINVAL, "%s is not a string", key);
     if (required && v->valuestring[0] == '\0')
-        return fail(err, errlen, EXT_EINVAL, "%s is empty", key);
+        return ext_errf(err, errlen, EXT_EINVAL, "%s is empty", key);
     *out = v->valuestring;
     return EXT_OK;
 }
@@ -777,43 +654,43 @@ void ext_bind_args_cleanup(struct ext_bind_args *a)
 
 /* One node's Victims / MetaVictims: {"Pods":[...],"NumPDBViolations":n}. */
 static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_limits *lim,
-                          struct ext_pool *mem, struct ext_victims *v, char *err, size_t errlen)
+                          struct ext_arena *mem, struct ext_victims *v, char *err, size_t errlen)
 {
     const cJSON *pods, *pdb, *pod;
     size_t i = 0;
 
     if (!cJSON_IsObject(entry))
-        return fail(err, errlen, EXT_EINVAL, "victims of node %s are not an object", v->node);
+        return ext_errf(err, errlen, EXT_EINVAL, "victims of node %s are not an object", v->node);
     pdb = get_set(entry, "NumPDBViolations");
     if (pdb != NULL && !cJSON_IsNumber(pdb))
-        return fail(err, errlen, EXT_EINVAL, "NumPDBViolations of node %s is not a number",
+        return ext_errf(err, errlen, EXT_EINVAL, "NumPDBViolations of node %s is not a number",
                     v->node);
     if (pdb != NULL && !(pdb->valuedouble >= 0 && pdb->valuedouble <= 1e15 &&
                          pdb->valuedouble == (double)(int64_t)pdb->valuedouble))
-        return fail(err, errlen, EXT_EINVAL,
+        return ext_errf(err, errlen, EXT_EINVAL,
                     "NumPDBViolations of node %s is not a whole number from 0 to 1e15", v->node);
     v->num_pdb_violations = pdb != NULL ? (int64_t)pdb->valuedouble : 0;
     pods = get_set(entry, "Pods");
     if (pods == NULL)
         return EXT_OK;
     if (!cJSON_IsArray(pods))
-        return fail(err, errlen, EXT_EINVAL, "Pods of node %s is not an array", v->node);
+        return ext_errf(err, errlen, EXT_EINVAL, "Pods of node %s is not an array", v->node);
     v->npods = count_children(pods);
     if (v->npods > lim->max_names)
-        return fail(err, errlen, EXT_ETOOBIG, "%zu victims on node %s, over the cap of %zu",
+        return ext_errf(err, errlen, EXT_ETOOBIG, "%zu victims on node %s, over the cap of %zu",
                     v->npods, v->node, lim->max_names);
-    v->uids = ext_pool_calloc(mem, v->npods, sizeof(*v->uids));
-    v->pods = meta ? NULL : ext_pool_calloc(mem, v->npods, sizeof(*v->pods));
+    v->uids = ext_arena_calloc(mem, v->npods, sizeof(*v->uids));
+    v->pods = meta ? NULL : ext_arena_calloc(mem, v->npods, sizeof(*v->pods));
     if ((v->uids == NULL || (!meta && v->pods == NULL)) && v->npods > 0)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     for (pod = pods->child; pod != NULL; pod = pod->next, i++) {
         const cJSON *uid = meta ? get_set(pod, "UID") : NULL;
 
         if (!cJSON_IsObject(pod))
-            return fail(err, errlen, EXT_EINVAL, "victim %zu on node %s is not an object", i,
+            return ext_errf(err, errlen, EXT_EINVAL, "victim %zu on node %s is not an object", i,
                         v->node);
         if (meta && !cJSON_IsString(uid))
-            return fail(err, errlen, EXT_EINVAL, "victim %zu on node %s has no UID", i, v->node);
+            return ext_errf(err, errlen, EXT_EINVAL, "victim %zu on node %s has no UID", i, v->node);
         if (meta) {
             v->uids[i] = uid->valuestring;
         } else {
@@ -835,14 +712,14 @@ static int decode_victim_map(const cJSON *map, const struct ext_proto_limits *li
     int rc;
 
     if (!cJSON_IsObject(map))
-        return fail(err, errlen, EXT_EINVAL, "%s is not an object", key);
+        return ext_errf(err, errlen, EXT_EINVAL, "%s is not an object", key);
     a->n = count_children(map);
     if (a->n > lim->max_names)
-        return fail(err, errlen, EXT_ETOOBIG, "%zu nodes in %s, over the cap of %zu", a->n, key,
+        return ext_errf(err, errlen, EXT_ETOOBIG, "%zu nodes in %s, over the cap of %zu", a->n, key,
                     lim->max_names);
-    a->nodes = ext_pool_calloc(a->mem, a->n, sizeof(*a->nodes));
+    a->nodes = ext_arena_calloc(a->mem, a->n, sizeof(*a->nodes));
     if (a->nodes == NULL && a->n > 0)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     for (entry = map->child; entry != NULL; entry = entry->next, i++) {
         a->nodes[i].node = entry->string;
         rc = decode_victims(entry, a->meta, lim, a->mem, &a->nodes[i], err, errlen);
@@ -862,9 +739,9 @@ int ext_preempt_args_decode(const char *body, size_t len, const struct ext_proto
     rc = parse_object(body, len, lim, "ExtenderPreemptionArgs", &a.doc, err, errlen);
     if (rc != EXT_OK)
         return rc;
-    a.mem = ext_pool_new();
+    a.mem = ext_arena_new();
     if (a.mem == NULL) {
-        rc = fail(err, errlen, EXT_ENOMEM, "out of memory");
+        rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
         goto out_cleanup;
     }
     rc = get_pod(a.doc, &a.pod, err, errlen);
@@ -890,7 +767,7 @@ out_cleanup:
 void ext_preempt_args_cleanup(struct ext_preempt_args *a)
 {
     cJSON_Delete(a->doc);
-    ext_pool_free(a->mem);
+    ext_arena_free(a->mem);
     memset(a, 0, sizeof(*a));
 }
 

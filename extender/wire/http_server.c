@@ -1,5 +1,5 @@
 /* http_server.c - libmicrohttpd glue: routes, bodies, caps, metrics, graceful stop. */
-#include "http_server.h"
+#include "wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -116,21 +116,6 @@ void ext_http_config_init(struct ext_http_config *cfg)
     cfg->idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S;
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static double seconds_since(const struct timespec *t0)
 {
     struct timespec now;
@@ -218,13 +203,13 @@ static void serve_filter(struct ext_http_server *s, const struct request *r, str
         reply_verb_error(out, EXT_VERB_FILTER, decode_status(rc), err);
         return;
     }
-    ans.pool = ext_pool_new();
-    ans.verdicts = ans.pool != NULL ? ext_pool_calloc(ans.pool, a.n, sizeof(*ans.verdicts)) : NULL;
+    ans.pool = ext_arena_new();
+    ans.verdicts = ans.pool != NULL ? ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts)) : NULL;
     rc = ans.verdicts != NULL ? s->h->filter(s->ctx, &a, &ans) : EXT_ENOMEM;
     if (rc == EXT_OK)
         enc = ext_filter_result_encode(&a, &ans, &out->body, &out->len);
     reply_verb(out, EXT_VERB_FILTER, rc, ans.error, enc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
     ext_filter_args_cleanup(&a);
 }
 
@@ -240,13 +225,13 @@ static void serve_prioritize(struct ext_http_server *s, const struct request *r,
         reply_verb_error(out, EXT_VERB_PRIORITIZE, decode_status(rc), err);
         return;
     }
-    ans.pool = ext_pool_new();
-    ans.scores = ans.pool != NULL ? ext_pool_calloc(ans.pool, a.n, sizeof(*ans.scores)) : NULL;
+    ans.pool = ext_arena_new();
+    ans.scores = ans.pool != NULL ? ext_arena_calloc(ans.pool, a.n, sizeof(*ans.scores)) : NULL;
     rc = ans.scores != NULL ? s->h->prioritize(s->ctx, &a, &ans) : EXT_ENOMEM;
     if (rc == EXT_OK)
         enc = ext_priority_list_encode(&a, &ans, &out->body, &out->len);
     reply_verb(out, EXT_VERB_PRIORITIZE, rc, NULL, enc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
     ext_filter_args_cleanup(&a);
 }
 
@@ -262,12 +247,12 @@ static void serve_bind(struct ext_http_server *s, const struct request *r, struc
         reply_verb_error(out, EXT_VERB_BIND, decode_status(rc), err);
         return;
     }
-    ans.pool = ext_pool_new();
+    ans.pool = ext_arena_new();
     rc = ans.pool != NULL ? s->h->bind(s->ctx, &a, &ans) : EXT_ENOMEM;
     if (rc == EXT_OK)
         enc = ext_binding_result_encode(&ans, &out->body, &out->len);
     reply_verb(out, EXT_VERB_BIND, rc, ans.error, enc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
     ext_bind_args_cleanup(&a);
 }
 
@@ -283,12 +268,12 @@ static void serve_preempt(struct ext_http_server *s, const struct request *r, st
         reply_verb_error(out, EXT_VERB_PREEMPT, decode_status(rc), err);
         return;
     }
-    ans.pool = ext_pool_new();
+    ans.pool = ext_arena_new();
     rc = ans.pool != NULL ? s->h->preempt(s->ctx, &a, &ans) : EXT_ENOMEM;
     if (rc == EXT_OK)
         enc = ext_preemption_result_encode(&ans, &out->body, &out->len);
     reply_verb(out, EXT_VERB_PREEMPT, rc, NULL, enc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
     ext_preempt_args_cleanup(&a);
 }
 
@@ -669,7 +654,7 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *addr, cha
     int rc;
 
     if (colon == NULL || colon[1] == '\0')
-        return fail(err, errlen, EXT_EINVAL, "listen \"%s\" is not host:port",
+        return ext_errf(err, errlen, EXT_EINVAL, "listen \"%s\" is not host:port",
                     listen != NULL ? listen : "");
     hlen = (size_t)(colon - listen);
     if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
@@ -677,7 +662,7 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *addr, cha
         hlen -= 2;
     }
     if (hlen >= sizeof(host))
-        return fail(err, errlen, EXT_EINVAL, "listen host is too long");
+        return ext_errf(err, errlen, EXT_EINVAL, "listen host is too long");
     memcpy(host, h, hlen);
     host[hlen] = '\0';
     hints.ai_family = AF_UNSPEC;
@@ -685,7 +670,7 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *addr, cha
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     rc = getaddrinfo(hlen > 0 && strcmp(host, "*") != 0 ? host : NULL, colon + 1, &hints, &res);
     if (rc != 0)
-        return fail(err, errlen, EXT_EINVAL, "listen \"%s\": %s", listen, gai_strerror(rc));
+        return ext_errf(err, errlen, EXT_EINVAL, "listen \"%s\": %s", listen, gai_strerror(rc));
     memcpy(addr, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     return EXT_OK;
@@ -706,9 +691,9 @@ static int daemon_start(struct ext_http_server *s, const struct ext_http_config 
     char why[HTTP_ERRLEN] = "";
 
     if (tls && cfg->tls_key_pem == NULL)
-        return fail(err, errlen, EXT_EINVAL, "a TLS certificate needs its key");
+        return ext_errf(err, errlen, EXT_EINVAL, "a TLS certificate needs its key");
     if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
-        return fail(err, errlen, EXT_EINVAL, "libmicrohttpd was built without TLS");
+        return ext_errf(err, errlen, EXT_EINVAL, "libmicrohttpd was built without TLS");
     if (tls)
         flags |= MHD_USE_TLS;
     else
@@ -727,7 +712,7 @@ static int daemon_start(struct ext_http_server *s, const struct ext_http_config 
         MHD_OPTION_ARRAY, tls_options, MHD_OPTION_END);
     s->start_err = NULL;
     if (s->daemon == NULL)
-        return fail(err, errlen, EXT_EIO, "cannot serve on %s%s%s", cfg->listen,
+        return ext_errf(err, errlen, EXT_EIO, "cannot serve on %s%s%s", cfg->listen,
                     why[0] != '\0' ? ": " : "", why);
     info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info != NULL ? info->port : 0;
@@ -748,7 +733,7 @@ int ext_http_server_new(const struct ext_http_config *cfg, const struct ext_http
         return rc;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
-        return fail(err, errlen, EXT_ENOMEM, "out of memory");
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     s->h = h;
     s->ctx = ctx;
     s->limits = cfg->limits;
@@ -760,7 +745,7 @@ int ext_http_server_new(const struct ext_http_config *cfg, const struct ext_http
     pthread_condattr_destroy(&attr);
     rc = register_metrics(s);
     if (rc != EXT_OK) {
-        fail(err, errlen, rc, "cannot register the HTTP metrics (a name clash?)");
+        ext_errf(err, errlen, rc, "cannot register the HTTP metrics (a name clash?)");
         goto out_free;
     }
     rc = daemon_start(s, cfg, &addr, err, errlen);
@@ -796,13 +781,7 @@ static bool wait_idle(struct ext_http_server *s, int64_t timeout_ms)
     struct timespec deadline;
     bool idle;
 
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
+    ext_deadline_in(&deadline, timeout_ms);
     pthread_mutex_lock(&s->lock);
     while (s->in_flight > 0)
         if (pthread_cond_timedwait(&s->idle, &s->lock, &deadline) == ETIMEDOUT)

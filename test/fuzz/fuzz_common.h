@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "extender_proto.h"
+#include "wire.h"
 
 /* Caps small enough for the fuzzer to reach every one of them. */
 static const struct ext_proto_limits fuzz_limits = {

@@ -23,9 +23,9 @@ static void check_filter_reply(const struct ext_filter_args *a)
     size_t len = 0, i;
     cJSON *doc;
 
-    ans.pool = ext_pool_new();
+    ans.pool = ext_arena_new();
     fuzz_require(ans.pool != NULL, "pool");
-    ans.verdicts = ext_pool_calloc(ans.pool, a->n + 1, sizeof(*ans.verdicts));
+    ans.verdicts = ext_arena_calloc(ans.pool, a->n + 1, sizeof(*ans.verdicts));
     fuzz_require(ans.verdicts != NULL, "pool calloc");
     for (i = 0; i < a->n; i++) {
         ans.verdicts[i].verdict = (enum ext_verdict)(i % 3);
@@ -50,7 +50,7 @@ static void check_filter_reply(const struct ext_filter_args *a)
     }
     fuzz_require(item == NULL, "no extra candidates in the reply");
     cJSON_Delete(doc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
 }
 
 static void check_priority_reply(const struct ext_filter_args *a)
@@ -61,9 +61,9 @@ static void check_priority_reply(const struct ext_filter_args *a)
     size_t len = 0, i = 0;
     cJSON *doc;
 
-    ans.pool = ext_pool_new();
+    ans.pool = ext_arena_new();
     fuzz_require(ans.pool != NULL, "pool");
-    ans.scores = ext_pool_calloc(ans.pool, a->n + 1, sizeof(*ans.scores));
+    ans.scores = ext_arena_calloc(ans.pool, a->n + 1, sizeof(*ans.scores));
     fuzz_require(ans.scores != NULL, "pool calloc");
     for (i = 0; i < a->n; i++)
         ans.scores[i] = (int)(i * 7 % 23) - 6; /* out of 0..10 too: the encoder clamps */
@@ -84,7 +84,7 @@ static void check_priority_reply(const struct ext_filter_args *a)
     }
     fuzz_require(i == a->n, "every candidate has a priority");
     cJSON_Delete(doc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,7 +6,7 @@
 #define MUSTER_FUZZ_KUBE_JSON_H
 
 #include "fuzz_common.h"
-#include "kube_decode.h"
+#include "kube.h"
 #include "kube_internal.h"
 
 /* The parsed document, or NULL when the bytes are not capped JSON. */

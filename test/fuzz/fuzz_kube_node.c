@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct policy_node_spec s, untouched;
     const cJSON *where = NULL;
-    struct kube_arena *arena;
+    struct ext_arena *arena;
     char err[256];
     cJSON *doc;
     int rc;
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     doc = fuzz_kube_json(data, size);
     if (doc == NULL)
         return 0;
-    arena = kube_arena_new();
+    arena = ext_arena_new();
     fuzz_require(arena != NULL, "arena");
     memset(&s, 0xa5, sizeof(s));
     untouched = s;
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_require_kube_failure(err, sizeof(err), where);
         fuzz_require(memcmp(&s, &untouched, sizeof(s)) == 0, "out is untouched on failure");
     }
-    kube_arena_free(arena);
+    ext_arena_free(arena);
     cJSON_Delete(doc);
     return 0;
 }

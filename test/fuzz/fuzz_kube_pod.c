@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct policy_pod_spec s, untouched;
     const cJSON *where = NULL;
-    struct kube_arena *arena;
+    struct ext_arena *arena;
     char err[256];
     cJSON *doc;
     int rc;
@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     doc = fuzz_kube_json(data, size);
     if (doc == NULL)
         return 0;
-    arena = kube_arena_new();
+    arena = ext_arena_new();
     fuzz_require(arena != NULL, "arena");
     memset(&s, 0xa5, sizeof(s));
     untouched = s;
@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)kube_pod_is_terminal(doc);
     if (kube_pod_gang_key(doc, arena) != NULL)
         (void)strlen(kube_pod_gang_key(doc, arena));
-    kube_arena_free(arena);
+    ext_arena_free(arena);
     cJSON_Delete(doc);
     return 0;
 }

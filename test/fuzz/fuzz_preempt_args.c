@@ -20,9 +20,9 @@ static void check_reply(const struct ext_preempt_args *a)
     size_t len = 0, i;
     cJSON *doc;
 
-    ans.pool = ext_pool_new();
+    ans.pool = ext_arena_new();
     fuzz_require(ans.pool != NULL, "pool");
-    kept = ext_pool_calloc(ans.pool, a->n + 1, sizeof(*kept));
+    kept = ext_arena_calloc(ans.pool, a->n + 1, sizeof(*kept));
     fuzz_require(kept != NULL, "pool calloc");
     for (i = 0; i < a->n; i++) {
         kept[i].node = a->nodes[i].node;
@@ -56,7 +56,7 @@ static void check_reply(const struct ext_preempt_args *a)
     }
     fuzz_require(i == a->n, "every node is in the reply");
     cJSON_Delete(doc);
-    ext_pool_free(ans.pool);
+    ext_arena_free(ans.pool);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "fuzz_common.h"
-#include "webhook.h"
+#include "gpushare.h"
 
 static int b64_value(unsigned char c)
 {

@@ -1,5 +1,24 @@
 /*
- * extender_proto.h - kube-scheduler's extender wire format
+ * wire.h - the wire kube-scheduler talks: the extender protocol
+ * (k8s.io/kube-scheduler/extender/v1) in and out of C, and the HTTP server
+ * that carries it.
+ *
+ * The wire knows neither the engine nor the API server: a handler table given
+ * at start decides, the wire decodes, encodes and counts.
+ */
+#ifndef MUSTER_WIRE_H
+#define MUSTER_WIRE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+/* ---- the extender protocol ----------------------------------------------- */
+/*
+ * The extender wire format of kube-scheduler
  * (k8s.io/kube-scheduler/extender/v1) in and out of C.
  *
  * Decoders take a request body as received from the network and either fill
@@ -15,17 +34,8 @@
  * buffer (malloc; the caller frees it, or hands it to the HTTP layer).
  *
  * Answers are filled by the caller's handlers. Whatever they point at must
- * outlive encoding; the per-request ext_pool is the place for it.
+ * outlive encoding; the per-request arena (ext_arena, base.h) is the place for it.
  */
-#ifndef MUSTER_EXTENDER_PROTO_H
-#define MUSTER_EXTENDER_PROTO_H
-
-#include <cjson/cJSON.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "ext_err.h"
 
 /* ---- caps on network input ------------------------------------------------ */
 
@@ -44,23 +54,6 @@ struct ext_proto_limits {
 /* The defaults above. */
 extern const struct ext_proto_limits ext_proto_limits_default;
 
-/* ---- a request's memory ---------------------------------------------------- */
-
-/*
- * An arena for one request: handlers allocate their answer's arrays and
- * strings here and everything goes in one ext_pool_free. ext_pool_defer runs a
- * release function at that point, for results owned elsewhere (an engine's
- * result struct the answer points into).
- */
-struct ext_pool;
-
-struct ext_pool *ext_pool_new(void);
-void ext_pool_free(struct ext_pool *p);
-void *ext_pool_alloc(struct ext_pool *p, size_t size); /* zeroed; NULL on ENOMEM */
-void *ext_pool_calloc(struct ext_pool *p, size_t n, size_t size);
-char *ext_pool_strdup(struct ext_pool *p, const char *s);
-int ext_pool_defer(struct ext_pool *p, void (*release)(void *), void *arg);
-
 /* ---- requests -------------------------------------------------------------- */
 
 /* How the node candidates came: names (nodeCacheCapable) or full Node objects. */
@@ -72,7 +65,7 @@ enum ext_node_form {
 /* ExtenderArgs: the request of filter and prioritize. */
 struct ext_filter_args {
     cJSON *doc;           /* owned: the parsed body */
-    struct ext_pool *mem; /* owned: the arrays below */
+    struct ext_arena *mem; /* owned: the arrays below */
     const cJSON *pod;     /* the Pod object, inside doc */
     enum ext_node_form form;
     size_t n;            /* candidates */
@@ -116,7 +109,7 @@ struct ext_victims {
 /* ExtenderPreemptionArgs, from NodeNameToMetaVictims or NodeNameToVictims. */
 struct ext_preempt_args {
     cJSON *doc;
-    struct ext_pool *mem;
+    struct ext_arena *mem;
     const cJSON *pod;
     bool meta; /* the victims came as NodeNameToMetaVictims */
     size_t n;
@@ -153,20 +146,20 @@ struct ext_node_verdict {
 
 /* ExtenderFilterResult. The server presets every verdict to PASSES. */
 struct ext_filter_answer {
-    struct ext_pool *pool;
+    struct ext_arena *pool;
     struct ext_node_verdict *verdicts; /* one per candidate, in request order */
     const char *error;                 /* set: answer only Error, no nodes */
 };
 
 /* HostPriorityList. The server presets every score to 0; 0..10 are sent. */
 struct ext_priority_answer {
-    struct ext_pool *pool;
+    struct ext_arena *pool;
     int *scores; /* one per candidate */
 };
 
 /* ExtenderBindingResult. */
 struct ext_bind_answer {
-    struct ext_pool *pool;
+    struct ext_arena *pool;
     const char *error; /* NULL or "": bound */
 };
 
@@ -179,7 +172,7 @@ struct ext_meta_victims {
 
 /* ExtenderPreemptionResult: the nodes that may stay candidates, with victims. */
 struct ext_preempt_answer {
-    struct ext_pool *pool;
+    struct ext_arena *pool;
     size_t n;
     const struct ext_meta_victims *nodes;
 };
@@ -214,5 +207,99 @@ const char *ext_verb_name(enum ext_verb v);
  * {"NodeNameToMetaVictims":null,"Error":...}.
  */
 int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len);
+
+/* ---- the HTTP server ----------------------------------------------------- */
+/*
+ * The HTTP shell kube-scheduler talks to (libmicrohttpd).
+ *
+ * The server knows the wire, not the policy. It decodes each verb's request
+ * (extender_proto.h), hands the decoded args to a handler given at start,
+ * encodes the answer the handler filled, and keeps per-verb metrics. Routes:
+ *
+ *   POST /filter /prioritize /bind /preempt    the extender verbs
+ *   GET  /healthz                              200 while the process serves
+ *   GET  /readyz                               handlers->ready, 503 with why
+ *   GET  /metrics                              the ext_metrics registry
+ *   GET  /debug/state                          handlers->debug_state JSON
+ *   POST /mutate-pods                          handlers->admission (the GPU-sharing webhook)
+ *
+ * Errors on the wire: unknown path 404 {"Error":"unknown path /x"}, wrong
+ * method 405 with Allow, a body over the cap 413, a request that does not
+ * decode 400 — the verbs answer in their own shape with Error set.
+ *
+ * One thread per connection (capped): a bind held for seconds at the gang
+ * barrier blocks only its own connection, and kube-scheduler opens another
+ * for the next call. Handlers therefore run concurrently and must be
+ * thread-safe.
+ */
+
+/*
+ * Each verb handler reads its args and fills its answer; memory the answer
+ * points at comes from ans->pool (or is handed to it with ext_arena_defer).
+ * A verdict is data: a bind refused by the gang barrier sets ans->error and
+ * returns EXT_OK, which answers 200 with Error set. Any other return is a
+ * failure of muster itself: 503 for EXT_ESTOPPED, 500 otherwise, with Error
+ * set to ext_strerror(rc) unless the answer's error says more.
+ * A NULL verb handler answers 404 for that route.
+ */
+struct ext_http_handlers {
+    int (*filter)(void *ctx, const struct ext_filter_args *a, struct ext_filter_answer *ans);
+    int (*prioritize)(void *ctx, const struct ext_filter_args *a, struct ext_priority_answer *ans);
+    int (*bind)(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
+    int (*preempt)(void *ctx, const struct ext_preempt_args *a, struct ext_preempt_answer *ans);
+
+    /* /readyz: NULL means always ready; false writes a one-line why. */
+    bool (*ready)(void *ctx, char *why, size_t len);
+    /* /debug/state: a malloc'd JSON document; NULL handler answers {}. */
+    int (*debug_state)(void *ctx, char **json, size_t *len);
+    /* The server began to stop: wake held calls so they answer now. */
+    void (*stopping)(void *ctx);
+    /* POST /mutate-pods: an AdmissionReview in, one out (malloc'd); NULL hides the route.
+     * EXT_EINVAL answers 400 and EXT_ETOOBIG 413, with err. */
+    int (*admission)(void *ctx, const char *body, size_t len, char **out, size_t *outlen,
+                     char *err, size_t errlen);
+};
+
+struct ext_http_config {
+    const char *listen;       /* "host:port", "[v6]:port", ":port"; port 0 = any free */
+    const char *tls_cert_pem; /* PEM text (not a path); NULL = plain HTTP */
+    const char *tls_key_pem;
+    struct ext_proto_limits limits;
+    unsigned max_connections; /* 0 = 1024; each held bind keeps one */
+    unsigned idle_timeout_s;  /* an idle keep-alive connection closes; 0 = 120 */
+};
+
+/* The defaults above, with ext_proto_limits_default and listen 127.0.0.1:8888. */
+void ext_http_config_init(struct ext_http_config *cfg);
+
+struct ext_http_server;
+
+/*
+ * Start serving. handlers and ctx are borrowed for the server's life; so is
+ * metrics (NULL: no /metrics, no accounting), where the server registers
+ * muster_extender_requests_total{verb,code},
+ * muster_extender_request_duration_seconds{verb} and
+ * muster_extender_requests_in_flight{verb}.
+ */
+int ext_http_server_new(const struct ext_http_config *cfg, const struct ext_http_handlers *h,
+                        void *ctx, struct ext_metrics *metrics, struct ext_http_server **out,
+                        char *err, size_t errlen);
+
+/* The port bound, useful after listening on port 0. */
+uint16_t ext_http_server_port(const struct ext_http_server *s);
+
+/* Requests being served right now. */
+unsigned ext_http_server_in_flight(struct ext_http_server *s);
+
+/*
+ * Stop gracefully: no new connections, new requests on open ones get 503,
+ * handlers->stopping is called, and in-flight requests get up to timeout_ms
+ * to finish. EXT_ETIMEOUT if some had not finished (they are cut off when
+ * the server is freed, after their handler returns). Idempotent.
+ */
+int ext_http_server_stop(struct ext_http_server *s, int64_t timeout_ms);
+
+/* Stop (without waiting) if still running, and free. NULL is a no-op. */
+void ext_http_server_free(struct ext_http_server *s);
 
 #endif

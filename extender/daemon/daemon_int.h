@@ -1,0 +1,62 @@
+/*
+ * daemon_int.h - what `muster serve` holds together: settings, the API client,
+ * the cluster cache (engine + reflectors), the bind barrier, events and
+ * metrics. The HTTP handlers (handlers.c, barrier.c) work on it.
+ */
+#ifndef MUSTER_DAEMON_INT_H
+#define MUSTER_DAEMON_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "cache.h"
+#include "config.h"
+#include "events.h"
+#include "gpushare.h"
+#include "wire.h"
+#include "kube.h"
+#include "base.h"
+
+/* A bind held at its gang's barrier, waiting for the commit or its deadline. */
+struct held_bind {
+    char *key; /* "ns/name" */
+    bool done, ok;
+    char *error;
+    struct held_bind *next;
+};
+
+struct ext_daemon {
+    struct cfg_settings settings;
+    struct kube_client *kube; /* NULL: no API server (tests of the HTTP face) */
+    struct cache cache;
+    struct ext_events *events;
+    struct ext_metrics *metrics;
+    struct ext_http_server *http;
+    struct ext_http_server *webhook; /* gpuSharing.webhookListen, HTTPS */
+    struct gpushare share;           /* the GPU-sharing hand-off, borrowing the above */
+
+    /* The barrier: guarded by cache.lock. */
+    pthread_cond_t barrier_changed;
+    struct held_bind *held;
+    bool stopping;
+
+    struct ext_metric *bind_outcomes; /* {outcome} */
+    struct ext_metric *bind_wait_seconds;
+    struct ext_metric *bindings;       /* {result} */
+    struct ext_metric *gangs;          /* {state} */
+    struct ext_metric *queue_usage;    /* {queue,resource,kind} */
+    struct ext_metric *queue_pending;  /* {queue} */
+    struct ext_metric *watch_restarts; /* {resource} */
+    struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
+};
+
+extern const struct ext_http_handlers ext_daemon_handlers;
+
+int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
+void ext_daemon_stopping(void *ctx);
+
+/* Write one committed member's GPU record and post its Binding. */
+int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
+                      size_t errlen);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * kube.h - muster's side of the Kubernetes API: where the server is and who we
+ * are to it (kubeconfig), requests (client), list-then-watch reflectors
+ * (watch), and the decoders that turn Kubernetes objects into the engine's
+ * specs (nodes, pods, queues, gangs) with their quantities.
+ */
+#ifndef MUSTER_KUBE_H
+#define MUSTER_KUBE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "policy.h"
+
+/* ---- kubeconfig ---------------------------------------------------------- */
+/*
+ * Where the Kubernetes API server is and how to prove who we
+ * are to it: in-cluster service account or a kubeconfig file.
+ *
+ * A struct kube_conn is caller-owned (kube_conn_init / kube_conn_cleanup);
+ * every string in it is heap-owned by the struct. kube_client_new() copies
+ * what it needs, so the conn can be cleaned up right after.
+ */
+
+/* The service account mount every pod gets. */
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+struct kube_conn {
+    char *server;     /* "https://host:port", no trailing slash */
+    char *token;      /* a fixed bearer token, or NULL */
+    char *token_file; /* bearer token re-read when it rotates, or NULL */
+    char *ca_file;    /* PEM bundle to verify the server with, or NULL */
+    char *ca_data;    /* ... or the PEM bytes themselves (ca_len long) */
+    size_t ca_len;
+    char *cert_file; /* client certificate (PEM), or NULL */
+    char *cert_data; /* ... or its bytes (cert_len long) */
+    size_t cert_len;
+    char *key_file; /* client key (PEM), or NULL */
+    char *key_data; /* ... or its bytes (key_len long) */
+    size_t key_len;
+    char *ns;     /* the context's namespace, or NULL */
+    int insecure; /* insecure-skip-tls-verify */
+};
+
+void kube_conn_init(struct kube_conn *conn);
+void kube_conn_cleanup(struct kube_conn *conn);
+
+/*
+ * In-cluster: KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT from the
+ * environment, token and ca.crt from sa_dir (NULL means KUBE_SA_DIR). The
+ * token is referenced by path so rotation is picked up. Fills *conn only on
+ * success; EXT_ENOTFOUND when not running in a cluster.
+ */
+int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, size_t errlen);
+
+/*
+ * A kubeconfig file: context (NULL means current-context) picks the cluster
+ * and user. Relative paths in the file are taken relative to its folder,
+ * *-data fields are base64-decoded into memory. Errors name the file, the
+ * line when there is one, and what is wrong. Fills *conn only on success.
+ */
+int kube_conn_from_kubeconfig(struct kube_conn *conn, const char *path, const char *context,
+                              char *err, size_t errlen);
+
+/*
+ * The usual search: an explicit path, else $KUBECONFIG (first entry), else
+ * in-cluster, else ~/.kube/config.
+ */
+int kube_conn_discover(struct kube_conn *conn, const char *path, const char *context, char *err,
+                       size_t errlen);
+
+/* Standard base64 (whitespace ignored) into a new NUL-terminated buffer. */
+int kube_base64_decode(const char *in, char **out, size_t *outlen);
+
+/* ---- the client ---------------------------------------------------------- */
+/*
+ * Requests to the Kubernetes API server over libcurl.
+ *
+ * A struct kube_client is thread-safe: every call borrows a CURL handle from
+ * a small pool (so keep-alive connections are reused and concurrent callers
+ * do not serialise) and the bearer token is re-read from its file when the
+ * file changes, and at least every minute, because service account tokens
+ * rotate.
+ *
+ * Every function returns an ext_err code: EXT_OK on 2xx, EXT_ENOTFOUND on
+ * 404, EXT_ECONFLICT on 409, EXT_EGONE on 410, EXT_EHTTP on other statuses,
+ * EXT_EIO / EXT_ETIMEOUT on transport failures, EXT_ETOOBIG for a reply over
+ * the cap. err (optional) gets one line naming the request, the status and
+ * the API server's Status.message.
+ */
+
+struct kube_client;
+
+struct kube_client_opts {
+    long connect_timeout_ms; /* default 5000 */
+    long timeout_ms;         /* a whole request; default 30000 */
+    size_t max_reply;        /* reply body cap; default 64 MiB */
+    const char *user_agent;  /* default "muster/VERSION" */
+};
+
+/* conn is copied; opts may be NULL for the defaults. NULL on failure, err says why. */
+struct kube_client *kube_client_new(const struct kube_conn *conn,
+                                    const struct kube_client_opts *opts, char *err, size_t errlen);
+void kube_client_free(struct kube_client *c);
+
+/* The server URL the client talks to ("https://host:port"). */
+const char *kube_client_server(const struct kube_client *c);
+
+/*
+ * One request. path starts with '/' and may carry a query. body may be NULL;
+ * content_type defaults to application/json when there is a body. *status
+ * (optional) gets the HTTP status whenever a response arrived, error or not.
+ * *reply (optional) gets the parsed JSON body on success (NULL for an empty
+ * body); the caller owns it.
+ */
+int kube_request(struct kube_client *c, const char *method, const char *path,
+                 const char *content_type, const char *body, long *status, cJSON **reply, char *err,
+                 size_t errlen);
+
+/*
+ * POST a v1 Binding of pod ns/name to node. A non-NULL uid becomes
+ * metadata.uid, which the API server checks as a precondition (a pod
+ * recreated under the same name is not bound by mistake).
+ */
+int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
+                      const char *node, char *err, size_t errlen);
+
+/* PATCH path with a JSON merge patch (application/merge-patch+json). reply may be NULL. */
+int kube_patch_merge(struct kube_client *c, const char *path, const cJSON *patch, cJSON **reply,
+                     char *err, size_t errlen);
+
+/* The same against the object's /status subresource: object_path + "/status". */
+int kube_patch_status(struct kube_client *c, const char *object_path, const cJSON *patch,
+                      cJSON **reply, char *err, size_t errlen);
+
+/* POST obj to a collection path. reply may be NULL. */
+int kube_create(struct kube_client *c, const char *collection_path, const cJSON *obj, cJSON **reply,
+                char *err, size_t errlen);
+
+/* DELETE path. */
+int kube_delete(struct kube_client *c, const char *path, char *err, size_t errlen);
+
+/*
+ * A core/v1 Event about pod ns/pod_name (pod_uid may be NULL), reported by
+ * component "muster". type is "Normal" or "Warning"; message is cut at 1 KiB.
+ */
+int kube_event_create(struct kube_client *c, const char *ns, const char *pod_name,
+                      const char *pod_uid, const char *reason, const char *message,
+                      const char *type, char *err, size_t errlen);
+
+/* A namespace or object name fit to be put in a path (DNS subdomain characters, <= 253). */
+int kube_name_valid(const char *name);
+
+/* ---- the watch ----------------------------------------------------------- */
+/*
+ * A reflector: LIST then WATCH one resource, forever, in its
+ * own thread, handing every object to a consumer's callbacks.
+ *
+ * The thread lists (paged with limit/continue) and calls replace() once with
+ * the complete set, so the consumer can drop what vanished while it was not
+ * watching; then it watches from the list's resourceVersion with bookmarks,
+ * calling event() for ADDED / MODIFIED / DELETED in order. A 410 Gone (HTTP
+ * status or ERROR event) relists; other failures reconnect from the last
+ * resourceVersion with exponential backoff and jitter; a 404 on the list
+ * (CRD not installed) calls absent() and retries slowly, so a CRD installed
+ * later is picked up.
+ *
+ * Callbacks run on the watch thread, one at a time. The cJSON they get is
+ * borrowed and valid only during the call: copy what you keep.
+ */
+
+struct kube_watch;
+
+struct kube_watch_handler {
+    /* The full current set (a JSON array of objects) after each (re)list. */
+    void (*replace)(void *ctx, const cJSON *items);
+    /* type is "ADDED", "MODIFIED" or "DELETED". */
+    void (*event)(void *ctx, const char *type, const cJSON *object);
+    /* Optional: the list answered 404, the resource does not exist; treat the set as empty. */
+    void (*absent)(void *ctx);
+    /* Optional: a failure the reflector is recovering from (for the log). */
+    void (*error)(void *ctx, int code, const char *message);
+};
+
+struct kube_watch_opts {
+    unsigned page_limit;      /* LIST page size; default 500 */
+    unsigned timeout_seconds; /* WATCH timeoutSeconds; default 300 */
+    long backoff_min_ms;      /* first reconnect delay; default 200 */
+    long backoff_max_ms;      /* delay cap; default 10000 */
+    long absent_retry_ms;     /* list retry while the resource is absent; default 10000 */
+    size_t max_event;         /* one watch event's size cap; default 16 MiB */
+};
+
+/*
+ * Start reflecting list_path (a collection, e.g. "/api/v1/pods" or
+ * "/apis/ray.io/v1/rayclusters", optionally with a "?labelSelector=..."
+ * query). The client, handler and ctx are borrowed and must outlive the
+ * watch. opts may be NULL for the defaults. NULL on failure.
+ */
+struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path,
+                                    const struct kube_watch_handler *h, void *ctx,
+                                    const struct kube_watch_opts *opts);
+
+/* Abort any transfer in flight, join the thread, free the watch. NULL is a no-op. */
+void kube_watch_stop(struct kube_watch *w);
+
+/* True once the first full list has been handed to replace(). */
+int kube_watch_synced(const struct kube_watch *w);
+/* True while the resource answers 404 (CRD not installed). */
+int kube_watch_absent(const struct kube_watch *w);
+/* Reconnects after a failure (for a Prometheus counter). */
+uint64_t kube_watch_restarts(const struct kube_watch *w);
+/* Lists after the first one (410 Gone and friends). */
+uint64_t kube_watch_relists(const struct kube_watch *w);
+
+/* ---- the decoders -------------------------------------------------------- */
+/*
+ * Kubernetes objects (as cJSON, from the API server or from
+ * YAML manifests) into the engine's specs.
+ *
+ * One decoder serves both `muster serve` (watch events, extender requests)
+ * and `muster simulate` (manifests): the specs it fills point into a
+ * arena (ext_arena, base.h) that the caller frees after handing them to the engine.
+ * On a malformed object the decoder returns an ext_err code, writes a one
+ * line reason into err and, when it can, the offending node into *where so a
+ * manifest reader can turn it into file:line.
+ */
+
+struct kube_decode_opts {
+    const char *const *queue_label_keys; /* first present wins */
+    size_t nqueue_label_keys;
+    const char *const *scheduler_names; /* pods with one of these are managed */
+    size_t nscheduler_names;
+};
+
+/* The defaults: queue keys muster.dev/queue, kai.scheduler/queue,
+ * volcano.sh/queue-name; scheduler name muster. */
+extern const struct kube_decode_opts kube_decode_defaults;
+
+/*
+ * Kubernetes quantities ("2", "500m", "4Gi", "1.5", "1e3") into an integer of
+ * the given scale: scale 1000 gives milli-units (cpu, GPU shares), scale 1
+ * whole units rounded up (memory bytes, counts). scale must be a power of
+ * ten. EXT_EINVAL for bad syntax, EXT_ETOOBIG when it does not fit int64.
+ */
+int kube_quantity_parse(const char *s, int64_t scale, int64_t *out);
+
+enum kube_quantity_style {
+    KUBE_QUANTITY_MILLI,   /* millicores: 2000 -> "2", 500 -> "500m" */
+    KUBE_QUANTITY_BINARY,  /* bytes, largest exact binary suffix: "4Gi" */
+    KUBE_QUANTITY_DECIMAL, /* milli-units as a decimal: 500 -> "0.5", 2000 -> "2" */
+};
+
+/* The opposite way, for output: v in the style's unit into buf. */
+void kube_quantity_format(int64_t v, enum kube_quantity_style style, char *buf, size_t len);
+
+/* A gpu-fraction value ("0.5") into milli-devices, rounding up; -2 if not a number. */
+int kube_fraction_parse(const char *s, int32_t *milli);
+
+int kube_node_decode(const cJSON *node, struct ext_arena *a, struct policy_node_spec *out,
+                     char *err, size_t errlen, const cJSON **where);
+
+/* A Pod; an ask the decoder cannot read sets out->invalid instead of failing. */
+int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct ext_arena *a,
+                    struct policy_pod_spec *out, char *err, size_t errlen, const cJSON **where);
+
+/* A muster.dev/v1alpha1 Queue. */
+int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_queue_spec *out,
+                      char *err, size_t errlen, const cJSON **where);
+
+/* A ray.io/v1 RayCluster's gang: key namespace/name, min members per REFERENCE §3. */
+int kube_raycluster_gang(const cJSON *rc, const struct kube_decode_opts *o, struct ext_arena *a,
+                         struct policy_gang_spec *out, char *err, size_t errlen,
+                         const cJSON **where);
+
+/* A PodGroup (scheduling.x-k8s.io or scheduling.volcano.sh): minMember. */
+int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
+                       struct policy_gang_spec *out, char *err, size_t errlen,
+                       const cJSON **where);
+
+/* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. */
+const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a);
+
+/* A pod in phase Succeeded or Failed: it holds nothing, callers skip it. */
+bool kube_pod_is_terminal(const cJSON *pod);
+
+/*
+ * One workerGroupSpec as KubeRay counts it (utils/util.go): *desired pods
+ * (GetWorkerGroupDesiredReplicas: 0 if suspended, else replicas clamped to
+ * [minReplicas, maxReplicas], times numOfHosts) and *gang_min, the part of
+ * the gang minimum (minReplicas x numOfHosts when autoscaling, else desired).
+ */
+int kube_worker_group_replicas(const cJSON *group, bool autoscaling, int32_t *desired,
+                               int32_t *gang_min, char *err, size_t errlen,
+                               const cJSON **where);
+
+#endif
