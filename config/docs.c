@@ -70,16 +70,6 @@ int cfg_docs_load_file(struct cfg_docs *out, const char *path, char *err, size_t
     return rc;
 }
 
-void cfg_docs_cleanup(struct cfg_docs *d)
-{
-    for (size_t i = 0; i < d->n; i++)
-        cJSON_Delete(d->docs[i]);
-    free(d->docs);
-    free(d->name);
-    cfg__index_free(d->index);
-    memset(d, 0, sizeof(*d));
-}
-
 unsigned cfg_docs_line(const struct cfg_docs *d, const cJSON *node)
 {
     const struct cfg__index_entry *e = cfg__index_get(d->index, node);

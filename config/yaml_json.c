@@ -461,3 +461,13 @@ out:
     cfg_docs_cleanup(&d);
     return result;
 }
+
+void cfg_docs_cleanup(struct cfg_docs *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        cJSON_Delete(d->docs[i]);
+    free(d->docs);
+    free(d->name);
+    cfg__index_free(d->index);
+    memset(d, 0, sizeof(*d));
+}

@@ -180,8 +180,7 @@ int policy_bind(struct policy_cluster *c, const char *ns, const char *name, cons
     if (hold_on(c, p, g, node, why, sizeof(why)) != 0)
         return reject(out, why);
     p->phase = POLICY_POD_WAITING;
-    if (g->deadline < now + c->opts.plan_ttl_ms)
-        g->deadline = now + c->opts.plan_ttl_ms;
+    pgang_plan_renew(c, g, now);
     if (g->singleton || g->admitted)
         return commit(c, p, g, out);
     pgang_counts(c, g, NULL, &bound, NULL, NULL);

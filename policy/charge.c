@@ -5,43 +5,6 @@
 
 #include "internal.h"
 
-int32_t pnode_group_find(const struct pnode *n, int32_t id)
-{
-    for (size_t i = 0; i < n->ngroups; i++)
-        if (n->groups[i].id == id)
-            return (int32_t)i;
-    return -1;
-}
-
-static struct pgroup *group_get(struct pnode *n, int32_t id)
-{
-    int32_t i = pnode_group_find(n, id);
-
-    if (i >= 0)
-        return &n->groups[i];
-    if (n->ngroups == n->groups_cap) {
-        size_t cap = n->groups_cap ? n->groups_cap * 2 : 8;
-        struct pgroup *g = realloc(n->groups, cap * sizeof(*g));
-
-        if (!g)
-            return NULL;
-        n->groups = g;
-        n->groups_cap = cap;
-    }
-    n->groups[n->ngroups] = (struct pgroup){.id = id};
-    return &n->groups[n->ngroups++];
-}
-
-static void group_drop_empty(struct pnode *n)
-{
-    size_t j = 0;
-
-    for (size_t i = 0; i < n->ngroups; i++)
-        if (n->groups[i].pods > 0)
-            n->groups[j++] = n->groups[i];
-    n->ngroups = j;
-}
-
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out)
 {
     out->v[POLICY_RES_CPU] = p->cpu;
@@ -63,17 +26,6 @@ void pqueue_account(struct policy_cluster *c, const char *queue, const struct po
     }
 }
 
-void ppod_groups_text(const struct pnode *n, struct ppod *p)
-{
-    size_t off = 0;
-
-    p->groups_text[0] = '\0';
-    for (int32_t i = 0; i < p->place.ngroups; i++)
-        off += (size_t)snprintf(p->groups_text + off, sizeof(p->groups_text) - off, "%sg%d",
-                                i ? "," : "", p->place.groups[i]);
-    (void)n;
-}
-
 void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
 {
     struct pnode *n = pnode_at(c, pl->node);
@@ -87,7 +39,7 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     n->pods_used += 1;
     n->whole_used += p->gpus;
     for (int32_t i = 0; i < pl->ngroups; i++) {
-        struct pgroup *g = group_get(n, pl->groups[i]);
+        struct pgroup *g = pgroup_get(n, pl->groups[i]);
 
         if (g) {
             g->used += pl->share;
@@ -122,7 +74,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
             n->groups[gi].pods--;
         }
     }
-    group_drop_empty(n);
+    pgroup_drop_empty(n);
     if (p->managed) {
         ppod_charge_resources(p, p->place.share, &r);
         pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, -1);
@@ -141,4 +93,26 @@ void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)
     ppod_charge_resources(p, p->place.share, &r);
     pqueue_account(c, p->queue, &r, was, -1);
     pqueue_account(c, p->queue, &r, bound, +1);
+}
+
+/* Usage is rolled up along parents; when the tree changes, count it again. */
+void pqueue_recount(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->queues.n; i++) {
+        struct pqueue *q = c->queues.items[i];
+
+        if (q) {
+            memset(&q->allocated, 0, sizeof(q->allocated));
+            memset(&q->reserved, 0, sizeof(q->reserved));
+        }
+    }
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+        struct policy_resources r;
+
+        if (!p || !p->managed || p->place.node < 0)
+            continue;
+        ppod_charge_resources(p, p->place.share, &r);
+        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
+    }
 }

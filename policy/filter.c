@@ -21,54 +21,6 @@ void policy_filter_result_cleanup(struct policy_filter_result *r)
     memset(r, 0, sizeof(*r));
 }
 
-int policy_node_pause_sharing(struct policy_cluster *c, const char *name, int64_t until)
-{
-    struct pnode *n = pnode_at(c, pidx_get(&c->node_ix, name));
-
-    if (!n)
-        return POLICY_ENOENT;
-    n->sharing_paused_until = until;
-    c->paused_nodes += !n->sharing_paused;
-    n->sharing_paused = true;
-    return POLICY_OK;
-}
-
-void policy_expire(struct policy_cluster *c, int64_t now)
-{
-    for (size_t i = 0; c->paused_nodes > 0 && i < c->nodes.n; i++) {
-        struct pnode *n = c->nodes.items[i];
-
-        if (n && n->sharing_paused && now >= n->sharing_paused_until) {
-            n->sharing_paused = false;
-            c->paused_nodes--;
-        }
-    }
-    for (size_t i = 0; i < c->gangs.n; i++) {
-        struct pgang *g = c->gangs.items[i];
-        int32_t holding, waiting, bound;
-        bool binding = false;
-
-        if (!g || now <= g->deadline)
-            continue;
-        pgang_counts(c, g, NULL, &bound, &holding, &waiting);
-        if (holding == 0) {
-            pgang_settle(c, g);
-            continue;
-        }
-        for (size_t m = 0; m < g->nmembers; m++) {
-            const struct ppod *p = ppod_at(c, g->members[m]);
-
-            binding |= p && p->phase == POLICY_POD_BINDING;
-        }
-        if (waiting > 0 || binding)
-            continue;
-        pplan_release(c, g);
-        if (!g->admitted)
-            pgang_set_reason(g, PREASON_CAPACITY,
-                             "its plan expired before kube-scheduler bound it; planning again");
-    }
-}
-
 /* A gang found bound below its minimum (a restart mid-commit) is completed first. */
 static void complete_partial_gangs(struct policy_cluster *c, int64_t now)
 {
@@ -167,7 +119,7 @@ static int plan_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
         pgang_set_reason(g, PREASON_CAPACITY, why);
         return -1;
     }
-    g->deadline = now + c->opts.plan_ttl_ms;
+    pgang_plan_renew(c, g, now);
     if (g->singleton)
         g->planned = true;
     pgang_set_reason(g, PREASON_NONE, NULL);
@@ -227,12 +179,7 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
                  p->bound_node ? p->bound_node : "?");
         return all_fail(out, POLICY_UNRESOLVABLE, why);
     }
-    if (!policy_pod_spec_valid(&(struct policy_pod_spec){.gpus = p->gpus,
-                                                          .gpu_share_milli = p->share,
-                                                          .gpu_memory_mib = p->gpu_memory_mib,
-                                                          .gpu_devices = p->devices,
-                                                          .invalid = p->invalid},
-                               why, sizeof(why))) {
+    if (!ppod_ask_valid(p, why, sizeof(why))) {
         pset_str(&p->reason, why);
         return all_fail(out, POLICY_UNRESOLVABLE, why);
     }

@@ -157,61 +157,6 @@ int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
     return (int32_t)milli;
 }
 
-static int64_t free_devices(const struct pnode *n)
-{
-    return n->gpus - n->whole_used - (int64_t)n->ngroups;
-}
-
-/*
- * Pick `devices` distinct GPU groups for a share. binpack: the group with the
- * least free share that still fits, a new group only when none fits. spread:
- * a new group first, else the group with the most free share.
- */
-static bool pick_groups(const struct pnode *n, int32_t share, int32_t devices,
-                        enum policy_strategy s, struct pplace *out)
-{
-    int64_t fresh = n->sharing_paused ? 0 : free_devices(n);
-    int32_t next_new = 0;
-
-    out->ngroups = 0;
-    for (int32_t d = 0; d < devices; d++) {
-        int32_t best = -1;
-
-        for (size_t i = 0; i < n->ngroups; i++) {
-            const struct pgroup *g = &n->groups[i];
-            bool taken = false;
-
-            if (g->used + share > POLICY_GPU_MILLI)
-                continue;
-            for (int32_t k = 0; k < out->ngroups; k++)
-                taken |= out->groups[k] == g->id;
-            if (taken)
-                continue;
-            if (best < 0 || (s == POLICY_BINPACK ? g->used > n->groups[best].used
-                                                 : g->used < n->groups[best].used))
-                best = (int32_t)i;
-        }
-        if (best >= 0 && !(s == POLICY_SPREAD && fresh > 0)) {
-            out->groups[out->ngroups++] = n->groups[best].id;
-            continue;
-        }
-        if (fresh <= 0)
-            return false;
-        /* A new group: the lowest id not in use on this node nor picked. */
-        for (;; next_new++) {
-            bool used = pnode_group_find(n, next_new) >= 0;
-
-            for (int32_t k = 0; k < out->ngroups; k++)
-                used |= out->groups[k] == next_new;
-            if (!used)
-                break;
-        }
-        out->groups[out->ngroups++] = next_new++;
-        fresh--;
-    }
-    return true;
-}
-
 bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_strategy s,
                     struct pplace *out, enum pfit_why *why)
 {
@@ -234,13 +179,13 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
         *why = PFIT_PODS;
         return false;
     }
-    if (p->gpus > 0 && free_devices(n) < p->gpus) {
+    if (p->gpus > 0 && pnode_free_devices(n) < p->gpus) {
         *why = PFIT_GPU;
         return false;
     }
     pl.share = share;
-    if (share > 0 && !pick_groups(n, share, p->devices, s, &pl)) {
-        *why = n->sharing_paused && free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;
+    if (share > 0 && !pgroups_pick(n, share, p->devices, s, &pl)) {
+        *why = n->sharing_paused && pnode_free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;
         return false;
     }
     *why = PFIT_OK;
@@ -248,28 +193,3 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
     return true;
 }
 
-bool ppod_same_shape(const struct ppod *a, const struct ppod *b)
-{
-    return a->cpu == b->cpu && a->memory == b->memory && a->gpus == b->gpus &&
-           a->share == b->share && a->gpu_memory_mib == b->gpu_memory_mib &&
-           a->devices == b->devices && pselector_equal(&a->sel, &b->sel);
-}
-
-void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
-{
-    if (p->gpus > 0)
-        snprintf(buf, len, "%lld GPU%s", (long long)p->gpus, p->gpus > 1 ? "s" : "");
-    else if (p->share > 0) {
-        char frac[8];
-        int n = snprintf(frac, sizeof(frac), "%03d", p->share % 1000);
-
-        while (n > 1 && frac[n - 1] == '0')
-            frac[--n] = '\0';
-        snprintf(buf, len, "%d.%s GPU%s", p->share / 1000, frac,
-                 p->devices > 1 ? " on each of several devices" : "");
-    }
-    else if (p->gpu_memory_mib > 0)
-        snprintf(buf, len, "%lld MiB of GPU memory", (long long)p->gpu_memory_mib);
-    else
-        snprintf(buf, len, "%lldm cpu", (long long)p->cpu);
-}

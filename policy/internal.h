@@ -145,7 +145,7 @@ struct policy_cluster {
     char scratch[POLICY_REASON_LEN];
 };
 
-/* ---- table helpers (table.c) -------------------------------------------- */
+/* ---- table.c: object tables, lookups, owned strings, selector copies ---- */
 
 int32_t ptable_add(struct ptable *t, void *item);
 void ptable_remove(struct ptable *t, int32_t id);
@@ -168,6 +168,13 @@ struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id);
 struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name);
 struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name);
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q);
+
+/* ---- ask.c: what a pod asks for, on its own ------------------------------ */
+
+/* policy_pod_spec_valid on the pod's copy of its ask. */
+bool ppod_ask_valid(const struct ppod *p, char *why, size_t len);
+bool ppod_same_shape(const struct ppod *a, const struct ppod *b);
+void ppod_ask_text(const struct ppod *p, char *buf, size_t len);
 
 /* ---- fit.c: may this pod go to this node? ------------------------------- */
 
@@ -195,10 +202,22 @@ bool pfit_unresolvable(enum pfit_why why);
 const char *pfit_text(enum pfit_why why);
 const char *pfit_summary_text(enum pfit_why why);
 int32_t pfit_share_on(const struct pnode *n, const struct ppod *p);
-bool ppod_same_shape(const struct ppod *a, const struct ppod *b);
-void ppod_ask_text(const struct ppod *p, char *buf, size_t len);
 
-/* ---- charge.c: capacity, groups and queues ------------------------------ */
+/* ---- groups.c: a node's GPU groups (shared devices) ---------------------- */
+
+int32_t pnode_group_find(const struct pnode *n, int32_t id);
+/* Devices neither taken whole nor opened as a group. */
+int64_t pnode_free_devices(const struct pnode *n);
+/* Choose `devices` distinct groups for a share (opening new ones as needed) into out. */
+bool pgroups_pick(const struct pnode *n, int32_t share, int32_t devices, enum policy_strategy s,
+                  struct pplace *out);
+struct pgroup *pgroup_get(struct pnode *n, int32_t id); /* opens it if new; NULL on ENOMEM */
+void pgroup_drop_empty(struct pnode *n);
+void ppod_groups_text(const struct pnode *n, struct ppod *p);
+/* Groups named in "g0,g3" into out (at most max); -1 if the text is not such a list. */
+int32_t pgroups_parse(const char *text, int32_t *out, int32_t max);
+
+/* ---- charge.c: what a placed pod takes from its node and its queues ------ */
 
 void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl);
 void puncharge(struct policy_cluster *c, struct ppod *p);
@@ -206,9 +225,28 @@ void puncharge(struct policy_cluster *c, struct ppod *p);
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound);
 void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
                     bool bound, int sign);
+/* Usage is rolled up along parents; when the tree changes, count it again. */
+void pqueue_recount(struct policy_cluster *c);
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out);
-void ppod_groups_text(const struct pnode *n, struct ppod *p);
-int32_t pnode_group_find(const struct pnode *n, int32_t id);
+
+/* ---- gang.c: a gang's members, minimum, queue, state and plan ----------- */
+
+struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
+bool pgang_declared(const struct pgang *g);
+int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
+const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
+void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
+                  int32_t *bound, int32_t *holding, int32_t *waiting);
+void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
+void pgang_settle(struct policy_cluster *c, struct pgang *g);
+void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
+/* Every planned (not yet at bind) member gives its place back. */
+void pplan_release(struct policy_cluster *c, struct pgang *g);
+
+/* ---- expire.c: every deadline ------------------------------------------- */
+
+/* The gang's plan is in use at now: it is kept for another planTTL. */
+void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
 
 /* ---- queue.c: quota, limit, over-quota share ---------------------------- */
 
@@ -224,19 +262,12 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
 /* Place one pod on its own (plan a single member) within candidates. */
 int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
               size_t ncandidates, char *why, size_t len);
-void pplan_release(struct policy_cluster *c, struct pgang *g);
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
-void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
-                  int32_t *bound, int32_t *holding, int32_t *waiting);
-int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
-bool pgang_declared(const struct pgang *g);
-const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
-void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
-void pgang_settle(struct policy_cluster *c, struct pgang *g);
-void pqueue_recount(struct policy_cluster *c);
-int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node);
-void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 void pnode_order(const struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out);
 int64_t pnode_fill_score(const struct pnode *n);
+
+/* ---- model.c: upsert and forget ----------------------------------------- */
+
+/* Charge a pod seen running on node_id, on the GPU groups it records. */
+int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);
 
 #endif

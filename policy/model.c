@@ -5,28 +5,6 @@
 
 #include "internal.h"
 
-static const char *const error_text[] = {
-    [0] = "ok",
-    [-POLICY_ENOMEM] = "out of memory",
-    [-POLICY_EINVAL] = "invalid spec",
-    [-POLICY_ENOENT] = "no such object",
-    [-POLICY_ELIMIT] = "engine limit reached",
-};
-
-const char *policy_strerror(int err)
-{
-    if (err > 0 || -err >= (int)(sizeof(error_text) / sizeof(error_text[0])))
-        return "unknown error";
-    return error_text[-err];
-}
-
-const char *policy_resource_name(enum policy_resource r)
-{
-    static const char *const names[POLICY_RES_COUNT] = {"cpu", "memory", "gpu"};
-
-    return r < POLICY_RES_COUNT ? names[r] : "?";
-}
-
 static void queue_free(struct pqueue *q)
 {
     if (!q)
@@ -296,28 +274,6 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
 
 /* ---- queues -------------------------------------------------------------- */
 
-/* Usage is rolled up along parents; when the tree changes, count it again. */
-void pqueue_recount(struct policy_cluster *c)
-{
-    for (size_t i = 0; i < c->queues.n; i++) {
-        struct pqueue *q = c->queues.items[i];
-
-        if (q) {
-            memset(&q->allocated, 0, sizeof(q->allocated));
-            memset(&q->reserved, 0, sizeof(q->reserved));
-        }
-    }
-    for (size_t i = 0; i < c->pods.n; i++) {
-        struct ppod *p = c->pods.items[i];
-        struct policy_resources r;
-
-        if (!p || !p->managed || p->place.node < 0)
-            continue;
-        ppod_charge_resources(p, p->place.share, &r);
-        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
-    }
-}
-
 int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec *s)
 {
     struct pqueue *q;
@@ -499,41 +455,6 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     return POLICY_OK;
 }
 
-/* ---- pods ---------------------------------------------------------------- */
-
-bool policy_pod_spec_valid(const struct policy_pod_spec *s, char *why, size_t len)
-{
-    if (s->invalid) {
-        snprintf(why, len, "%s", s->invalid);
-        return false;
-    }
-    if (s->gpus > 0 && (s->gpu_share_milli > 0 || s->gpu_memory_mib > 0)) {
-        snprintf(why, len, "asks both whole GPUs (nvidia.com/gpu: %lld) and a GPU share",
-                 (long long)s->gpus);
-        return false;
-    }
-    if (s->gpu_share_milli < 0 || s->gpu_share_milli >= POLICY_GPU_MILLI ||
-        (s->gpu_share_milli == 0 && s->gpu_devices > 1 && s->gpu_memory_mib <= 0)) {
-        snprintf(why, len, "gpu-fraction %d.%03d is outside (0, 1)", s->gpu_share_milli / 1000,
-                 abs(s->gpu_share_milli % 1000));
-        return false;
-    }
-    if (s->gpu_share_milli > 0 && s->gpu_memory_mib > 0) {
-        snprintf(why, len, "asks both gpu-fraction and gpu-memory");
-        return false;
-    }
-    if (s->gpu_devices < 0 || s->gpu_devices > POLICY_MAX_DEVICES) {
-        snprintf(why, len, "gpu-fraction-num-devices %d is outside [1, %d]", s->gpu_devices,
-                 POLICY_MAX_DEVICES);
-        return false;
-    }
-    if (s->gpus < 0 || s->cpu_milli < 0 || s->memory_bytes < 0 || s->gpu_memory_mib < 0) {
-        snprintf(why, len, "negative resource request");
-        return false;
-    }
-    return true;
-}
-
 static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct policy_pod_spec *s)
 {
     const struct pgang *g = s->gang ? pgang_at(c, pidx_get(&c->gang_ix, s->gang)) : NULL;
@@ -568,28 +489,6 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
                           s->tolerations, s->ntolerations);
 }
 
-/* Groups named in "g0,g3", as the pod's annotation carries them. */
-static int32_t parse_groups(const char *text, int32_t *out, int32_t max)
-{
-    int32_t n = 0;
-
-    while (text && *text && n < max) {
-        char *end;
-        long v;
-
-        if (*text == 'g')
-            text++;
-        v = strtol(text, &end, 10);
-        if (end == text || v < 0 || v > 1000000)
-            return -1;
-        out[n++] = (int32_t)v;
-        text = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
-    }
-    return n;
-}
-
 /* Charge a pod that runs on `node` (seen bound), with the groups it carries. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
 {
@@ -603,7 +502,7 @@ int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
     share = pfit_share_on(n, p);
     pl.share = share > 0 ? share : 0;
     if (pl.share > 0) {
-        int32_t k = p->gpu_groups_hint ? parse_groups(p->gpu_groups_hint, pl.groups,
+        int32_t k = p->gpu_groups_hint ? pgroups_parse(p->gpu_groups_hint, pl.groups,
                                                       POLICY_MAX_DEVICES)
                                        : 0;
 
@@ -630,22 +529,6 @@ int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
     }
     pcharge(c, p, &pl);
     return POLICY_OK;
-}
-
-void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
-{
-    int32_t bound;
-
-    if (!g)
-        return;
-    pgang_counts(c, g, NULL, &bound, NULL, NULL);
-    if (bound >= pgang_min(c, g)) {
-        g->admitted = true;
-        g->planned = false;
-        pgang_set_reason(g, PREASON_NONE, NULL);
-    } else if (!g->admitted && bound > 0) {
-        c->maybe_partial = true;
-    }
 }
 
 /* The pod is seen bound: make its charge say so, on the node it names. */

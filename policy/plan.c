@@ -10,85 +10,6 @@
 
 #include "internal.h"
 
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
-{
-    return pgang_at(c, p->gang);
-}
-
-bool pgang_declared(const struct pgang *g)
-{
-    return g->declared[POLICY_GANG_WORKLOAD] || g->declared[POLICY_GANG_PODGROUP];
-}
-
-/* A PodGroup's minMember, else the workload's count, else every member it has. */
-int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g)
-{
-    for (int s = POLICY_GANG_SOURCES - 1; s >= 0; s--)
-        if (g->declared[s] && g->declared_min[s] > 0)
-            return g->declared_min[s];
-    return g->nmembers > 0 ? (int32_t)g->nmembers : 1;
-}
-
-const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g)
-{
-    const struct ppod *p;
-
-    if (g->queue)
-        return g->queue;
-    p = g->nmembers ? ppod_at(c, g->members[0]) : NULL;
-    return p ? p->queue : c->default_queue;
-}
-
-void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
-                  int32_t *bound, int32_t *holding, int32_t *waiting)
-{
-    int32_t m = 0, b = 0, h = 0, w = 0;
-
-    for (size_t i = 0; i < g->nmembers; i++) {
-        const struct ppod *p = ppod_at(c, g->members[i]);
-
-        if (!p)
-            continue;
-        m++;
-        if (p->phase == POLICY_POD_BOUND)
-            b++;
-        else if (p->phase != POLICY_POD_PENDING)
-            h++;
-        if (p->phase == POLICY_POD_WAITING)
-            w++;
-    }
-    if (members)
-        *members = m;
-    if (bound)
-        *bound = b;
-    if (holding)
-        *holding = h;
-    if (waiting)
-        *waiting = w;
-}
-
-/*
- * After members leave a place: a gang holding no place is no longer planned,
- * and one with nothing bound or binding is no longer admitted, so a resumed or
- * re-created RayCluster is placed whole again, not one pod at a time.
- */
-void pgang_settle(struct policy_cluster *c, struct pgang *g)
-{
-    int32_t bound, holding;
-
-    pgang_counts(c, g, NULL, &bound, &holding, NULL);
-    if (holding == 0)
-        g->planned = false;
-    if (bound == 0 && holding == 0)
-        g->admitted = false;
-}
-
-void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
-{
-    g->reason_kind = kind;
-    pset_str(&g->reason, text);
-}
-
 /* How full a node is, for ordering: GPUs first, then cpu and memory. */
 int64_t pnode_fill_score(const struct pnode *n)
 {
@@ -276,11 +197,11 @@ static int64_t ask_weight(const struct ppod *p)
     return p->gpus * POLICY_GPU_MILLI + (int64_t)p->share * (p->devices ? p->devices : 1);
 }
 
-static const struct ppod *sort_must;
-
-static int cmp_member(const void *a, const void *b)
+/* qsort_r order of members; must (may be NULL) is the asking pod, preferred among equals. */
+static int cmp_member(const void *a, const void *b, void *must_)
 {
     const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
+    const struct ppod *sort_must = must_;
 
     if (x->head != y->head)
         return x->head ? -1 : 1;
@@ -314,13 +235,8 @@ static void need_of(const struct ppod *const *members, size_t n, bool placed,
 static bool member_invalid(const struct ppod *p, char *why, size_t len)
 {
     char detail[POLICY_REASON_LEN];
-    struct policy_pod_spec s = {.gpus = p->gpus,
-                                .gpu_share_milli = p->share,
-                                .gpu_memory_mib = p->gpu_memory_mib,
-                                .gpu_devices = p->devices,
-                                .invalid = p->invalid};
 
-    if (policy_pod_spec_valid(&s, detail, sizeof(detail)))
+    if (ppod_ask_valid(p, detail, sizeof(detail)))
         return false;
     snprintf(why, len, "member %s: %s", p->name, detail);
     return true;
@@ -424,16 +340,15 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     /* The asking pod is preferred only when there are more pods than the
      * minimum; the chosen members are then planned in one order whoever asks,
      * so a gang that does not fit gets the same reason from every member. */
-    sort_must = (int32_t)nfree > need ? must : NULL;
-    qsort(free_pods, nfree, sizeof(*free_pods), cmp_member);
-    sort_must = NULL;
-    qsort(free_pods, (size_t)need, sizeof(*free_pods), cmp_member);
+    qsort_r(free_pods, nfree, sizeof(*free_pods), cmp_member,
+            (void *)((int32_t)nfree > need ? must : NULL));
+    qsort_r(free_pods, (size_t)need, sizeof(*free_pods), cmp_member, NULL);
     if (plan_chosen(c, g, free_pods, (size_t)need, why, sizeof(why), &kind) != 0) {
         pgang_set_reason(g, kind, why);
         goto out;
     }
     g->planned = true;
-    g->deadline = now + c->opts.plan_ttl_ms;
+    pgang_plan_renew(c, g, now);
     pgang_set_reason(g, PREASON_NONE, NULL);
     rc = 0;
 out:
@@ -474,15 +389,3 @@ out:
     return rc;
 }
 
-void pplan_release(struct policy_cluster *c, struct pgang *g)
-{
-    for (size_t i = 0; i < g->nmembers; i++) {
-        struct ppod *p = ppod_at(c, g->members[i]);
-
-        if (p && p->phase == POLICY_POD_PLANNED) {
-            puncharge(c, p);
-            p->phase = POLICY_POD_PENDING;
-        }
-    }
-    g->planned = false;
-}

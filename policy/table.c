@@ -261,3 +261,25 @@ struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue
 {
     return q->parent ? pqueue_find(c, q->parent) : NULL;
 }
+
+static const char *const error_text[] = {
+    [0] = "ok",
+    [-POLICY_ENOMEM] = "out of memory",
+    [-POLICY_EINVAL] = "invalid spec",
+    [-POLICY_ENOENT] = "no such object",
+    [-POLICY_ELIMIT] = "engine limit reached",
+};
+
+const char *policy_strerror(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof(error_text) / sizeof(error_text[0])))
+        return "unknown error";
+    return error_text[-err];
+}
+
+const char *policy_resource_name(enum policy_resource r)
+{
+    static const char *const names[POLICY_RES_COUNT] = {"cpu", "memory", "gpu"};
+
+    return r < POLICY_RES_COUNT ? names[r] : "?";
+}

@@ -175,6 +175,19 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
     keys_remove(&c->known[src], key);
 }
 
+/* The engine's refusal as the shell's code, with the engine's words in err. */
+static int engine_rc(int prc, char *err, size_t errlen)
+{
+    int code = prc == POLICY_ENOMEM ? EXT_ENOMEM
+               : prc == POLICY_ENOENT ? EXT_ENOTFOUND
+               : prc == POLICY_ELIMIT ? EXT_ETOOBIG
+                                      : EXT_EINVAL;
+
+    if (prc == POLICY_OK)
+        return EXT_OK;
+    return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
+}
+
 /* Decode and upsert; false if the object is not one to keep. */
 static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
 {
@@ -189,7 +202,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
         struct policy_node_spec s;
 
         if ((rc = kube_node_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = policy_node_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+            rc = engine_rc(policy_node_upsert(c->engine, &s), err, sizeof(err));
         break;
     }
     case CACHE_PODS: {
@@ -200,8 +213,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
             return false;
         }
         if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = policy_pod_upsert(c->engine, &s, ext_now_ms()) == POLICY_OK ? EXT_OK
-                                                                            : EXT_ENOMEM;
+            rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
         break;
     }
     case CACHE_QUEUES: {
@@ -209,7 +221,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
 
         if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
             policy_queue_changes(c->engine, &s)) {
-            rc = policy_queue_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+            rc = engine_rc(policy_queue_upsert(c->engine, &s), err, sizeof(err));
             c->nudge = true;
         }
         break;
@@ -223,7 +235,7 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
                  ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
                  : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
         if (rc == EXT_OK && policy_gang_changes(c->engine, &s)) {
-            rc = policy_gang_upsert(c->engine, &s) == POLICY_OK ? EXT_OK : EXT_ENOMEM;
+            rc = engine_rc(policy_gang_upsert(c->engine, &s), err, sizeof(err));
             c->nudge = true;
         }
         break;
@@ -258,17 +270,10 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
-struct source_ctx {
-    struct cache *cache;
-    enum cache_source src;
-};
-
-static struct source_ctx contexts[CACHE_SOURCE_COUNT];
-
 /* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
 static void on_replace(void *ctx, const cJSON *items)
 {
-    struct source_ctx *sc = ctx;
+    struct cache_reflector *sc = ctx;
     struct cache *c = sc->cache;
     struct cache_keys fresh = {0};
     const cJSON *obj;
@@ -298,14 +303,14 @@ static void on_replace(void *ctx, const cJSON *items)
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
 {
-    struct source_ctx *sc = ctx;
+    struct cache_reflector *sc = ctx;
 
     cache_apply(sc->cache, sc->src, type, obj);
 }
 
 static void on_absent(void *ctx)
 {
-    struct source_ctx *sc = ctx;
+    struct cache_reflector *sc = ctx;
     cJSON *none = cJSON_CreateArray();
 
     on_replace(ctx, none);
@@ -316,7 +321,7 @@ static void on_absent(void *ctx)
 
 static void on_error(void *ctx, int code, const char *message)
 {
-    struct source_ctx *sc = ctx;
+    struct cache_reflector *sc = ctx;
 
     ext_log_warn("watch failed; reconnecting", "resource", sources[sc->src].name, "error",
                  message ? message : ext_strerror(code));
@@ -353,8 +358,9 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
-        contexts[i] = (struct source_ctx){c, (enum cache_source)i};
-        c->watches[i] = kube_watch_start(c->kube, sources[i].path, &handler, &contexts[i], NULL);
+        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i};
+        c->watches[i] = kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i],
+                                         NULL);
         if (!c->watches[i]) {
             snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
             return EXT_ENOMEM;

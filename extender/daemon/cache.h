@@ -34,6 +34,12 @@ struct cache_keys {
     size_t n, cap;
 };
 
+/* What a reflector's callbacks are told: whose cache, which source. */
+struct cache_reflector {
+    struct cache *cache;
+    enum cache_source src;
+};
+
 struct cache {
     pthread_mutex_t lock; /* the engine and everything below */
     struct policy_cluster *engine;
@@ -41,6 +47,7 @@ struct cache {
     const char *reservation_namespace;
     struct kube_client *kube;
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
+    struct cache_reflector reflectors[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
     /* A Queue's or gang's spec changed: waiting gangs may fit now, but
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */

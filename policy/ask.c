@@ -1,0 +1,78 @@
+/* ask.c - what a pod asks for, on its own: valid or not, same shape as another, in words. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- pods ---------------------------------------------------------------- */
+
+bool policy_pod_spec_valid(const struct policy_pod_spec *s, char *why, size_t len)
+{
+    if (s->invalid) {
+        snprintf(why, len, "%s", s->invalid);
+        return false;
+    }
+    if (s->gpus > 0 && (s->gpu_share_milli > 0 || s->gpu_memory_mib > 0)) {
+        snprintf(why, len, "asks both whole GPUs (nvidia.com/gpu: %lld) and a GPU share",
+                 (long long)s->gpus);
+        return false;
+    }
+    if (s->gpu_share_milli < 0 || s->gpu_share_milli >= POLICY_GPU_MILLI ||
+        (s->gpu_share_milli == 0 && s->gpu_devices > 1 && s->gpu_memory_mib <= 0)) {
+        snprintf(why, len, "gpu-fraction %d.%03d is outside (0, 1)", s->gpu_share_milli / 1000,
+                 abs(s->gpu_share_milli % 1000));
+        return false;
+    }
+    if (s->gpu_share_milli > 0 && s->gpu_memory_mib > 0) {
+        snprintf(why, len, "asks both gpu-fraction and gpu-memory");
+        return false;
+    }
+    if (s->gpu_devices < 0 || s->gpu_devices > POLICY_MAX_DEVICES) {
+        snprintf(why, len, "gpu-fraction-num-devices %d is outside [1, %d]", s->gpu_devices,
+                 POLICY_MAX_DEVICES);
+        return false;
+    }
+    if (s->gpus < 0 || s->cpu_milli < 0 || s->memory_bytes < 0 || s->gpu_memory_mib < 0) {
+        snprintf(why, len, "negative resource request");
+        return false;
+    }
+    return true;
+}
+
+bool ppod_same_shape(const struct ppod *a, const struct ppod *b)
+{
+    return a->cpu == b->cpu && a->memory == b->memory && a->gpus == b->gpus &&
+           a->share == b->share && a->gpu_memory_mib == b->gpu_memory_mib &&
+           a->devices == b->devices && pselector_equal(&a->sel, &b->sel);
+}
+
+void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
+{
+    if (p->gpus > 0)
+        snprintf(buf, len, "%lld GPU%s", (long long)p->gpus, p->gpus > 1 ? "s" : "");
+    else if (p->share > 0) {
+        char frac[8];
+        int n = snprintf(frac, sizeof(frac), "%03d", p->share % 1000);
+
+        while (n > 1 && frac[n - 1] == '0')
+            frac[--n] = '\0';
+        snprintf(buf, len, "%d.%s GPU%s", p->share / 1000, frac,
+                 p->devices > 1 ? " on each of several devices" : "");
+    }
+    else if (p->gpu_memory_mib > 0)
+        snprintf(buf, len, "%lld MiB of GPU memory", (long long)p->gpu_memory_mib);
+    else
+        snprintf(buf, len, "%lldm cpu", (long long)p->cpu);
+}
+
+bool ppod_ask_valid(const struct ppod *p, char *why, size_t len)
+{
+    struct policy_pod_spec s = {.gpus = p->gpus,
+                                .gpu_share_milli = p->share,
+                                .gpu_memory_mib = p->gpu_memory_mib,
+                                .gpu_devices = p->devices,
+                                .invalid = p->invalid};
+
+    return policy_pod_spec_valid(&s, why, len);
+}
