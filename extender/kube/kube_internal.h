@@ -1,5 +1,5 @@
 /*
- * kube_internal.h - helpers the kube_* decoders share; not for other modules.
+ * kube_internal.h - helpers the decoders (decode*.c) share; not for other folders.
  */
 #ifndef MUSTER_KUBE_INTERNAL_H
 #define MUSTER_KUBE_INTERNAL_H
@@ -65,6 +65,12 @@ const char *kube__map_value(const cJSON *map, const char *key);
 
 /* The first of the option's queue label keys present in labels, or NULL. */
 const char *kube__queue_label(const cJSON *labels, const struct kube_decode_opts *o);
+
+/* A list member within cap items: its length in *n; absent or null -> 0. */
+int kube__list(struct kube__ctx *c, const cJSON *list, const char *what, size_t cap, size_t *n);
+
+/* A taint effect by name ("NoSchedule"), or -1. */
+int kube__effect_lookup(const char *s);
 
 /* "ns/name" in the arena. */
 char *kube__key(struct ext_arena *a, const char *ns, const char *name);

@@ -1,0 +1,537 @@
+/* decode_pod.c - a Pod: identity, gang and queue, requests, GPU ask, placement constraints. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kube_internal.h"
+
+/* ---- Pod: the small things ----------------------------------------------- */
+
+/* The pod's gang name, before the namespace is put in front; NULL if none. */
+static const char *kube__gang_name(const cJSON *meta)
+{
+    const cJSON *labels = kube__get(meta, "labels");
+    const char *group = kube__map_value(labels, EXT_LABEL_RAY_CLUSTER);
+
+    if (group == NULL || *group == '\0')
+        group = kube__map_value(labels, EXT_LABEL_POD_GROUP);
+    if (group == NULL || *group == '\0')
+        group = kube__map_value(kube__get(meta, "annotations"), EXT_ANNOTATION_VOLCANO_GROUP);
+    return group != NULL && *group != '\0' ? group : NULL;
+}
+
+const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a)
+{
+    const cJSON *meta = kube__get(pod, "metadata");
+    const char *ns = kube__map_value(meta, "namespace");
+    const char *group = kube__gang_name(meta);
+
+    if (group == NULL || strlen(group) > KUBE_MAX_NAME)
+        return NULL; /* kube_pod_decode refuses a name over the cap */
+    return kube__key(a, ns != NULL && *ns != '\0' ? ns : "default", group);
+}
+
+bool kube_pod_is_terminal(const cJSON *pod)
+{
+    const char *phase = kube__map_value(kube__get(pod, "status"), "phase");
+
+    return phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+/* Sets the verdict once: the first thing found wrong is the one reported. */
+static int kube__invalid(struct kube__ctx *c, struct policy_pod_spec *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int kube__invalid(struct kube__ctx *c, struct policy_pod_spec *s, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+
+    if (s->invalid != NULL)
+        return EXT_OK;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    s->invalid = ext_arena_strdup(c->a, why);
+    return s->invalid != NULL ? EXT_OK : kube__fail(c, EXT_ENOMEM, NULL, "out of memory");
+}
+
+/* ---- Pod: requests as Kubernetes computes them --------------------------- */
+
+enum kube__req { KUBE_REQ_CPU, KUBE_REQ_MEMORY, KUBE_REQ_GPU, KUBE_REQ_COUNT };
+
+struct kube__reqs {
+    int64_t v[KUBE_REQ_COUNT]; /* millicores, bytes, milli-devices */
+};
+
+static const struct {
+    const char *name;
+    int64_t scale;
+} kube__req_resources[KUBE_REQ_COUNT] = {
+    {"cpu", 1000},
+    {"memory", 1},
+    {EXT_RESOURCE_GPU, POLICY_GPU_MILLI},
+};
+
+static int kube__reqs_add(struct kube__ctx *c, struct kube__reqs *sum, const struct kube__reqs *r,
+                          const cJSON *where)
+{
+    for (int i = 0; i < KUBE_REQ_COUNT; i++) {
+        if (__builtin_add_overflow(sum->v[i], r->v[i], &sum->v[i]))
+            return kube__fail(c, EXT_EINVAL, where, "%s requests overflow",
+                              kube__req_resources[i].name);
+    }
+    return EXT_OK;
+}
+
+static void kube__reqs_max(struct kube__reqs *m, const struct kube__reqs *r)
+{
+    for (int i = 0; i < KUBE_REQ_COUNT; i++) {
+        if (r->v[i] > m->v[i])
+            m->v[i] = r->v[i];
+    }
+}
+
+/*
+ * One resource list as the API server leaves it after defaulting: a
+ * resource with a limit and no request requests its limit. With limits NULL
+ * it reads a plain list (overhead, pod-level requests).
+ */
+static int kube__resource_list(struct kube__ctx *c, const cJSON *requests, const cJSON *limits,
+                               const char *what, struct policy_pod_spec *s, struct kube__reqs *out)
+{
+    char name[128];
+    int64_t v;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < KUBE_REQ_COUNT; i++) {
+        const cJSON *q = kube__get(requests, kube__req_resources[i].name);
+
+        if (q == NULL)
+            q = kube__get(limits, kube__req_resources[i].name);
+        if (q == NULL)
+            continue;
+        snprintf(name, sizeof(name), "%s.%s", what, kube__req_resources[i].name);
+        rc = kube__quantity(c, q, kube__req_resources[i].scale, name, &v);
+        if (rc != EXT_OK)
+            return rc;
+        if (v < 0)
+            return kube__invalid(c, s, "%s is negative", name);
+        if (i == KUBE_REQ_GPU && v % POLICY_GPU_MILLI != 0)
+            return kube__invalid(c, s, "%s must be a whole number of devices", name);
+        out->v[i] = v;
+    }
+    return EXT_OK;
+}
+
+static int kube__container_reqs(struct kube__ctx *c, const cJSON *ctr, const char *list,
+                                struct policy_pod_spec *s, struct kube__reqs *out)
+{
+    const cJSON *res = kube__get(ctr, "resources");
+    const char *name = kube__map_value(ctr, "name");
+    char what[160];
+
+    if (!cJSON_IsObject(ctr))
+        return kube__fail(c, EXT_EINVAL, ctr, "%s: an item is not a mapping", list);
+    snprintf(what, sizeof(what), "%s[%.64s].resources.requests", list, name ? name : "?");
+    return kube__resource_list(c, kube__get(res, "requests"), kube__get(res, "limits"), what, s,
+                               out);
+}
+
+static bool kube__is_sidecar(const cJSON *ctr)
+{
+    const char *policy = kube__map_value(ctr, "restartPolicy");
+
+    return policy != NULL && strcmp(policy, "Always") == 0;
+}
+
+/*
+ * PodRequests (k8s.io/component-helpers/resource): containers add up; an
+ * init container needs its own requests plus the sidecars started before it;
+ * a sidecar (init container with restartPolicy Always) keeps running, so it
+ * adds to the total too; the pod needs the larger of the two, then overhead.
+ * Pod-level spec.resources.requests, when set, replace the cpu/memory sums.
+ */
+static int kube__pod_requests(struct kube__ctx *c, const cJSON *spec, struct policy_pod_spec *s)
+{
+    const cJSON *ctrs = kube__get(spec, "containers"), *inits = kube__get(spec, "initContainers");
+    struct kube__reqs sum = {{0}}, sidecars = {{0}}, init_max = {{0}}, r, pod_level;
+    const cJSON *e;
+    size_t n;
+    int rc;
+
+    rc = kube__list(c, ctrs, "spec.containers", KUBE_MAX_CONTAINERS, &n);
+    if (rc == EXT_OK)
+        rc = kube__list(c, inits, "spec.initContainers", KUBE_MAX_CONTAINERS, &n);
+    if (rc != EXT_OK)
+        return rc;
+    cJSON_ArrayForEach(e, ctrs) {
+        rc = kube__container_reqs(c, e, "containers", s, &r);
+        if (rc == EXT_OK)
+            rc = kube__reqs_add(c, &sum, &r, e);
+        if (rc != EXT_OK)
+            return rc;
+    }
+    cJSON_ArrayForEach(e, inits) {
+        rc = kube__container_reqs(c, e, "initContainers", s, &r);
+        if (rc != EXT_OK)
+            return rc;
+        if (kube__is_sidecar(e)) {
+            rc = kube__reqs_add(c, &sum, &r, e);
+            if (rc == EXT_OK)
+                rc = kube__reqs_add(c, &sidecars, &r, e);
+            r = sidecars;
+        } else {
+            rc = kube__reqs_add(c, &r, &sidecars, e);
+        }
+        if (rc != EXT_OK)
+            return rc;
+        kube__reqs_max(&init_max, &r);
+    }
+    kube__reqs_max(&sum, &init_max);
+
+    e = kube__get(kube__get(spec, "resources"), "requests");
+    rc = kube__resource_list(c, e, NULL, "spec.resources.requests", s, &pod_level);
+    if (rc != EXT_OK)
+        return rc;
+    if (kube__get(e, "cpu") != NULL)
+        sum.v[KUBE_REQ_CPU] = pod_level.v[KUBE_REQ_CPU];
+    if (kube__get(e, "memory") != NULL)
+        sum.v[KUBE_REQ_MEMORY] = pod_level.v[KUBE_REQ_MEMORY];
+
+    e = kube__get(spec, "overhead");
+    rc = kube__resource_list(c, e, NULL, "spec.overhead", s, &r);
+    if (rc == EXT_OK)
+        rc = kube__reqs_add(c, &sum, &r, e);
+    if (rc != EXT_OK)
+        return rc;
+    s->cpu_milli = sum.v[KUBE_REQ_CPU];
+    s->memory_bytes = sum.v[KUBE_REQ_MEMORY];
+    s->gpus = sum.v[KUBE_REQ_GPU] / POLICY_GPU_MILLI;
+    return EXT_OK;
+}
+
+/* ---- Pod: the GPU share annotations (KAI's) ------------------------------ */
+
+/* A non-negative decimal integer, or false. */
+static bool kube__parse_count(const char *s, int64_t max, int64_t *out)
+{
+    int64_t v = 0;
+
+    if (s == NULL || *s == '\0')
+        return false;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (*s - '0')) / 10)
+            return false;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static int kube__pod_share(struct kube__ctx *c, const cJSON *ann, struct policy_pod_spec *s)
+{
+    const char *frac = kube__map_value(ann, EXT_ANNOTATION_GPU_FRACTION);
+    const char *mem = kube__map_value(ann, EXT_ANNOTATION_GPU_MEMORY);
+    const char *devs = kube__map_value(ann, EXT_ANNOTATION_GPU_DEVICES);
+    int64_t v;
+
+    if (frac != NULL) {
+        if (kube_fraction_parse(frac, &s->gpu_share_milli) != EXT_OK)
+            return kube__invalid(c, s, "gpu-fraction \"%.32s\" is not a number", frac);
+        if (s->gpu_share_milli <= 0 || s->gpu_share_milli >= POLICY_GPU_MILLI)
+            return kube__invalid(c, s, "gpu-fraction %.32s: share outside (0, 1)", frac);
+    }
+    if (mem != NULL) {
+        if (!kube__parse_count(mem, INT32_MAX, &v) || v == 0)
+            return kube__invalid(c, s, "gpu-memory \"%.32s\" is not a positive number of MiB",
+                                 mem);
+        s->gpu_memory_mib = v;
+    }
+    if (frac != NULL && mem != NULL)
+        return kube__invalid(c, s, "both gpu-fraction and gpu-memory");
+    if (devs != NULL) {
+        if (!kube__parse_count(devs, INT32_MAX, &v) || v == 0)
+            return kube__invalid(c, s, "gpu-fraction-num-devices \"%.32s\" is not a positive "
+                                 "number", devs);
+        s->gpu_devices = (int32_t)v;
+    }
+    return EXT_OK;
+}
+
+/* ---- Pod: where it may go ------------------------------------------------ */
+
+struct kube__op {
+    const char *name;
+    enum policy_selector_op op;
+};
+
+static const struct kube__op kube__selector_ops[] = {
+    {"In", POLICY_SELECT_IN},
+    {"NotIn", POLICY_SELECT_NOT_IN},
+    {"Exists", POLICY_SELECT_EXISTS},
+    {"DoesNotExist", POLICY_SELECT_DOES_NOT_EXIST},
+};
+
+static int kube__strings(struct kube__ctx *c, const cJSON *list, const char *what,
+                         const char *const **out, size_t *n)
+{
+    const char **v;
+    const cJSON *e;
+    size_t i = 0;
+    int rc;
+
+    *out = NULL;
+    rc = kube__list(c, list, what, KUBE_MAX_LIST, n);
+    if (rc != EXT_OK || *n == 0)
+        return rc;
+    v = ext_arena_alloc(c->a, *n * sizeof(*v));
+    if (v == NULL)
+        return kube__fail(c, EXT_ENOMEM, list, "out of memory");
+    cJSON_ArrayForEach(e, list) {
+        if (!cJSON_IsString(e) || strlen(e->valuestring) > KUBE_MAX_VALUE)
+            return kube__fail(c, EXT_EINVAL, e, "%s: an item is not a string", what);
+        v[i++] = e->valuestring;
+    }
+    *out = v;
+    return EXT_OK;
+}
+
+/* One matchExpression; an operator muster does not evaluate makes the pod invalid. */
+static int kube__selector_req(struct kube__ctx *c, const cJSON *e, struct policy_selector_req *r,
+                              struct policy_pod_spec *s, bool *supported)
+{
+    const char *op = NULL;
+    size_t i;
+    int rc;
+
+    *supported = false;
+    rc = kube__string(c, e, "key", "matchExpressions key", KUBE_MAX_VALUE, &r->key);
+    if (rc == EXT_OK)
+        rc = kube__string(c, e, "operator", "matchExpressions operator", 32, &op);
+    if (rc == EXT_OK)
+        rc = kube__strings(c, kube__get(e, "values"), "matchExpressions values", &r->values,
+                           &r->nvalues);
+    if (rc != EXT_OK)
+        return rc;
+    if (r->key == NULL || op == NULL)
+        return kube__fail(c, EXT_EINVAL, e, "matchExpressions: an item needs key and operator");
+    for (i = 0; i < sizeof(kube__selector_ops) / sizeof(kube__selector_ops[0]); i++) {
+        if (strcmp(op, kube__selector_ops[i].name) == 0) {
+            r->op = kube__selector_ops[i].op;
+            *supported = true;
+            return EXT_OK;
+        }
+    }
+    return kube__invalid(c, s, "node affinity: unsupported operator %s", op);
+}
+
+static int kube__selector_term(struct kube__ctx *c, const cJSON *term,
+                               struct policy_selector_term *t, struct policy_pod_spec *s)
+{
+    const cJSON *exprs = kube__get(term, "matchExpressions"), *e;
+    struct policy_selector_req *reqs;
+    size_t n, fields, i = 0;
+    bool supported;
+    int rc;
+
+    rc = kube__list(c, exprs, "matchExpressions", KUBE_MAX_LIST, &n);
+    if (rc == EXT_OK)
+        rc = kube__list(c, kube__get(term, "matchFields"), "matchFields", KUBE_MAX_LIST, &fields);
+    if (rc != EXT_OK)
+        return rc;
+    if (fields > 0)
+        return kube__invalid(c, s, "node affinity: matchFields unsupported");
+    t->nreqs = 0;
+    if (n == 0)
+        return EXT_OK; /* an empty term matches no node: the caller drops it */
+    reqs = ext_arena_alloc(c->a, n * sizeof(*reqs));
+    if (reqs == NULL)
+        return kube__fail(c, EXT_ENOMEM, term, "out of memory");
+    cJSON_ArrayForEach(e, exprs) {
+        rc = kube__selector_req(c, e, &reqs[i], s, &supported);
+        if (rc != EXT_OK || !supported)
+            return rc;
+        i++;
+    }
+    t->reqs = reqs;
+    t->nreqs = n;
+    return EXT_OK;
+}
+
+static int kube__pod_affinity(struct kube__ctx *c, const cJSON *spec, struct policy_pod_spec *s)
+{
+    const cJSON *req = kube__get(kube__get(kube__get(spec, "affinity"), "nodeAffinity"),
+                                 "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms = kube__get(req, "nodeSelectorTerms"), *e;
+    struct policy_selector_term *t;
+    size_t n, kept = 0;
+    int rc;
+
+    rc = kube__list(c, terms, "nodeSelectorTerms", KUBE_MAX_LIST, &n);
+    if (rc != EXT_OK || n == 0)
+        return rc;
+    t = ext_arena_alloc(c->a, n * sizeof(*t));
+    if (t == NULL)
+        return kube__fail(c, EXT_ENOMEM, terms, "out of memory");
+    cJSON_ArrayForEach(e, terms) {
+        rc = kube__selector_term(c, e, &t[kept], s);
+        if (rc != EXT_OK || s->invalid != NULL)
+            return rc;
+        if (t[kept].nreqs > 0)
+            kept++;
+    }
+    if (kept == 0)
+        return kube__invalid(c, s, "node affinity: no nodeSelectorTerm can match a node");
+    s->affinity = t;
+    s->naffinity = kept;
+    return EXT_OK;
+}
+
+static int kube__toleration(struct kube__ctx *c, const cJSON *e, struct policy_toleration *t,
+                            struct policy_pod_spec *s)
+{
+    const char *op = NULL, *effect = NULL;
+    int rc;
+
+    rc = kube__string(c, e, "key", "toleration key", KUBE_MAX_VALUE, &t->key);
+    if (rc == EXT_OK)
+        rc = kube__string(c, e, "operator", "toleration operator", 32, &op);
+    if (rc == EXT_OK)
+        rc = kube__string(c, e, "value", "toleration value", KUBE_MAX_VALUE, &t->value);
+    if (rc == EXT_OK)
+        rc = kube__string(c, e, "effect", "toleration effect", 32, &effect);
+    if (rc != EXT_OK)
+        return rc;
+    if (op == NULL || *op == '\0' || strcmp(op, "Equal") == 0)
+        t->op = POLICY_TOLERATE_EQUAL;
+    else if (strcmp(op, "Exists") == 0)
+        t->op = POLICY_TOLERATE_EXISTS;
+    else
+        return kube__invalid(c, s, "toleration: unsupported operator %s", op);
+    t->effect = effect == NULL || *effect == '\0' ? -1 : kube__effect_lookup(effect);
+    if (t->effect < 0 && effect != NULL && *effect != '\0')
+        return kube__fail(c, EXT_EINVAL, e, "toleration: effect \"%.32s\" unknown", effect);
+    return EXT_OK;
+}
+
+static int kube__pod_tolerations(struct kube__ctx *c, const cJSON *spec, struct policy_pod_spec *s)
+{
+    const cJSON *list = kube__get(spec, "tolerations"), *e;
+    struct policy_toleration *t;
+    size_t n, i = 0;
+    int rc;
+
+    rc = kube__list(c, list, "spec.tolerations", KUBE_MAX_LIST, &n);
+    if (rc != EXT_OK || n == 0)
+        return rc;
+    t = ext_arena_alloc(c->a, n * sizeof(*t));
+    if (t == NULL)
+        return kube__fail(c, EXT_ENOMEM, list, "out of memory");
+    cJSON_ArrayForEach(e, list) {
+        if (!cJSON_IsObject(e))
+            return kube__fail(c, EXT_EINVAL, e, "spec.tolerations: an item is not a mapping");
+        rc = kube__toleration(c, e, &t[i++], s);
+        if (rc != EXT_OK)
+            return rc;
+    }
+    s->tolerations = t;
+    s->ntolerations = n;
+    return EXT_OK;
+}
+
+/* ---- Pod ----------------------------------------------------------------- */
+
+static bool kube__managed(const char *scheduler, const struct kube_decode_opts *o)
+{
+    size_t i;
+
+    if (scheduler == NULL)
+        scheduler = "default-scheduler";
+    for (i = 0; i < o->nscheduler_names; i++) {
+        if (strcmp(scheduler, o->scheduler_names[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Who the pod is: identity, gang, queue, placement. */
+static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
+                              const struct kube_decode_opts *o, struct policy_pod_spec *s)
+{
+    const cJSON *meta = kube__get(pod, "metadata"), *spec = kube__get(pod, "spec");
+    const cJSON *labels = kube__get(meta, "labels");
+    const struct policy_label *l;
+    const char *type, *sched = NULL;
+    size_t nl;
+    int64_t prio = 0;
+    int rc;
+
+    rc = kube__meta(c, pod, "pod", &s->namespace_, &s->name);
+    if (rc == EXT_OK)
+        rc = kube__string(c, meta, "uid", "metadata.uid", KUBE_MAX_NAME, &s->uid);
+    /* Checked here so the lookups below can trust the maps. */
+    if (rc == EXT_OK)
+        rc = kube__labels(c, labels, "metadata.labels", &l, &nl);
+    if (rc == EXT_OK)
+        rc = kube__labels(c, kube__get(meta, "annotations"), "metadata.annotations", &l, &nl);
+    if (rc == EXT_OK && spec != NULL && !cJSON_IsObject(spec))
+        rc = kube__fail(c, EXT_EINVAL, spec, "pod: spec must be a mapping");
+    if (rc == EXT_OK)
+        rc = kube__int64(c, spec, "priority", "spec.priority", INT32_MIN, INT32_MAX, &prio);
+    if (rc == EXT_OK)
+        rc = kube__string(c, spec, "schedulerName", "spec.schedulerName", KUBE_MAX_NAME, &sched);
+    if (rc == EXT_OK)
+        rc = kube__string(c, spec, "nodeName", "spec.nodeName", KUBE_MAX_NAME, &s->node);
+    if (rc == EXT_OK)
+        rc = kube__string(c, kube__get(meta, "annotations"), EXT_ANNOTATION_GPU_GROUP,
+                          "annotation " EXT_ANNOTATION_GPU_GROUP, KUBE_MAX_VALUE, &s->gpu_groups);
+    if (rc != EXT_OK)
+        return rc;
+    if (s->uid == NULL)
+        s->uid = "";
+    if (s->node != NULL && *s->node == '\0')
+        s->node = NULL;
+    if (s->gpu_groups != NULL && *s->gpu_groups == '\0')
+        s->gpu_groups = NULL;
+    s->priority = (int32_t)prio;
+    s->gang = kube_pod_gang_key(pod, c->a);
+    if (s->gang == NULL && kube__gang_name(meta) != NULL)
+        return kube__fail(c, EXT_EINVAL, meta, "pod: gang name longer than %d characters",
+                          KUBE_MAX_NAME);
+    type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
+    s->gang_head = type != NULL && strcmp(type, "head") == 0;
+    s->queue = kube__queue_label(labels, o);
+    s->managed = kube__managed(sched, o);
+    return EXT_OK;
+}
+
+int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct ext_arena *a,
+                    struct policy_pod_spec *out, char *err, size_t errlen, const cJSON **where)
+{
+    struct kube__ctx c = {a, err, errlen, where};
+    struct policy_pod_spec s = {0};
+    const cJSON *spec = kube__get(pod, "spec");
+    int rc;
+
+    if (o == NULL)
+        o = &kube_decode_defaults;
+    rc = kube__pod_identity(&c, pod, o, &s);
+    if (rc == EXT_OK)
+        rc = kube__pod_requests(&c, spec, &s);
+    if (rc == EXT_OK)
+        rc = kube__pod_share(&c, kube__get(kube__get(pod, "metadata"), "annotations"), &s);
+    if (rc == EXT_OK)
+        rc = kube__labels(&c, kube__get(spec, "nodeSelector"), "spec.nodeSelector",
+                          &s.node_selector, &s.nnode_selector);
+    if (rc == EXT_OK)
+        rc = kube__pod_affinity(&c, spec, &s);
+    if (rc == EXT_OK)
+        rc = kube__pod_tolerations(&c, spec, &s);
+    if (rc != EXT_OK)
+        return rc;
+    *out = s;
+    return EXT_OK;
+}
