@@ -18,8 +18,9 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "muster %s - gang scheduling for Ray on Kubernetes, as a kube-scheduler "
-                 "extender\n\nUsage: muster <command> [options]\n\nCommands:\n",
+    fprintf(out,
+            "muster %s - gang scheduling for Ray on Kubernetes, as a kube-scheduler "
+            "extender\n\nUsage: muster <command> [options]\n\nCommands:\n",
             MUSTER_VERSION);
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);

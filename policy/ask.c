@@ -59,8 +59,7 @@ void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
             frac[--n] = '\0';
         snprintf(buf, len, "%d.%s GPU%s", p->share / 1000, frac,
                  p->devices > 1 ? " on each of several devices" : "");
-    }
-    else if (p->gpu_memory_mib > 0)
+    } else if (p->gpu_memory_mib > 0)
         snprintf(buf, len, "%lld MiB of GPU memory", (long long)p->gpu_memory_mib);
     else
         snprintf(buf, len, "%lldm cpu", (long long)p->cpu);

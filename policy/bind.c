@@ -50,8 +50,8 @@ static void missing_text(const struct policy_cluster *c, const struct pgang *g, 
     off = (size_t)snprintf(why, len, "gang %s: %d of %d members at bind or bound", g->key,
                            ready + bound, pgang_min(c, g));
     if (members < pgang_min(c, g) && off < len)
-        off += (size_t)snprintf(why + off, len - off, " (%d of %d exist)", members,
-                                pgang_min(c, g));
+        off +=
+            (size_t)snprintf(why + off, len - off, " (%d of %d exist)", members, pgang_min(c, g));
     for (size_t i = 0; i < g->nmembers && off < len; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
@@ -106,8 +106,7 @@ static int commit(struct policy_cluster *c, struct ppod *p, struct pgang *g,
         }
     }
     for (size_t i = 0; i < out->n; i++)
-        ppod_find(c, out->members[i].namespace_, out->members[i].name)->phase =
-            POLICY_POD_BINDING;
+        ppod_find(c, out->members[i].namespace_, out->members[i].name)->phase = POLICY_POD_BINDING;
     out->outcome = POLICY_BIND_COMMIT;
     return POLICY_OK;
 }
@@ -124,8 +123,9 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
     if (planned && strcmp(planned->name, node) == 0)
         return 0;
     if (!planned && !g->singleton && !g->admitted) {
-        snprintf(why, len, "gang %s has no place for this pod (its plan expired or was never "
-                           "made); kube-scheduler will retry",
+        snprintf(why, len,
+                 "gang %s has no place for this pod (its plan expired or was never "
+                 "made); kube-scheduler will retry",
                  g->key);
         return -1;
     }

@@ -68,8 +68,8 @@ static int all_fail(struct policy_filter_result *out, enum policy_fit fit, const
  * it. (Why each other node would not do is not asked: this runs on every
  * filter call, over thousands of candidates.)
  */
-static int answer_planned(struct policy_cluster *c, const struct ppod *p,
-                          const char *const *cands, struct policy_filter_result *out)
+static int answer_planned(struct policy_cluster *c, const struct ppod *p, const char *const *cands,
+                          struct policy_filter_result *out)
 {
     const char *planned = pnode_at(c, p->place.node)->name;
 
@@ -84,8 +84,8 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p,
 }
 
 /* kube-scheduler did not offer the planned node: move the member within the offer. */
-static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands,
-                       size_t n, char *why, size_t len)
+static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands, size_t n,
+                       char *why, size_t len)
 {
     struct pplace old = p->place;
     enum policy_pod_phase phase = p->phase;
@@ -141,10 +141,9 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
         return POLICY_OK;
     }
     if (pplan_gang(c, g, p, now) != 0)
-        return all_fail(out,
-                        g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE
-                                                          : POLICY_UNSCHEDULABLE,
-                        g->reason);
+        return all_fail(
+            out, g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
+            g->reason);
     if (p->phase == POLICY_POD_PENDING) {
         snprintf(why, sizeof(why),
                  "gang %s: this pod is beyond the gang's minimum and is placed once the gang "
@@ -157,8 +156,7 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
 }
 
 int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
-                  const char *const *cands, size_t n, int64_t now,
-                  struct policy_filter_result *out)
+                  const char *const *cands, size_t n, int64_t now, struct policy_filter_result *out)
 {
     struct ppod *p = ppod_find(c, ns, name);
     struct pgang *g;
@@ -195,7 +193,8 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
         snprintf(why, sizeof(why), "a bind for this pod is %s on node %s",
                  p->phase == POLICY_POD_WAITING ? "held at its gang's barrier" : "in flight",
                  p->place.node >= 0 ? pnode_at(c, p->place.node)->name
-                                    : p->bound_node ? p->bound_node : "?");
+                 : p->bound_node    ? p->bound_node
+                                    : "?");
         if (p->place.node < 0 || !in_candidates(pnode_at(c, p->place.node)->name, cands, n))
             return all_fail(out, POLICY_UNSCHEDULABLE, why);
         return answer_planned(c, p, cands, out);

@@ -11,15 +11,18 @@ static const struct {
 } fit_table[PFIT_COUNT] = {
     [PFIT_OK] = {"fits", "fits", false},
     [PFIT_UNSCHEDULABLE_NODE] = {"node is cordoned", "is schedulable", true},
-    [PFIT_SELECTOR] = {"node does not match the pod's nodeSelector", "matches the nodeSelector", true},
+    [PFIT_SELECTOR] = {"node does not match the pod's nodeSelector", "matches the nodeSelector",
+                       true},
     [PFIT_AFFINITY] = {"node does not match the pod's required node affinity",
                        "matches the required node affinity", true},
-    [PFIT_TAINT] = {"node has a taint the pod does not tolerate", "has only tolerated taints", true},
+    [PFIT_TAINT] = {"node has a taint the pod does not tolerate", "has only tolerated taints",
+                    true},
     [PFIT_CPU] = {"insufficient cpu", "has enough free cpu", false},
     [PFIT_MEMORY] = {"insufficient memory", "has enough free memory", false},
     [PFIT_PODS] = {"too many pods", "has room for another pod", false},
     [PFIT_GPU] = {"not enough free GPUs", "has a free GPU", false},
-    [PFIT_GPU_SHARE] = {"no GPU has room for the share", "has a GPU with room for the share", false},
+    [PFIT_GPU_SHARE] = {"no GPU has room for the share", "has a GPU with room for the share",
+                        false},
     [PFIT_SHARING_PAUSED] = {"GPU sharing paused: a reservation pod here did not report its device",
                              "may open a shared GPU (sharing paused after reservation failures)",
                              false},
@@ -185,11 +188,11 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
     }
     pl.share = share;
     if (share > 0 && !pgroups_pick(n, share, p->devices, s, &pl)) {
-        *why = n->sharing_paused && pnode_free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;
+        *why =
+            n->sharing_paused && pnode_free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;
         return false;
     }
     *why = PFIT_OK;
     *out = pl;
     return true;
 }
-

@@ -67,8 +67,8 @@ int64_t pnode_free_devices(const struct pnode *n)
  * least free share that still fits, a new group only when none fits. spread:
  * a new group first, else the group with the most free share.
  */
-bool pgroups_pick(const struct pnode *n, int32_t share, int32_t devices,
-                        enum policy_strategy s, struct pplace *out)
+bool pgroups_pick(const struct pnode *n, int32_t share, int32_t devices, enum policy_strategy s,
+                  struct pplace *out)
 {
     int64_t fresh = n->sharing_paused ? 0 : pnode_free_devices(n);
     int32_t next_new = 0;

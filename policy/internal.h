@@ -4,7 +4,7 @@
 
 #include "policy.h"
 
-#define POLICY_MAX_DEVICES 16   /* gpu-fraction-num-devices cap */
+#define POLICY_MAX_DEVICES 16 /* gpu-fraction-num-devices cap */
 #define POLICY_MAX_QUEUE_DEPTH 16
 #define POLICY_REASON_LEN 256
 
@@ -64,8 +64,8 @@ struct pnode {
 
 /* Where a pod sits (or would sit): node and, for a share, its groups. */
 struct pplace {
-    int32_t node;            /* -1 = nowhere */
-    int32_t share;           /* per device, milli; resolved for gpu-memory */
+    int32_t node;  /* -1 = nowhere */
+    int32_t share; /* per device, milli; resolved for gpu-memory */
     int32_t ngroups;
     int32_t groups[POLICY_MAX_DEVICES];
 };
@@ -95,21 +95,21 @@ struct ppod {
 
     enum policy_pod_phase phase;
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
-    char *bound_node; /* spec.nodeName, kept even when the node is unknown */
-    struct pplace place; /* charged placement; node -1 when nothing charged */
+    char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
+    struct pplace place;   /* charged placement; node -1 when nothing charged */
     char groups_text[POLICY_MAX_DEVICES * 12];
     char *reason;
 };
 
 struct pgang {
     char *key;
-    bool singleton;     /* a gang of one, not in the gang index */
-    bool declared[POLICY_GANG_SOURCES];     /* by a RayCluster, by a PodGroup */
+    bool singleton;                     /* a gang of one, not in the gang index */
+    bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
     int32_t declared_min[POLICY_GANG_SOURCES];
-    char *queue;        /* from the spec; NULL = its members' */
-    bool admitted;      /* its minimum was bound once */
+    char *queue;   /* from the spec; NULL = its members' */
+    bool admitted; /* its minimum was bound once */
     bool planned;
-    int64_t deadline;   /* plan released after this */
+    int64_t deadline; /* plan released after this */
     enum preason_kind reason_kind;
     char *reason;
     int32_t *members;
@@ -139,7 +139,7 @@ struct policy_cluster {
     struct ptable nodes, pods, gangs, queues;
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
     uint64_t next_arrival;
-    bool maybe_partial; /* a gang may be bound below its minimum */
+    bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
     char scratch[POLICY_REASON_LEN];

@@ -458,8 +458,9 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
 static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct policy_pod_spec *s)
 {
     const struct pgang *g = s->gang ? pgang_at(c, pidx_get(&c->gang_ix, s->gang)) : NULL;
-    const char *queue = g && g->queue ? g->queue : s->queue && *s->queue ? s->queue
-                                                                         : c->default_queue;
+    const char *queue = g && g->queue           ? g->queue
+                        : s->queue && *s->queue ? s->queue
+                                                : c->default_queue;
 
     p->ns = pstrdup(s->namespace_);
     p->name = pstrdup(s->name);
@@ -502,9 +503,9 @@ int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
     share = pfit_share_on(n, p);
     pl.share = share > 0 ? share : 0;
     if (pl.share > 0) {
-        int32_t k = p->gpu_groups_hint ? pgroups_parse(p->gpu_groups_hint, pl.groups,
-                                                      POLICY_MAX_DEVICES)
-                                       : 0;
+        int32_t k = p->gpu_groups_hint
+                        ? pgroups_parse(p->gpu_groups_hint, pl.groups, POLICY_MAX_DEVICES)
+                        : 0;
 
         if (k == p->devices) {
             pl.ngroups = k;
@@ -631,8 +632,8 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     if (p)
         pod_remove(c, pidx_get(&c->pod_ix, p->key));
     p = calloc(1, sizeof(*p));
-    if (!p || pod_fill(c, p, s) != POLICY_OK || (s->gpu_groups && !(p->gpu_groups_hint =
-                                                                         pstrdup(s->gpu_groups)))) {
+    if (!p || pod_fill(c, p, s) != POLICY_OK ||
+        (s->gpu_groups && !(p->gpu_groups_hint = pstrdup(s->gpu_groups)))) {
         pod_free(p);
         return POLICY_ENOMEM;
     }

@@ -225,8 +225,7 @@ static void need_of(const struct ppod *const *members, size_t n, bool placed,
     for (size_t i = 0; i < n; i++) {
         struct policy_resources r;
 
-        ppod_charge_resources(members[i], placed ? members[i]->place.share : members[i]->share,
-                              &r);
+        ppod_charge_resources(members[i], placed ? members[i]->place.share : members[i]->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             need->v[k] += r.v[k];
     }
@@ -314,8 +313,7 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     if (!g->singleton && !pgang_declared(g)) {
         /* Its size is unknown until its RayCluster or PodGroup is seen: planning
          * the members that exist now could place a gang in part. */
-        snprintf(why, sizeof(why), "gang %s: its RayCluster or PodGroup is not known yet",
-                 g->key);
+        snprintf(why, sizeof(why), "gang %s: its RayCluster or PodGroup is not known yet", g->key);
         pgang_set_reason(g, PREASON_MEMBERS, why);
         goto out;
     }
@@ -388,4 +386,3 @@ out:
     free(order);
     return rc;
 }
-

@@ -34,7 +34,7 @@ static const struct quantity_case quantity_cases[] = {
     {"0.5", 1000, EXT_OK, 500},
     {".5", 1000, EXT_OK, 500},
     {"5.", 1000, EXT_OK, 5000},
-    {"1.5", 1, EXT_OK, 2},      /* whole units round up */
+    {"1.5", 1, EXT_OK, 2}, /* whole units round up */
     {"1.0001", 1000, EXT_OK, 1001},
     {"100m", 1, EXT_OK, 1},
     {"1m", 1000, EXT_OK, 1},
@@ -45,7 +45,7 @@ static const struct quantity_case quantity_cases[] = {
     {"000123", 1, EXT_OK, 123},
     {"+3", 1, EXT_OK, 3},
     {"-1", 1000, EXT_OK, -1000},
-    {"-0.5", 1, EXT_OK, -1},    /* magnitude rounds up, as Kubernetes does */
+    {"-0.5", 1, EXT_OK, -1}, /* magnitude rounds up, as Kubernetes does */
     {"4Gi", 1, EXT_OK, 4294967296},
     {"4G", 1, EXT_OK, 4000000000},
     {"65740800Ki", 1, EXT_OK, 67318579200},
@@ -118,13 +118,13 @@ struct format_case {
 };
 
 static const struct format_case format_cases[] = {
-    {2000, KUBE_QUANTITY_MILLI, "2"},       {500, KUBE_QUANTITY_MILLI, "500m"},
-    {0, KUBE_QUANTITY_MILLI, "0"},          {4294967296, KUBE_QUANTITY_BINARY, "4Gi"},
-    {3072, KUBE_QUANTITY_BINARY, "3Ki"},    {1000, KUBE_QUANTITY_BINARY, "1000"},
-    {0, KUBE_QUANTITY_BINARY, "0"},         {1610612736, KUBE_QUANTITY_BINARY, "1536Mi"},
-    {500, KUBE_QUANTITY_DECIMAL, "0.5"},    {2000, KUBE_QUANTITY_DECIMAL, "2"},
-    {2250, KUBE_QUANTITY_DECIMAL, "2.25"},  {1, KUBE_QUANTITY_DECIMAL, "0.001"},
-    {0, KUBE_QUANTITY_DECIMAL, "0"},        {-500, KUBE_QUANTITY_DECIMAL, "-0.5"},
+    {2000, KUBE_QUANTITY_MILLI, "2"},      {500, KUBE_QUANTITY_MILLI, "500m"},
+    {0, KUBE_QUANTITY_MILLI, "0"},         {4294967296, KUBE_QUANTITY_BINARY, "4Gi"},
+    {3072, KUBE_QUANTITY_BINARY, "3Ki"},   {1000, KUBE_QUANTITY_BINARY, "1000"},
+    {0, KUBE_QUANTITY_BINARY, "0"},        {1610612736, KUBE_QUANTITY_BINARY, "1536Mi"},
+    {500, KUBE_QUANTITY_DECIMAL, "0.5"},   {2000, KUBE_QUANTITY_DECIMAL, "2"},
+    {2250, KUBE_QUANTITY_DECIMAL, "2.25"}, {1, KUBE_QUANTITY_DECIMAL, "0.001"},
+    {0, KUBE_QUANTITY_DECIMAL, "0"},       {-500, KUBE_QUANTITY_DECIMAL, "-0.5"},
 };
 
 START_TEST(test_quantity_format)
@@ -143,10 +143,10 @@ struct fraction_case {
 };
 
 static const struct fraction_case fraction_cases[] = {
-    {"0.5", EXT_OK, 500},   {"0.333", EXT_OK, 333}, {"0.3333", EXT_OK, 334},
-    {".25", EXT_OK, 250},   {"5e-1", EXT_OK, 500},  {"1", EXT_OK, 1000},
-    {"-0.5", EXT_OK, -500}, {"0.0001", EXT_OK, 1},  {"abc", EXT_EINVAL, 0},
-    {"500m", EXT_EINVAL, 0}, {"1E", EXT_EINVAL, 0}, {"", EXT_EINVAL, 0},
+    {"0.5", EXT_OK, 500},     {"0.333", EXT_OK, 333},   {"0.3333", EXT_OK, 334},
+    {".25", EXT_OK, 250},     {"5e-1", EXT_OK, 500},    {"1", EXT_OK, 1000},
+    {"-0.5", EXT_OK, -500},   {"0.0001", EXT_OK, 1},    {"abc", EXT_EINVAL, 0},
+    {"500m", EXT_EINVAL, 0},  {"1E", EXT_EINVAL, 0},    {"", EXT_EINVAL, 0},
     {"0.5Gi", EXT_EINVAL, 0}, {"1e12", EXT_ETOOBIG, 0},
 };
 
@@ -384,8 +384,7 @@ START_TEST(test_pod_invalid_asks)
     ck_assert_msg(j != NULL, "bad case JSON %s", json);
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_OK);
     ck_assert_msg(s.invalid != NULL && strstr(s.invalid, c->want) != NULL,
-                  "case %d: invalid = %s, want %s", _i, s.invalid ? s.invalid : "(null)",
-                  c->want);
+                  "case %d: invalid = %s, want %s", _i, s.invalid ? s.invalid : "(null)", c->want);
     ext_arena_free(a);
     cJSON_Delete(j);
 }

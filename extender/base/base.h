@@ -16,17 +16,17 @@
 
 /* ---- the error table: codes that mean one thing across the shell ---------- */
 
-#define EXT_ERRNO_MAP(XX)                                                         \
-    XX(OK, 0, "ok")                                                               \
-    XX(ENOMEM, -1, "out of memory")                                               \
-    XX(EINVAL, -2, "invalid input")                                               \
-    XX(ETOOBIG, -3, "input over its size cap")                                    \
-    XX(ENOTFOUND, -4, "not found")                                                \
-    XX(EIO, -5, "I/O or network failure")                                         \
-    XX(EHTTP, -6, "the API server answered with an error status")                 \
-    XX(ECONFLICT, -7, "conflict")                                                 \
-    XX(EGONE, -8, "resource version too old (410 Gone)")                          \
-    XX(ETIMEOUT, -9, "timed out")                                                 \
+#define EXT_ERRNO_MAP(XX)                                                                          \
+    XX(OK, 0, "ok")                                                                                \
+    XX(ENOMEM, -1, "out of memory")                                                                \
+    XX(EINVAL, -2, "invalid input")                                                                \
+    XX(ETOOBIG, -3, "input over its size cap")                                                     \
+    XX(ENOTFOUND, -4, "not found")                                                                 \
+    XX(EIO, -5, "I/O or network failure")                                                          \
+    XX(EHTTP, -6, "the API server answered with an error status")                                  \
+    XX(ECONFLICT, -7, "conflict")                                                                  \
+    XX(EGONE, -8, "resource version too old (410 Gone)")                                           \
+    XX(ETIMEOUT, -9, "timed out")                                                                  \
     XX(ESTOPPED, -10, "shutting down")
 
 enum ext_err {
@@ -103,22 +103,22 @@ int ext_arena_defer(struct ext_arena *a, void (*release)(void *), void *arg);
 #define EXT_LABEL_GPU_MEMORY "nvidia.com/gpu.memory" /* MiB per device, on nodes */
 
 /* What muster writes. */
-#define EXT_ANNOTATION_GPU_GROUP "muster.dev/gpu-group"       /* "g0" or "g0,g3" */
-#define EXT_ANNOTATION_GPU_SHARE "muster.dev/gpu-fraction"    /* "0.500" */
-#define EXT_ANNOTATION_REQUEUE "muster.dev/requeue"           /* touched to hand a pod back */
-#define EXT_ANNOTATION_GPU_DEVICE "muster.dev/gpu-device"     /* by `muster reserve` */
-#define EXT_LABEL_GPU_SHARE_ID "muster.dev/gpu-share-id"      /* by the webhook */
-#define EXT_LABEL_RESERVATION_GROUP "muster.dev/gpu-group"    /* on reservation pods */
+#define EXT_ANNOTATION_GPU_GROUP "muster.dev/gpu-group"    /* "g0" or "g0,g3" */
+#define EXT_ANNOTATION_GPU_SHARE "muster.dev/gpu-fraction" /* "0.500" */
+#define EXT_ANNOTATION_REQUEUE "muster.dev/requeue"        /* touched to hand a pod back */
+#define EXT_ANNOTATION_GPU_DEVICE "muster.dev/gpu-device"  /* by `muster reserve` */
+#define EXT_LABEL_GPU_SHARE_ID "muster.dev/gpu-share-id"   /* by the webhook */
+#define EXT_LABEL_RESERVATION_GROUP "muster.dev/gpu-group" /* on reservation pods */
 #define EXT_LABEL_RESERVATION_NODE "muster.dev/node"
-#define EXT_RESERVATION_APP "muster-gpu-reservation"          /* app.kubernetes.io/name */
+#define EXT_RESERVATION_APP "muster-gpu-reservation" /* app.kubernetes.io/name */
 
 /* ---- the log ---------------------------------------------------------------- */
 /*
  * One line per event, plain or JSON, to stderr.
  *
  * Decisions are logged as fields a person and a log pipeline can both read:
- *   plain: 2026-11-29T16:40:01.123Z info filter pod=lab/demo-head gang=lab/demo verdict=planned node=n1
- *   json:  {"ts":"...","level":"info","msg":"filter","pod":"lab/demo-head",...}
+ *   plain: 2026-11-29T16:40:01.123Z info filter pod=lab/demo-head gang=lab/demo verdict=planned
+ * node=n1 json:  {"ts":"...","level":"info","msg":"filter","pod":"lab/demo-head",...}
  */
 
 void ext_log_setup(enum cfg_log_format format, enum cfg_log_level level);

@@ -149,8 +149,7 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
                      "gang committed whole (%zu members at once); this pod bound to %s%s%s", r->n,
                      m->node, m->gpu_groups ? ", GPU group " : "",
                      m->gpu_groups ? m->gpu_groups : "");
-            ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal",
-                            msg);
+            ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
         }
     }
     return self_ok;
@@ -211,8 +210,8 @@ static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
 {
     char err[512];
 
-    if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node, err,
-                          sizeof(err)) != EXT_OK) {
+    if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node,
+                                     err, sizeof(err)) != EXT_OK) {
         ans->error = ext_arena_strdup(ans->pool, err);
         return EXT_OK;
     }
@@ -249,8 +248,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     snprintf(key, sizeof(key), "%s/%s", a->pod_namespace, a->pod_name);
     reserve_early(d, a);
     pthread_mutex_lock(&d->cache.lock);
-    if (!policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) ||
-        !pv.managed) {
+    if (!policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) || !pv.managed) {
         pthread_mutex_unlock(&d->cache.lock);
         return bind_plain(d, a, ans);
     }

@@ -98,8 +98,8 @@ static void keys_cleanup(struct cache_keys *k)
 
 static const char *meta_string(const cJSON *obj, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
 
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
@@ -178,7 +178,7 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
 /* The engine's refusal as the shell's code, with the engine's words in err. */
 static int engine_rc(int prc, char *err, size_t errlen)
 {
-    int code = prc == POLICY_ENOMEM ? EXT_ENOMEM
+    int code = prc == POLICY_ENOMEM   ? EXT_ENOMEM
                : prc == POLICY_ENOENT ? EXT_ENOTFOUND
                : prc == POLICY_ELIMIT ? EXT_ETOOBIG
                                       : EXT_EINVAL;
@@ -315,8 +315,7 @@ static void on_absent(void *ctx)
 
     on_replace(ctx, none);
     cJSON_Delete(none);
-    ext_log_info("resource absent; watching for it to appear", "resource",
-                 sources[sc->src].name);
+    ext_log_info("resource absent; watching for it to appear", "resource", sources[sc->src].name);
 }
 
 static void on_error(void *ctx, int code, const char *message)
@@ -332,12 +331,11 @@ static const struct kube_watch_handler handler = {
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,
-               char *err, size_t errlen)
+int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
+               size_t errlen)
 {
-    struct policy_options po = {.strategy = s->strategy,
-                                .plan_ttl_ms = s->plan_ttl_ms,
-                                .default_queue = s->default_queue};
+    struct policy_options po = {
+        .strategy = s->strategy, .plan_ttl_ms = s->plan_ttl_ms, .default_queue = s->default_queue};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
@@ -359,8 +357,8 @@ int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
         c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i};
-        c->watches[i] = kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i],
-                                         NULL);
+        c->watches[i] =
+            kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i], NULL);
         if (!c->watches[i]) {
             snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
             return EXT_ENOMEM;
@@ -389,8 +387,8 @@ bool cache_ready(struct cache *c, char *why, size_t len)
     for (int i = 0; i < CACHE_SOURCE_COUNT; i++) {
         if (!c->watches[i])
             continue;
-        if (kube_watch_synced(c->watches[i]) || (sources[i].optional &&
-                                                 kube_watch_absent(c->watches[i])))
+        if (kube_watch_synced(c->watches[i]) ||
+            (sources[i].optional && kube_watch_absent(c->watches[i])))
             continue;
         snprintf(why, len, "%s not listed yet", sources[i].name);
         return false;

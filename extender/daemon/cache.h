@@ -61,8 +61,8 @@ struct cache {
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);
 
-int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube,
-               char *err, size_t errlen);
+int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
+               size_t errlen);
 /* Start the reflectors (none when kube is NULL). */
 int cache_start(struct cache *c, char *err, size_t errlen);
 void cache_cleanup(struct cache *c);

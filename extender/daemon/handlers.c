@@ -44,7 +44,7 @@ static void observe_nodes(struct ext_daemon *d, const struct ext_filter_args *a)
 
 static enum ext_verdict verdict_of(enum policy_fit f)
 {
-    return f == POLICY_FITS ? EXT_NODE_PASSES
+    return f == POLICY_FITS           ? EXT_NODE_PASSES
            : f == POLICY_UNRESOLVABLE ? EXT_NODE_UNRESOLVABLE
                                       : EXT_NODE_FAILS;
 }
@@ -127,8 +127,8 @@ static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_pri
     pthread_mutex_lock(&d->cache.lock);
     if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
         spec.managed)
-        policy_prioritize(d->cache.engine, spec.namespace_, spec.name, a->names, a->n,
-                          ext_now_ms(), ans->scores);
+        policy_prioritize(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
+                          ans->scores);
     pthread_mutex_unlock(&d->cache.lock);
     ext_arena_free(arena);
     return EXT_OK;
@@ -216,9 +216,10 @@ static void add_resources(cJSON *parent, const char *name, const struct policy_r
     for (int i = 0; i < POLICY_RES_COUNT; i++) {
         char text[64];
 
-        kube_quantity_format(r->v[i], i == POLICY_RES_CPU      ? KUBE_QUANTITY_MILLI
-                                      : i == POLICY_RES_MEMORY ? KUBE_QUANTITY_BINARY
-                                                               : KUBE_QUANTITY_DECIMAL,
+        kube_quantity_format(r->v[i],
+                             i == POLICY_RES_CPU      ? KUBE_QUANTITY_MILLI
+                             : i == POLICY_RES_MEMORY ? KUBE_QUANTITY_BINARY
+                                                      : KUBE_QUANTITY_DECIMAL,
                              text, sizeof(text));
         cJSON_AddStringToObject(o, policy_resource_name(i), text);
     }

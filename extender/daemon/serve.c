@@ -52,12 +52,15 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct serve_args *a)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},   {"check-config", no_argument, NULL, 'C'},
-        {"kubeconfig", required_argument, NULL, 'k'}, {"listen", required_argument, NULL, 'l'},
-        {"offline", no_argument, NULL, 'o'},        {"filename", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},           {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"check-config", no_argument, NULL, 'C'},
+                                         {"kubeconfig", required_argument, NULL, 'k'},
+                                         {"listen", required_argument, NULL, 'l'},
+                                         {"offline", no_argument, NULL, 'o'},
+                                         {"filename", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
     int ch;
 
     optind = 1;
@@ -185,18 +188,17 @@ static int register_metrics(struct ext_daemon *d)
 {
     struct ext_metrics *m = d->metrics;
 
-    d->bind_outcomes = ext_metrics_counter(m, "muster_bind_outcomes_total",
-                                           "Bind calls by what the gang barrier answered",
-                                           "outcome");
+    d->bind_outcomes = ext_metrics_counter(
+        m, "muster_bind_outcomes_total", "Bind calls by what the gang barrier answered", "outcome");
     d->bind_wait_seconds = ext_metrics_histogram(
         m, "muster_bind_wait_seconds", "Time binds were held at the gang barrier", NULL,
         ext_metrics_latency_buckets, ext_metrics_latency_nbuckets);
     d->bindings = ext_metrics_counter(m, "muster_bindings_total",
                                       "Bindings posted to the API server", "result");
     d->gangs = ext_metrics_gauge(m, "muster_gangs", "Gangs by state", "state");
-    d->queue_usage = ext_metrics_gauge(m, "muster_queue_usage",
-                                       "Queue usage (cpu cores, memory bytes, GPUs)",
-                                       "queue,resource,kind");
+    d->queue_usage =
+        ext_metrics_gauge(m, "muster_queue_usage", "Queue usage (cpu cores, memory bytes, GPUs)",
+                          "queue,resource,kind");
     d->queue_pending = ext_metrics_gauge(m, "muster_queue_pending_gangs",
                                          "Gangs waiting whole in each queue", "queue");
     d->watch_restarts = ext_metrics_counter(m, "muster_watch_restarts_total",
@@ -268,8 +270,7 @@ static void load_offline_doc(struct ext_daemon *d, const cJSON *doc)
             cache_apply(&d->cache, offline_kinds[i].src, "ADDED", doc);
 }
 
-static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *err,
-                        size_t errlen)
+static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *err, size_t errlen)
 {
     for (size_t i = 0; i < a->nmanifests; i++) {
         struct cfg_docs docs;
@@ -326,8 +327,8 @@ static bool has_gpu_memory_labels(void *ctx)
     return any;
 }
 
-static int admission(void *ctx, const char *body, size_t len, char **out, size_t *outlen,
-                     char *err, size_t errlen)
+static int admission(void *ctx, const char *body, size_t len, char **out, size_t *outlen, char *err,
+                     size_t errlen)
 {
     struct ext_daemon *d = ctx;
     struct webhook_opts o = {.runtime_class_name = d->settings.gpu_sharing.runtime_class_name,
@@ -340,8 +341,7 @@ static int admission(void *ctx, const char *body, size_t len, char **out, size_t
     return rc;
 }
 
-static const struct ext_http_handlers webhook_handlers = {.admission = admission,
-                                                          .ready = NULL};
+static const struct ext_http_handlers webhook_handlers = {.admission = admission, .ready = NULL};
 
 static int start_webhook(struct ext_daemon *d, char *err, size_t errlen)
 {
@@ -448,8 +448,8 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
         return 1;
     }
     if (start_webhook(d, err, sizeof(err)) != EXT_OK) {
-        ext_log_error("cannot serve the webhook", "listen",
-                      d->settings.gpu_sharing.webhook_listen, "error", err);
+        ext_log_error("cannot serve the webhook", "listen", d->settings.gpu_sharing.webhook_listen,
+                      "error", err);
         housekeeping_stop(qs);
         return 1;
     }

@@ -34,10 +34,10 @@
 /* What the hand-off works with; every pointer is borrowed from the daemon. */
 struct gpushare {
     const struct cfg_gpu_sharing *settings;
-    struct kube_client *kube;       /* NULL: no API server, nothing to make real */
-    struct policy_cluster *engine;  /* guarded by engine_lock */
+    struct kube_client *kube;      /* NULL: no API server, nothing to make real */
+    struct policy_cluster *engine; /* guarded by engine_lock */
     pthread_mutex_t *engine_lock;
-    const bool *stopping;           /* true once muster shuts down */
+    const bool *stopping; /* true once muster shuts down */
 };
 
 /*

@@ -180,9 +180,11 @@ cJSON *reservation_pod_new(const struct cfg_gpu_sharing *o, const char *node, co
     cJSON *pod, *meta, *labels;
 
     if (reservation_pod_name(node, group_id, name, sizeof(name)) != EXT_OK) {
-        (void)ext_errf(err, errlen, EXT_OK, "reservation pod for node \"%.64s\" group \"%.32s\": the node and "
-               "the group need a name (group at most %d characters, ending in a letter or digit)",
-               node ? node : "", group_id ? group_id : "", RESERVATION_GROUP_MAX);
+        (void)ext_errf(
+            err, errlen, EXT_OK,
+            "reservation pod for node \"%.64s\" group \"%.32s\": the node and "
+            "the group need a name (group at most %d characters, ending in a letter or digit)",
+            node ? node : "", group_id ? group_id : "", RESERVATION_GROUP_MAX);
         return NULL;
     }
     label_value(node, nodelabel, sizeof(nodelabel));
@@ -252,9 +254,10 @@ cJSON *gpu_share_configmap_new(const char *ns, const char *name, const char *dev
     if (!kube_name_valid(ns) || !kube_name_valid(name) || devices == NULL || *devices == '\0' ||
         owner_name == NULL || owner_uid == NULL || *owner_uid == '\0' || fraction_milli <= 0 ||
         fraction_milli >= 1000) {
-        (void)ext_errf(err, errlen, EXT_OK, "GPU share ConfigMap %.64s/%.64s: needs a namespace, a name, the "
-               "devices, the owner pod's name and uid, and a share in (0, 1)",
-               ns ? ns : "", name ? name : "");
+        (void)ext_errf(err, errlen, EXT_OK,
+                       "GPU share ConfigMap %.64s/%.64s: needs a namespace, a name, the "
+                       "devices, the owner pod's name and uid, and a share in (0, 1)",
+                       ns ? ns : "", name ? name : "");
         return NULL;
     }
     kube_quantity_format(fraction_milli, KUBE_QUANTITY_DECIMAL, frac, sizeof(frac));

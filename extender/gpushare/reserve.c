@@ -101,31 +101,39 @@ int reserve_device_check(const char *v, char *err, size_t errlen)
     size_t n = v ? strlen(v) : 0;
 
     if (v == NULL)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is not set: the NVIDIA device plugin "
-                    "sets it in a pod that asks for nvidia.com/gpu; check that this pod asks for "
-                    "nvidia.com/gpu: 1 and that the device plugin runs on its node");
+        return ext_errf(
+            err, errlen, EXT_EINVAL,
+            "NVIDIA_VISIBLE_DEVICES is not set: the NVIDIA device plugin "
+            "sets it in a pod that asks for nvidia.com/gpu; check that this pod asks for "
+            "nvidia.com/gpu: 1 and that the device plugin runs on its node");
     if (n == 0 || strspn(v, " \t") == n)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is empty: no GPU was given to this pod");
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES is empty: no GPU was given to this pod");
     if (strcasecmp(v, "all") == 0)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is \"all\": the device plugin did not "
-                    "allocate a GPU to this pod (\"all\" is the CUDA image's default), and "
-                    "handing every GPU of the node to sharing pods would be wrong");
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES is \"all\": the device plugin did not "
+                        "allocate a GPU to this pod (\"all\" is the CUDA image's default), and "
+                        "handing every GPU of the node to sharing pods would be wrong");
     if (strcasecmp(v, "none") == 0 || strcasecmp(v, "void") == 0)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is \"%s\": this pod was given no GPU", v);
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES is \"%s\": this pod was given no GPU", v);
     if (v[0] == '/')
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES is the path \"%.64s\": the device "
-                    "plugin passes devices as volume mounts; muster reads them from the "
-                    "environment (device plugin setting deviceListStrategy: envvar)",
-                    v);
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES is the path \"%.64s\": the device "
+                        "plugin passes devices as volume mounts; muster reads them from the "
+                        "environment (device plugin setting deviceListStrategy: envvar)",
+                        v);
     if (strchr(v, ',') != NULL)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES lists several devices (\"%.64s\"): a "
-                    "reservation pod asks for exactly one",
-                    v);
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES lists several devices (\"%.64s\"): a "
+                        "reservation pod asks for exactly one",
+                        v);
     if (n > RESERVE_DEVICE_MAX ||
         strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:./") != n)
-        return ext_errf(err, errlen, EXT_EINVAL, "NVIDIA_VISIBLE_DEVICES \"%.64s\" is neither a GPU UUID "
-                    "(GPU-...) nor an index",
-                    v);
+        return ext_errf(err, errlen, EXT_EINVAL,
+                        "NVIDIA_VISIBLE_DEVICES \"%.64s\" is neither a GPU UUID "
+                        "(GPU-...) nor an index",
+                        v);
     return EXT_OK;
 }
 

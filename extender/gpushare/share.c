@@ -36,8 +36,7 @@ static int ensure_reservation(struct gpushare *d, const char *node, const char *
     cJSON *pod;
     int rc;
 
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods",
-             d->settings->reservation_namespace);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", d->settings->reservation_namespace);
     pod = reservation_pod_new(d->settings, node, group, err, errlen);
     if (!pod)
         return EXT_EINVAL;
@@ -56,9 +55,8 @@ static int ensure_reservation(struct gpushare *d, const char *node, const char *
  * is made again. NULL with *stopped set when muster is shutting down: that is
  * no verdict on the node.
  */
-static char *await_device(struct gpushare *d, const char *node, const char *group,
-                          const char *name, int64_t deadline, bool *stopped, char *err,
-                          size_t errlen)
+static char *await_device(struct gpushare *d, const char *node, const char *group, const char *name,
+                          int64_t deadline, bool *stopped, char *err, size_t errlen)
 {
     char path[512];
 
@@ -144,8 +142,7 @@ void gpu_share_reserve_early(struct gpushare *d, const char *node, const char *g
 {
     char *copy, *save = NULL, name[128], err[256];
 
-    if (!groups || !node || !d->kube || !d->settings->reservations ||
-        !(copy = strdup(groups)))
+    if (!groups || !node || !d->kube || !d->settings->reservations || !(copy = strdup(groups)))
         return;
     for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save))
         if (reservation_pod_name(node, g, name, sizeof(name)) == EXT_OK &&
@@ -165,7 +162,8 @@ int gpu_share_prepare(struct gpushare *d, const struct policy_assignment *m, int
         return EXT_OK;
     if (!(groups = strdup(m->gpu_groups)))
         return EXT_ENOMEM;
-    for (char *g = strtok_r(groups, ",", &save); g && rc == EXT_OK; g = strtok_r(NULL, ",", &save)) {
+    for (char *g = strtok_r(groups, ",", &save); g && rc == EXT_OK;
+         g = strtok_r(NULL, ",", &save)) {
         char name[128], *device;
 
         if ((rc = reservation_pod_name(m->node, g, name, sizeof(name))) != EXT_OK ||
@@ -179,8 +177,8 @@ int gpu_share_prepare(struct gpushare *d, const struct policy_assignment *m, int
             rc = stopped ? EXT_ESTOPPED : EXT_ETIMEOUT;
             break;
         }
-        off += (size_t)snprintf(devices + off, sizeof(devices) - off, "%s%s", off ? "," : "",
-                                device);
+        off +=
+            (size_t)snprintf(devices + off, sizeof(devices) - off, "%s%s", off ? "," : "", device);
         free(device);
     }
     free(groups);
@@ -236,7 +234,8 @@ void gpu_share_reap(struct gpushare *d)
     if (!d->kube || !d->settings->reservations)
         return;
     snprintf(path, sizeof(path),
-             "/api/v1/namespaces/%s/pods?labelSelector=" EXT_LABEL_APP_NAME "%%3D" EXT_RESERVATION_APP,
+             "/api/v1/namespaces/%s/pods?labelSelector=" EXT_LABEL_APP_NAME
+             "%%3D" EXT_RESERVATION_APP,
              d->settings->reservation_namespace);
     if (kube_request(d->kube, "GET", path, NULL, NULL, &status, &list, err, sizeof(err)) != EXT_OK)
         return;

@@ -81,8 +81,8 @@ static int parse_review(const char *body, size_t len, const struct webhook_opts 
         (strcmp(api, "admission.k8s.io/v1") != 0 && strcmp(api, "admission.k8s.io/v1beta1") != 0))
         rc = ext_errf(err, errlen, EXT_EINVAL, "not an admission.k8s.io/v1 AdmissionReview");
     else if (!cJSON_IsObject(req) || uid == NULL || *uid == '\0' || strlen(uid) > WEBHOOK_UID_MAX)
-        rc = ext_errf(err, errlen, EXT_EINVAL, "AdmissionReview without a request.uid (1 to %d bytes)",
-                  WEBHOOK_UID_MAX);
+        rc = ext_errf(err, errlen, EXT_EINVAL,
+                      "AdmissionReview without a request.uid (1 to %d bytes)", WEBHOOK_UID_MAX);
     if (rc != EXT_OK) {
         cJSON_Delete(doc);
         return rc;

@@ -153,7 +153,8 @@ struct kube_client *kube_client_new(const struct kube_conn *conn,
 
     pthread_once(&curl_once, curl_init_once);
     if (curl_init_result != CURLE_OK) {
-        (void)ext_errf(err, errlen, EXT_OK, "curl_global_init: %s", curl_easy_strerror(curl_init_result));
+        (void)ext_errf(err, errlen, EXT_OK, "curl_global_init: %s",
+                       curl_easy_strerror(curl_init_result));
         return NULL;
     }
     if (!conn || !conn->server || !conn->server[0]) {
@@ -431,8 +432,8 @@ int kube__status_error(const char *method, const char *path, long status, const 
     for (size_t i = 0; i < sizeof(status_codes) / sizeof(status_codes[0]); i++)
         if (status_codes[i].status == status)
             code = status_codes[i].code;
-    (void)ext_errf(err, errlen, EXT_OK, "%s %s: HTTP %ld%s%s: %s", method, path, status, reason ? " " : "",
-           reason ? reason : "", msg ? msg : "(no Status message)");
+    (void)ext_errf(err, errlen, EXT_OK, "%s %s: HTTP %ld%s%s: %s", method, path, status,
+                   reason ? " " : "", reason ? reason : "", msg ? msg : "(no Status message)");
     cJSON_Delete(st);
     return code;
 }
@@ -447,7 +448,7 @@ int kube__curl_error(const char *method, const char *path, CURLcode cc, const ch
     else if (cc == CURLE_ABORTED_BY_CALLBACK)
         code = EXT_ESTOPPED;
     return ext_errf(err, errlen, code, "%s %s: %s", method, path,
-           errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cc));
+                    errbuf && errbuf[0] ? errbuf : curl_easy_strerror(cc));
 }
 
 /* ---- requests ------------------------------------------------------------------------------ */
@@ -499,7 +500,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     int result;
 
     if (!path || path[0] != '/') {
-        return ext_errf(err, errlen, EXT_EINVAL, "%s %s: path must start with /", method, path ? path : "(null)");
+        return ext_errf(err, errlen, EXT_EINVAL, "%s %s: path must start with /", method,
+                        path ? path : "(null)");
     }
     if (body && !content_type)
         content_type = "application/json";
@@ -579,7 +581,8 @@ static int names_valid(const char *ns, const char *name, char *err, size_t errle
 {
     if (kube_name_valid(ns) && kube_name_valid(name))
         return EXT_OK;
-    return ext_errf(err, errlen, EXT_EINVAL, "invalid namespace/name \"%s/%s\"", ns ? ns : "", name ? name : "");
+    return ext_errf(err, errlen, EXT_EINVAL, "invalid namespace/name \"%s/%s\"", ns ? ns : "",
+                    name ? name : "");
 }
 
 int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,

@@ -105,14 +105,13 @@ int kube__int64(struct kube__ctx *c, const cJSON *obj, const char *key, const ch
     if (d != (double)(int64_t)d)
         return kube__fail(c, EXT_EINVAL, n, "%s: must be an integer", what);
     if (d < (double)min || d > (double)max)
-        return kube__fail(c, EXT_EINVAL, n, "%s: %.0f outside [%" PRId64 ", %" PRId64 "]", what,
-                          d, min, max);
+        return kube__fail(c, EXT_EINVAL, n, "%s: %.0f outside [%" PRId64 ", %" PRId64 "]", what, d,
+                          min, max);
     *out = (int64_t)d;
     return EXT_OK;
 }
 
-int kube__bool(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
-               bool *out)
+int kube__bool(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what, bool *out)
 {
     const cJSON *n = kube__get(obj, key);
 
@@ -171,7 +170,8 @@ int kube__labels(struct kube__ctx *c, const cJSON *map, const char *what,
     l = ext_arena_alloc(c->a, count * sizeof(*l));
     if (l == NULL)
         return kube__fail(c, EXT_ENOMEM, map, "out of memory");
-    cJSON_ArrayForEach(e, map) {
+    cJSON_ArrayForEach(e, map)
+    {
         if (!cJSON_IsString(e))
             return kube__fail(c, EXT_EINVAL, e, "%s: %.253s: value must be a string", what,
                               e->string);
@@ -243,8 +243,7 @@ int kube__effect_lookup(const char *s)
 }
 
 /* A list member: absent/null -> 0 items; not a list or over the cap -> error. */
-int kube__list(struct kube__ctx *c, const cJSON *list, const char *what, size_t cap,
-                      size_t *n)
+int kube__list(struct kube__ctx *c, const cJSON *list, const char *what, size_t cap, size_t *n)
 {
     *n = 0;
     if (list == NULL || cJSON_IsNull(list))
@@ -253,7 +252,6 @@ int kube__list(struct kube__ctx *c, const cJSON *list, const char *what, size_t 
         return kube__fail(c, EXT_EINVAL, list, "%s: must be a list", what);
     *n = (size_t)cJSON_GetArraySize(list);
     if (*n > cap)
-        return kube__fail(c, EXT_EINVAL, list, "%s: %zu items, over the cap of %zu", what, *n,
-                          cap);
+        return kube__fail(c, EXT_EINVAL, list, "%s: %zu items, over the cap of %zu", what, *n, cap);
     return EXT_OK;
 }

@@ -50,7 +50,8 @@ int kube_worker_group_replicas(const cJSON *group, bool autoscaling, int32_t *de
         d = replicas;
     /* The clamp keeps both below 2^31, their product below 2^62. */
     if (d * hosts > INT32_MAX || min * hosts > INT32_MAX)
-        return kube__fail(&c, EXT_EINVAL, group, "workerGroupSpecs: replicas x numOfHosts "
+        return kube__fail(&c, EXT_EINVAL, group,
+                          "workerGroupSpecs: replicas x numOfHosts "
                           "overflows");
     *desired = (int32_t)(d * hosts);
     *gang_min = autoscaling ? (int32_t)(min * hosts) : *desired;
@@ -74,7 +75,8 @@ static int kube__raycluster_min(struct kube__ctx *c, const cJSON *spec, int32_t 
     if (cJSON_GetArraySize(groups) > KUBE_MAX_GROUPS)
         return kube__fail(c, EXT_EINVAL, groups, "spec.workerGroupSpecs: over the cap of %d",
                           KUBE_MAX_GROUPS);
-    cJSON_ArrayForEach(g, groups) {
+    cJSON_ArrayForEach(g, groups)
+    {
         rc = kube_worker_group_replicas(g, autoscaling, &desired, &part, c->err, c->errlen,
                                         c->where);
         if (rc != EXT_OK)
@@ -87,9 +89,9 @@ static int kube__raycluster_min(struct kube__ctx *c, const cJSON *spec, int32_t 
     return EXT_OK;
 }
 
-int kube_raycluster_gang(const cJSON *rc_obj, const struct kube_decode_opts *o,
-                         struct ext_arena *a, struct policy_gang_spec *out, char *err,
-                         size_t errlen, const cJSON **where)
+int kube_raycluster_gang(const cJSON *rc_obj, const struct kube_decode_opts *o, struct ext_arena *a,
+                         struct policy_gang_spec *out, char *err, size_t errlen,
+                         const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};
     struct policy_gang_spec s = {0};
@@ -116,7 +118,8 @@ static const char *kube__owner_raycluster(const cJSON *meta)
 {
     const cJSON *e;
 
-    cJSON_ArrayForEach(e, kube__get(meta, "ownerReferences")) {
+    cJSON_ArrayForEach(e, kube__get(meta, "ownerReferences"))
+    {
         const char *kind = kube__map_value(e, "kind");
         const char *name = kube__map_value(e, "name");
 
@@ -128,8 +131,7 @@ static const char *kube__owner_raycluster(const cJSON *meta)
 }
 
 int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
-                       struct policy_gang_spec *out, char *err, size_t errlen,
-                       const cJSON **where)
+                       struct policy_gang_spec *out, char *err, size_t errlen, const cJSON **where)
 {
     struct kube__ctx c = {a, err, errlen, where};
     struct policy_gang_spec s = {0};

@@ -21,7 +21,8 @@ static int kube__taints(struct kube__ctx *c, const cJSON *list, struct policy_no
     t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
-    cJSON_ArrayForEach(e, list) {
+    cJSON_ArrayForEach(e, list)
+    {
         const char *effect = NULL;
 
         rc = kube__string(c, e, "key", "taint key", KUBE_MAX_VALUE, &t[i].key);

@@ -167,14 +167,16 @@ static int kube__pod_requests(struct kube__ctx *c, const cJSON *spec, struct pol
         rc = kube__list(c, inits, "spec.initContainers", KUBE_MAX_CONTAINERS, &n);
     if (rc != EXT_OK)
         return rc;
-    cJSON_ArrayForEach(e, ctrs) {
+    cJSON_ArrayForEach(e, ctrs)
+    {
         rc = kube__container_reqs(c, e, "containers", s, &r);
         if (rc == EXT_OK)
             rc = kube__reqs_add(c, &sum, &r, e);
         if (rc != EXT_OK)
             return rc;
     }
-    cJSON_ArrayForEach(e, inits) {
+    cJSON_ArrayForEach(e, inits)
+    {
         rc = kube__container_reqs(c, e, "initContainers", s, &r);
         if (rc != EXT_OK)
             return rc;
@@ -246,16 +248,17 @@ static int kube__pod_share(struct kube__ctx *c, const cJSON *ann, struct policy_
     }
     if (mem != NULL) {
         if (!kube__parse_count(mem, INT32_MAX, &v) || v == 0)
-            return kube__invalid(c, s, "gpu-memory \"%.32s\" is not a positive number of MiB",
-                                 mem);
+            return kube__invalid(c, s, "gpu-memory \"%.32s\" is not a positive number of MiB", mem);
         s->gpu_memory_mib = v;
     }
     if (frac != NULL && mem != NULL)
         return kube__invalid(c, s, "both gpu-fraction and gpu-memory");
     if (devs != NULL) {
         if (!kube__parse_count(devs, INT32_MAX, &v) || v == 0)
-            return kube__invalid(c, s, "gpu-fraction-num-devices \"%.32s\" is not a positive "
-                                 "number", devs);
+            return kube__invalid(c, s,
+                                 "gpu-fraction-num-devices \"%.32s\" is not a positive "
+                                 "number",
+                                 devs);
         s->gpu_devices = (int32_t)v;
     }
     return EXT_OK;
@@ -290,7 +293,8 @@ static int kube__strings(struct kube__ctx *c, const cJSON *list, const char *wha
     v = ext_arena_alloc(c->a, *n * sizeof(*v));
     if (v == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
-    cJSON_ArrayForEach(e, list) {
+    cJSON_ArrayForEach(e, list)
+    {
         if (!cJSON_IsString(e) || strlen(e->valuestring) > KUBE_MAX_VALUE)
             return kube__fail(c, EXT_EINVAL, e, "%s: an item is not a string", what);
         v[i++] = e->valuestring;
@@ -350,7 +354,8 @@ static int kube__selector_term(struct kube__ctx *c, const cJSON *term,
     reqs = ext_arena_alloc(c->a, n * sizeof(*reqs));
     if (reqs == NULL)
         return kube__fail(c, EXT_ENOMEM, term, "out of memory");
-    cJSON_ArrayForEach(e, exprs) {
+    cJSON_ArrayForEach(e, exprs)
+    {
         rc = kube__selector_req(c, e, &reqs[i], s, &supported);
         if (rc != EXT_OK || !supported)
             return rc;
@@ -376,7 +381,8 @@ static int kube__pod_affinity(struct kube__ctx *c, const cJSON *spec, struct pol
     t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, terms, "out of memory");
-    cJSON_ArrayForEach(e, terms) {
+    cJSON_ArrayForEach(e, terms)
+    {
         rc = kube__selector_term(c, e, &t[kept], s);
         if (rc != EXT_OK || s->invalid != NULL)
             return rc;
@@ -430,7 +436,8 @@ static int kube__pod_tolerations(struct kube__ctx *c, const cJSON *spec, struct 
     t = ext_arena_alloc(c->a, n * sizeof(*t));
     if (t == NULL)
         return kube__fail(c, EXT_ENOMEM, list, "out of memory");
-    cJSON_ArrayForEach(e, list) {
+    cJSON_ArrayForEach(e, list)
+    {
         if (!cJSON_IsObject(e))
             return kube__fail(c, EXT_EINVAL, e, "spec.tolerations: an item is not a mapping");
         rc = kube__toleration(c, e, &t[i++], s);

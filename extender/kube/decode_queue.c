@@ -44,8 +44,7 @@ static int kube__queue_amount(struct kube__ctx *c, const cJSON *res, const char 
 }
 
 static int kube__queue_resource(struct kube__ctx *c, const cJSON *res,
-                                const struct kube__queue_resource *qr,
-                                struct policy_queue_spec *s)
+                                const struct kube__queue_resource *qr, struct policy_queue_spec *s)
 {
     const cJSON *w = kube__get(res, "overQuotaWeight");
     char what[64];

@@ -278,8 +278,7 @@ int kube_raycluster_gang(const cJSON *rc, const struct kube_decode_opts *o, stru
 
 /* A PodGroup (scheduling.x-k8s.io or scheduling.volcano.sh): minMember. */
 int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
-                       struct policy_gang_spec *out, char *err, size_t errlen,
-                       const cJSON **where);
+                       struct policy_gang_spec *out, char *err, size_t errlen, const cJSON **where);
 
 /* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. */
 const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a);
@@ -294,7 +293,6 @@ bool kube_pod_is_terminal(const cJSON *pod);
  * the gang minimum (minReplicas x numOfHosts when autoscaling, else desired).
  */
 int kube_worker_group_replicas(const cJSON *group, bool autoscaling, int32_t *desired,
-                               int32_t *gang_min, char *err, size_t errlen,
-                               const cJSON **where);
+                               int32_t *gang_min, char *err, size_t errlen, const cJSON **where);
 
 #endif

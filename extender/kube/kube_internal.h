@@ -13,12 +13,12 @@
 #include "kube.h"
 
 /* Caps on what one object may hold; beyond them the object is refused. */
-#define KUBE_MAX_NAME 253       /* metadata.name, namespace, node names */
-#define KUBE_MAX_VALUE 1024     /* any other string the decoders keep */
-#define KUBE_MAX_LABELS 256     /* labels, annotations, nodeSelector entries */
-#define KUBE_MAX_CONTAINERS 64  /* containers and init containers, each */
-#define KUBE_MAX_LIST 256       /* taints, tolerations, terms, expressions, values */
-#define KUBE_MAX_GROUPS 64      /* workerGroupSpecs */
+#define KUBE_MAX_NAME 253      /* metadata.name, namespace, node names */
+#define KUBE_MAX_VALUE 1024    /* any other string the decoders keep */
+#define KUBE_MAX_LABELS 256    /* labels, annotations, nodeSelector entries */
+#define KUBE_MAX_CONTAINERS 64 /* containers and init containers, each */
+#define KUBE_MAX_LIST 256      /* taints, tolerations, terms, expressions, values */
+#define KUBE_MAX_GROUPS 64     /* workerGroupSpecs */
 
 /* One decode call: where its allocations and its complaint go. */
 struct kube__ctx {
@@ -49,8 +49,7 @@ int kube__int64(struct kube__ctx *c, const cJSON *obj, const char *key, const ch
                 int64_t min, int64_t max, int64_t *out);
 
 /* A boolean member; absent or null -> false. */
-int kube__bool(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
-               bool *out);
+int kube__bool(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what, bool *out);
 
 /* A quantity, string or number, at the given scale (kube_quantity_parse). */
 int kube__quantity(struct kube__ctx *c, const cJSON *node, int64_t scale, const char *what,

@@ -125,7 +125,8 @@ int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, s
     if (!sa_dir)
         sa_dir = KUBE_SA_DIR;
     if (!host || !host[0] || !port || !port[0]) {
-        return ext_errf(err, errlen, EXT_ENOTFOUND, "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
+        return ext_errf(err, errlen, EXT_ENOTFOUND,
+                        "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset");
     }
     kube_conn_init(&c);
     if (asprintf(&c.server, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port) <
@@ -139,7 +140,8 @@ int kube_conn_incluster(struct kube_conn *conn, const char *sa_dir, char *err, s
     if (!c.token_file || !c.ca_file || !ns_path)
         goto out;
     if (access(c.token_file, R_OK) != 0) {
-        (void)ext_errf(err, errlen, EXT_OK, "in-cluster token %s: %s", c.token_file, strerror(errno));
+        (void)ext_errf(err, errlen, EXT_OK, "in-cluster token %s: %s", c.token_file,
+                       strerror(errno));
         result = EXT_EIO;
         goto out;
     }
@@ -179,7 +181,8 @@ static int kcfg_fail(struct kcfg *k, const yaml_node_t *at, int code, const char
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     if (at)
-        (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s:%zu: %s", k->path, at->start_mark.line + 1, what);
+        (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s:%zu: %s", k->path,
+                       at->start_mark.line + 1, what);
     else
         (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s: %s", k->path, what);
     return code;
@@ -339,8 +342,8 @@ static int kcfg_load(struct kcfg *k)
     yaml_parser_set_input_file(&parser, f);
     if (!yaml_parser_load(&parser, &k->doc)) {
         (void)ext_errf(k->err, k->errlen, EXT_OK, "kubeconfig %s:%zu:%zu: %s", k->path,
-               parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-               parser.problem ? parser.problem : "not YAML");
+                       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                       parser.problem ? parser.problem : "not YAML");
         memset(&k->doc, 0, sizeof(k->doc));
         rc = EXT_EINVAL;
     }
@@ -431,7 +434,8 @@ int kube_conn_discover(struct kube_conn *conn, const char *path, const char *con
     if (getenv("KUBERNETES_SERVICE_HOST"))
         return kube_conn_incluster(conn, NULL, err, errlen);
     if (!home || asprintf(&p, "%s/.kube/config", home) < 0) {
-        return ext_errf(err, errlen, EXT_ENOTFOUND, "no kubeconfig: not in a cluster, KUBECONFIG and HOME unset");
+        return ext_errf(err, errlen, EXT_ENOTFOUND,
+                        "no kubeconfig: not in a cluster, KUBECONFIG and HOME unset");
     }
     rc = kube_conn_from_kubeconfig(conn, p, context, err, errlen);
     free(p);

@@ -229,9 +229,9 @@ static cJSON *sim_summary_json(const struct sim_summary *s)
     cJSON_AddNumberToObject(o, "gangsPlaced", (double)s->gangs_placed);
     cJSON_AddNumberToObject(o, "gangsPending", (double)s->gangs_pending);
     cJSON_AddNumberToObject(o, "gpusUsed", (double)s->gpus_used);
-    cJSON_AddNumberToObject(o, "gpusLowerBound",
-                            (double)((s->gpu_milli_placed + POLICY_GPU_MILLI - 1) /
-                                     POLICY_GPU_MILLI));
+    cJSON_AddNumberToObject(
+        o, "gpusLowerBound",
+        (double)((s->gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI));
     return o;
 }
 
@@ -308,8 +308,8 @@ static void sim_pods_table(struct sim_run *r, FILE *out)
 {
     enum { NCOLS = 7 };
     const char **cells = calloc((r->npods + 1) * NCOLS, sizeof(*cells));
-    char (*gpu)[40] = calloc(r->npods + 1, sizeof(*gpu));
-    static const char *const head[NCOLS] = {"NAMESPACE", "NAME", "GPU",   "NODE",
+    char(*gpu)[40] = calloc(r->npods + 1, sizeof(*gpu));
+    static const char *const head[NCOLS] = {"NAMESPACE", "NAME",  "GPU",   "NODE",
                                             "GANG",      "QUEUE", "REASON"};
 
     if (cells == NULL || gpu == NULL)

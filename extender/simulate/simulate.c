@@ -112,7 +112,7 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
-            ch == 'o' ? "--output (json or table)"
+            ch == 'o'   ? "--output (json or table)"
             : ch == 's' ? "--strategy (binpack or spread)"
                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
@@ -163,7 +163,8 @@ static int sim_exact_numbers(const struct cfg_docs *d, cJSON *node)
         node->valuestring = copy;
         return CFG_OK;
     }
-    cJSON_ArrayForEach(c, node) {
+    cJSON_ArrayForEach(c, node)
+    {
         if (sim_exact_numbers(d, c) != CFG_OK)
             return CFG_ENOMEM;
     }
@@ -253,8 +254,8 @@ static const char *sim_keep(struct sim_run *r, const char *s)
     return s != NULL ? ext_arena_strdup(r->arena, s) : NULL;
 }
 
-static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
-                    const char *kind, const struct policy_gang_spec *g)
+static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc, const char *kind,
+                    const struct policy_gang_spec *g)
 {
     int rc;
 
@@ -355,7 +356,8 @@ static bool sim_ref_members(cJSON *obj, const cJSON *from, const char *skip)
 {
     const cJSON *m;
 
-    cJSON_ArrayForEach(m, from) {
+    cJSON_ArrayForEach(m, from)
+    {
         if (m->string == NULL || cJSON_GetObjectItemCaseSensitive(obj, m->string) != NULL ||
             (skip != NULL && strcmp(m->string, skip) == 0))
             continue;
@@ -411,8 +413,8 @@ static int sim_ray_pod_add(struct sim_run *r, const struct cfg_docs *d, cJSON *h
     cJSON *pod;
 
     if (!cJSON_IsObject(tmpl))
-        return sim_fail(d, tmpl, fallback, "RayCluster %s/%s: group %s: template missing",
-                        rp->ns, rp->cluster, rp->group);
+        return sim_fail(d, tmpl, fallback, "RayCluster %s/%s: group %s: template missing", rp->ns,
+                        rp->cluster, rp->group);
     pod = sim_ray_pod_new(rp, tmpl);
     if (pod == NULL)
         return SIM_EXIT_FAIL;
@@ -445,10 +447,8 @@ static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *
         if (r->npods >= SIM_MAX_OBJECTS)
             return sim_fail(d, g, g, "RayCluster %s/%s: over %d pods", rp->ns, rp->cluster,
                             SIM_MAX_OBJECTS);
-        snprintf(rp->name, sizeof(rp->name), "%s-%s-worker-%" PRId32, rp->cluster, rp->group,
-                 i);
-        rc = sim_ray_pod_add(r, d, holder, rp, cJSON_GetObjectItemCaseSensitive(g, "template"),
-                             g);
+        snprintf(rp->name, sizeof(rp->name), "%s-%s-worker-%" PRId32, rp->cluster, rp->group, i);
+        rc = sim_ray_pod_add(r, d, holder, rp, cJSON_GetObjectItemCaseSensitive(g, "template"), g);
         if (rc != SIM_EXIT_OK)
             return rc;
     }
@@ -479,8 +479,8 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
     rp.cluster = strchr(rp.ns, '/') + 1;
     ((char *)rp.cluster)[-1] = '\0';
     for (size_t i = 0; i < kube_decode_defaults.nqueue_label_keys; i++) {
-        const cJSON *q = cJSON_GetObjectItemCaseSensitive(
-            labels, kube_decode_defaults.queue_label_keys[i]);
+        const cJSON *q =
+            cJSON_GetObjectItemCaseSensitive(labels, kube_decode_defaults.queue_label_keys[i]);
 
         if (cJSON_IsString(q) && gang.queue != NULL && strcmp(q->valuestring, gang.queue) == 0) {
             rp.queue_key = kube_decode_defaults.queue_label_keys[i];
@@ -493,12 +493,13 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
     rp.group = "headgroup";
     rc = sim_ray_pod_add(r, d, holder, &rp, cJSON_GetObjectItemCaseSensitive(head, "template"),
                          head != NULL ? head : doc);
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(spec, "workerGroupSpecs")) {
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(spec, "workerGroupSpecs"))
+    {
         if (rc != SIM_EXIT_OK)
             return rc;
-        rc = sim_worker_group(r, d, holder, &rp, g,
-                              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-                                  spec, "enableInTreeAutoscaling")));
+        rc = sim_worker_group(
+            r, d, holder, &rp, g,
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "enableInTreeAutoscaling")));
     }
     return rc;
 }
@@ -562,7 +563,8 @@ static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON
         const cJSON *item;
         int rc;
 
-        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items")) {
+        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+        {
             rc = sim_read_doc(r, d, item, holder);
             if (rc != SIM_EXIT_OK)
                 return rc;
@@ -732,8 +734,8 @@ static void sim_cancel_waits(struct sim_run *r)
         if (!p->waiting)
             continue;
         /* kube-scheduler's bind call gave up: the pod leaves the barrier. */
-        if (policy_bind_cancel(r->cluster, p->spec.namespace_, p->spec.name, why,
-                               sizeof(why)) == POLICY_OK)
+        if (policy_bind_cancel(r->cluster, p->spec.namespace_, p->spec.name, why, sizeof(why)) ==
+            POLICY_OK)
             p->reason = sim_keep(r, why);
         p->waiting = false;
     }

@@ -21,10 +21,10 @@ enum sim_output {
 struct sim_pod {
     struct policy_pod_spec spec; /* points into the run's arena */
     bool bound;
-    bool waiting;                /* its bind is held at the gang's barrier */
-    const char *node;            /* where it runs, once bound */
+    bool waiting;     /* its bind is held at the gang's barrier */
+    const char *node; /* where it runs, once bound */
     const char *gpu_groups;
-    const char *reason;          /* why it waits (arena) */
+    const char *reason; /* why it waits (arena) */
 };
 
 struct sim_run {

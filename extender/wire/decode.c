@@ -36,7 +36,7 @@ static int decode_node_names(const cJSON *list, const struct ext_proto_limits *l
     a->n = wire_count_children(list);
     if (a->n > lim->max_names)
         return ext_errf(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", a->n,
-                    lim->max_names);
+                        lim->max_names);
     a->names = ext_arena_calloc(a->mem, a->n, sizeof(*a->names));
     if (a->names == NULL && a->n > 0)
         return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
@@ -66,7 +66,7 @@ static int decode_node_list(const cJSON *list, const struct ext_proto_limits *li
     a->n = wire_count_children(items);
     if (a->n > lim->max_names)
         return ext_errf(err, errlen, EXT_ETOOBIG, "%zu nodes, over the cap of %zu", a->n,
-                    lim->max_names);
+                        lim->max_names);
     a->names = ext_arena_calloc(a->mem, a->n, sizeof(*a->names));
     a->nodes = ext_arena_calloc(a->mem, a->n, sizeof(*a->nodes));
     if ((a->names == NULL || a->nodes == NULL) && a->n > 0)
@@ -131,7 +131,7 @@ static int filter_args_decode(const char *body, size_t len, const struct ext_pro
         goto out_cleanup;
     if (got == WIRE_FAST_TOO_MANY) {
         rc = ext_errf(err, errlen, EXT_ETOOBIG, "%zu node names, over the cap of %zu", count,
-                  lim->max_names);
+                      lim->max_names);
         goto out_cleanup;
     }
     if (got == WIRE_FAST_OK)
@@ -239,11 +239,12 @@ static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_
     pdb = wire_get_set(entry, "NumPDBViolations");
     if (pdb != NULL && !cJSON_IsNumber(pdb))
         return ext_errf(err, errlen, EXT_EINVAL, "NumPDBViolations of node %s is not a number",
-                    v->node);
+                        v->node);
     if (pdb != NULL && !(pdb->valuedouble >= 0 && pdb->valuedouble <= 1e15 &&
                          pdb->valuedouble == (double)(int64_t)pdb->valuedouble))
         return ext_errf(err, errlen, EXT_EINVAL,
-                    "NumPDBViolations of node %s is not a whole number from 0 to 1e15", v->node);
+                        "NumPDBViolations of node %s is not a whole number from 0 to 1e15",
+                        v->node);
     v->num_pdb_violations = pdb != NULL ? (int64_t)pdb->valuedouble : 0;
     pods = wire_get_set(entry, "Pods");
     if (pods == NULL)
@@ -253,7 +254,7 @@ static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_
     v->npods = wire_count_children(pods);
     if (v->npods > lim->max_names)
         return ext_errf(err, errlen, EXT_ETOOBIG, "%zu victims on node %s, over the cap of %zu",
-                    v->npods, v->node, lim->max_names);
+                        v->npods, v->node, lim->max_names);
     v->uids = ext_arena_calloc(mem, v->npods, sizeof(*v->uids));
     v->pods = meta ? NULL : ext_arena_calloc(mem, v->npods, sizeof(*v->pods));
     if ((v->uids == NULL || (!meta && v->pods == NULL)) && v->npods > 0)
@@ -263,9 +264,10 @@ static int decode_victims(const cJSON *entry, bool meta, const struct ext_proto_
 
         if (!cJSON_IsObject(pod))
             return ext_errf(err, errlen, EXT_EINVAL, "victim %zu on node %s is not an object", i,
-                        v->node);
+                            v->node);
         if (meta && !cJSON_IsString(uid))
-            return ext_errf(err, errlen, EXT_EINVAL, "victim %zu on node %s has no UID", i, v->node);
+            return ext_errf(err, errlen, EXT_EINVAL, "victim %zu on node %s has no UID", i,
+                            v->node);
         if (meta) {
             v->uids[i] = uid->valuestring;
         } else {
@@ -291,7 +293,7 @@ static int decode_victim_map(const cJSON *map, const struct ext_proto_limits *li
     a->n = wire_count_children(map);
     if (a->n > lim->max_names)
         return ext_errf(err, errlen, EXT_ETOOBIG, "%zu nodes in %s, over the cap of %zu", a->n, key,
-                    lim->max_names);
+                        lim->max_names);
     a->nodes = ext_arena_calloc(a->mem, a->n, sizeof(*a->nodes));
     if (a->nodes == NULL && a->n > 0)
         return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
@@ -345,4 +347,3 @@ void ext_preempt_args_cleanup(struct ext_preempt_args *a)
     ext_arena_free(a->mem);
     memset(a, 0, sizeof(*a));
 }
-

@@ -655,7 +655,7 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *addr, cha
 
     if (colon == NULL || colon[1] == '\0')
         return ext_errf(err, errlen, EXT_EINVAL, "listen \"%s\" is not host:port",
-                    listen != NULL ? listen : "");
+                        listen != NULL ? listen : "");
     hlen = (size_t)(colon - listen);
     if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
         h++;
@@ -713,7 +713,7 @@ static int daemon_start(struct ext_http_server *s, const struct ext_http_config 
     s->start_err = NULL;
     if (s->daemon == NULL)
         return ext_errf(err, errlen, EXT_EIO, "cannot serve on %s%s%s", cfg->listen,
-                    why[0] != '\0' ? ": " : "", why);
+                        why[0] != '\0' ? ": " : "", why);
     info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info != NULL ? info->port : 0;
     return EXT_OK;

@@ -41,22 +41,23 @@ int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limit
 
     if (len > lim->max_body)
         return ext_errf(err, errlen, EXT_ETOOBIG, "body of %zu bytes is over the cap of %zu", len,
-                    lim->max_body);
+                        lim->max_body);
     for (i = 0; i < len; i++) {
         switch (body[i]) {
         case '"':
             end = wire_string_end(body, len, i);
             if (end - i - 1 > lim->max_string) /* the bytes between the quotes, as written */
                 return ext_errf(err, errlen, EXT_ETOOBIG,
-                            "JSON string at byte %zu is longer than the cap of %zu bytes", i,
-                            lim->max_string);
+                                "JSON string at byte %zu is longer than the cap of %zu bytes", i,
+                                lim->max_string);
             i = end;
             break;
         case '[':
         case '{':
             if (++depth > lim->max_depth)
                 return ext_errf(err, errlen, EXT_ETOOBIG,
-                            "JSON nested deeper than %zu levels at byte %zu", lim->max_depth, i);
+                                "JSON nested deeper than %zu levels at byte %zu", lim->max_depth,
+                                i);
             break;
         case ']':
         case '}':
@@ -102,7 +103,7 @@ size_t wire_count_children(const cJSON *c)
 
 /* Parse a prechecked body into a JSON object. */
 int wire_parse_checked(const char *body, size_t len, const char *what, cJSON **out, char *err,
-                         size_t errlen)
+                       size_t errlen)
 {
     const char *end = NULL;
     cJSON *doc;
@@ -120,7 +121,7 @@ int wire_parse_checked(const char *body, size_t len, const char *what, cJSON **o
     if (end < body + len) {
         cJSON_Delete(doc);
         return ext_errf(err, errlen, EXT_EINVAL, "trailing data after the JSON value at byte %zu",
-                    (size_t)(end - body));
+                        (size_t)(end - body));
     }
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
@@ -132,7 +133,7 @@ int wire_parse_checked(const char *body, size_t len, const char *what, cJSON **o
 
 /* Precheck and parse a body into a JSON object. */
 int wire_parse_object(const char *body, size_t len, const struct ext_proto_limits *lim,
-                        const char *what, cJSON **out, char *err, size_t errlen)
+                      const char *what, cJSON **out, char *err, size_t errlen)
 {
     int rc = ext_json_precheck(body, len, lim, err, errlen);
 
@@ -140,4 +141,3 @@ int wire_parse_object(const char *body, size_t len, const struct ext_proto_limit
         return rc;
     return wire_parse_checked(body, len, what, out, err, errlen);
 }
-

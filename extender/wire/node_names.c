@@ -238,8 +238,8 @@ bool wire_find_names_value(const char *b, size_t len, size_t *vs, size_t *ve)
  * leaves a untouched; WIRE_FAST_TOO_MANY only counts, into *count.
  */
 enum wire_fast_names wire_fast_names(const char *b, size_t s, size_t e,
-                                  const struct ext_proto_limits *lim, struct ext_filter_args *a,
-                                  size_t *count)
+                                     const struct ext_proto_limits *lim, struct ext_filter_args *a,
+                                     size_t *count)
 {
     size_t n = 0, bytes = 0, i, dl, k;
     const char **names;
@@ -284,4 +284,3 @@ enum wire_fast_names wire_fast_names(const char *b, size_t s, size_t e,
     a->n = n;
     return WIRE_FAST_OK;
 }
-

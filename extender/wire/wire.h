@@ -64,9 +64,9 @@ enum ext_node_form {
 
 /* ExtenderArgs: the request of filter and prioritize. */
 struct ext_filter_args {
-    cJSON *doc;           /* owned: the parsed body */
+    cJSON *doc;            /* owned: the parsed body */
     struct ext_arena *mem; /* owned: the arrays below */
-    const cJSON *pod;     /* the Pod object, inside doc */
+    const cJSON *pod;      /* the Pod object, inside doc */
     enum ext_node_form form;
     size_t n;            /* candidates */
     const char **names;  /* n node names, strings inside doc or mem */
@@ -256,8 +256,8 @@ struct ext_http_handlers {
     void (*stopping)(void *ctx);
     /* POST /mutate-pods: an AdmissionReview in, one out (malloc'd); NULL hides the route.
      * EXT_EINVAL answers 400 and EXT_ETOOBIG 413, with err. */
-    int (*admission)(void *ctx, const char *body, size_t len, char **out, size_t *outlen,
-                     char *err, size_t errlen);
+    int (*admission)(void *ctx, const char *body, size_t len, char **out, size_t *outlen, char *err,
+                     size_t errlen);
 };
 
 struct ext_http_config {

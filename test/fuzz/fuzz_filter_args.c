@@ -33,7 +33,8 @@ static void check_filter_reply(const struct ext_filter_args *a)
     }
     fuzz_require(ext_filter_result_encode(a, &ans, &out, &len) == EXT_OK, "filter reply encodes");
     doc = fuzz_parse_encoded(out, len);
-    passed = cJSON_GetObjectItemCaseSensitive(doc, a->form == EXT_NODES_FULL ? "Nodes" : "NodeNames");
+    passed =
+        cJSON_GetObjectItemCaseSensitive(doc, a->form == EXT_NODES_FULL ? "Nodes" : "NodeNames");
     if (a->form == EXT_NODES_FULL)
         passed = cJSON_GetObjectItemCaseSensitive(passed, "items");
     fuzz_require(cJSON_IsArray(passed), "passing candidates are a list");
@@ -71,7 +72,8 @@ static void check_priority_reply(const struct ext_filter_args *a)
     doc = fuzz_parse_encoded(out, len);
     fuzz_require(cJSON_IsArray(doc), "HostPriorityList is a list");
     i = 0;
-    cJSON_ArrayForEach(item, doc) {
+    cJSON_ArrayForEach(item, doc)
+    {
         const cJSON *host = cJSON_GetObjectItemCaseSensitive(item, "Host");
         const cJSON *score = cJSON_GetObjectItemCaseSensitive(item, "Score");
 

@@ -37,13 +37,15 @@ static void check_reply(const struct ext_preempt_args *a)
     map = cJSON_GetObjectItemCaseSensitive(doc, "NodeNameToMetaVictims");
     fuzz_require(cJSON_IsObject(map), "NodeNameToMetaVictims is an object");
     i = 0;
-    cJSON_ArrayForEach(entry, map) {
+    cJSON_ArrayForEach(entry, map)
+    {
         const cJSON *pods = cJSON_GetObjectItemCaseSensitive(entry, "Pods"), *pod;
         size_t j = 0;
 
         fuzz_require(i < a->n, "one entry per node");
         fuzz_require(strcmp(entry->string, a->nodes[i].node) == 0, "nodes in order, unchanged");
-        cJSON_ArrayForEach(pod, pods) {
+        cJSON_ArrayForEach(pod, pods)
+        {
             const cJSON *uid = cJSON_GetObjectItemCaseSensitive(pod, "UID");
 
             fuzz_require(j < a->nodes[i].npods, "one UID per victim");

@@ -34,7 +34,8 @@ static char *b64_decode(const char *s)
         int v[4], k;
 
         for (k = 0; k < 4; k++) {
-            v[k] = s[i + k] == '=' && i + 4 == len && k >= 2 ? 0 : b64_value((unsigned char)s[i + k]);
+            v[k] =
+                s[i + k] == '=' && i + 4 == len && k >= 2 ? 0 : b64_value((unsigned char)s[i + k]);
             fuzz_require(v[k] >= 0, "patch is base64");
         }
         out[o++] = (char)(v[0] << 2 | v[1] >> 4);
@@ -64,7 +65,8 @@ static void check_patch(const cJSON *resp)
     text = b64_decode(patch->valuestring);
     ops = cJSON_Parse(text);
     fuzz_require(cJSON_IsArray(ops) && cJSON_GetArraySize(ops) > 0, "patch is a JSONPatch array");
-    cJSON_ArrayForEach(op, ops) {
+    cJSON_ArrayForEach(op, ops)
+    {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(op, "op");
         const cJSON *path = cJSON_GetObjectItemCaseSensitive(op, "path");
 
