@@ -109,7 +109,8 @@ struct pgang {
     char *queue;   /* from the spec; NULL = its members' */
     bool admitted; /* its minimum was bound once */
     bool planned;
-    int64_t deadline; /* plan released after this */
+    int64_t deadline;     /* plan released after this */
+    uint32_t expiry_slot; /* 1 + its place in c->expiry; 0 = not scheduled */
     enum preason_kind reason_kind;
     char *reason;
     int32_t *members;
@@ -126,6 +127,18 @@ struct pqueue {
     int32_t pending_gangs;                       /* refreshed by views */
 };
 
+/* When each gang's plan is next looked at: a min-heap on `at`, so expiry costs what expires. */
+struct pexpiry_entry {
+    int64_t at;
+    struct pgang *gang;
+};
+
+struct pexpiry {
+    struct pexpiry_entry *v;
+    size_t n, cap;
+    bool lost; /* out of memory once: some gang may be missing; look at every gang */
+};
+
 /* A growable table of heap objects with free slots; ids are stable. */
 struct ptable {
     void **items;
@@ -138,6 +151,7 @@ struct policy_cluster {
     char *default_queue;
     struct ptable nodes, pods, gangs, queues;
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
+    struct pexpiry expiry;
     uint64_t next_arrival;
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
@@ -247,6 +261,9 @@ void pplan_release(struct policy_cluster *c, struct pgang *g);
 
 /* The gang's plan is in use at now: it is kept for another planTTL. */
 void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* The gang is going away: nothing is scheduled for it any more. */
+void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
+void pexpiry_cleanup(struct pexpiry *e);
 
 /* ---- queue.c: quota, limit, over-quota share ---------------------------- */
 

@@ -144,6 +144,7 @@ void policy_cluster_free(struct policy_cluster *c)
     pidx_cleanup(&c->uid_ix);
     pidx_cleanup(&c->gang_ix);
     pidx_cleanup(&c->queue_ix);
+    pexpiry_cleanup(&c->expiry);
     free(c->default_queue);
     free(c);
 }
@@ -377,6 +378,7 @@ static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
         return;
     if (!g->singleton)
         pidx_del(&c->gang_ix, g->key);
+    pgang_expiry_cancel(c, g);
     ptable_remove(&c->gangs, id);
     gang_free(g);
 }

@@ -984,6 +984,87 @@ static uint32_t rng(void)
     return (uint32_t)(rng_state >> 11);
 }
 
+/* ---- expiry: a min-heap of deadlines ------------------------------------- */
+
+static void plan_gang_of_two(const char *key, const char *head, const char *worker, int64_t at)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+
+    add_gang(key, 2, NULL);
+    add_pod("lab", key, NULL, (struct pod_ask){head, 1, 0, 0, true});
+    add_pod("lab", key, NULL, (struct pod_ask){worker, 1, 1});
+    ck_assert_int_eq(policy_filter(C, "lab", head, names, 1, at, &fr), POLICY_OK);
+    ck_assert_ptr_null(fr.reason);
+    policy_filter_result_cleanup(&fr);
+}
+
+START_TEST(plans_expire_in_deadline_order_not_gang_order)
+{
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/c", "c-head", "c-w", NOW + 2000);
+    plan_gang_of_two("lab/a", "a-head", "a-w", NOW);
+    plan_gang_of_two("lab/b", "b-head", "b-w", NOW + 1000);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "a-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 61001);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 62001);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(held_bind_keeps_an_expired_plan_until_it_leaves)
+{
+    struct policy_bind_result br;
+    char why[256];
+
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/demo", "demo-head", "demo-w", NOW);
+    ck_assert_int_eq(policy_bind(C, "lab", "demo-head", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_WAIT);
+    policy_bind_result_cleanup(&br);
+    policy_expire(C, NOW + 70000);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 70001);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(policy_bind_cancel(C, "lab", "demo-head", why, sizeof(why)), POLICY_OK);
+    policy_expire(C, NOW + 70002);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "demo-head"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(forgotten_gangs_leave_no_deadline_behind)
+{
+    char why[256];
+
+    add_node("n1", 64, 64);
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        add_pod("lab", NULL, NULL, (struct pod_ask){name, 1, 1});
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_COMMIT);
+        NOW += 10;
+    }
+    for (int i = 0; i < 40; i += 3) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    plan_gang_of_two("lab/late", "late-head", "late-w", NOW);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "late-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "p-01"), POLICY_POD_BOUND);
+    check_invariants();
+}
+END_TEST
+
 START_TEST(random_arrivals_keep_every_invariant)
 {
     char why[512], gang[32], name[48];
@@ -1082,6 +1163,9 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, node_deleted_while_its_binding_is_in_flight);
          tcase_add_test(tc, recreated_gang_is_placed_whole_again);
          tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
+    CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
+         tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);
+         tcase_add_test(tc, forgotten_gangs_leave_no_deadline_behind));
     CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
          tcase_set_timeout(tc, 300));
 #undef CASE
