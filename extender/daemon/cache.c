@@ -148,7 +148,8 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
-static void forget(struct cache *c, enum cache_source src, const char *key)
+/* The engine forgets the object; the source's key set is the caller's business. */
+static void forget_engine(struct cache *c, enum cache_source src, const char *key)
 {
     char ns[256];
     const char *slash = strchr(key, '/');
@@ -172,6 +173,11 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
                            src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP);
         break;
     }
+}
+
+static void forget(struct cache *c, enum cache_source src, const char *key)
+{
+    forget_engine(c, src, key);
     keys_remove(&c->known[src], key);
 }
 
@@ -188,117 +194,243 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
 }
 
-/* Decode and upsert; false if the object is not one to keep. */
-static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
+/*
+ * One object on its way into the engine. Decoding needs no lock (the options are
+ * fixed at start); only applying it does, so filter and bind calls wait for the
+ * engine's part of a watch event or a relist, not for the JSON.
+ */
+struct decoded {
+    enum cache_source src;
+    char key[512];
+    int rc;        /* of the decode; EXT_OK: spec below is filled */
+    bool skip;     /* not a workload (a reservation pod, a finished pod): not kept, no word */
+    bool terminal; /* a finished pod: forgotten */
+    char err[256];
+    union {
+        struct policy_node_spec node;
+        struct policy_pod_spec pod;
+        struct policy_queue_spec queue;
+        struct policy_gang_spec gang;
+    } spec;
+};
+
+/* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
+static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
+                   struct ext_arena *a, struct decoded *d)
 {
-    struct ext_arena *a = ext_arena_new();
-    char err[256] = "";
-    int rc = EXT_EINVAL;
-
-    if (!a)
-        return false;
+    d->src = src;
+    d->err[0] = '\0';
+    d->skip = d->terminal = false;
+    if (!a) {
+        d->rc = EXT_ENOMEM;
+        return;
+    }
     switch (src) {
-    case CACHE_NODES: {
-        struct policy_node_spec s;
-
-        if ((rc = kube_node_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_node_upsert(c->engine, &s), err, sizeof(err));
+    case CACHE_NODES:
+        d->rc = kube_node_decode(obj, a, &d->spec.node, d->err, sizeof(d->err), NULL);
         break;
-    }
-    case CACHE_PODS: {
-        struct policy_pod_spec s;
-
-        if (kube_pod_is_terminal(obj) || cache_is_reservation_pod(c, obj)) {
-            ext_arena_free(a);
-            return false;
+    case CACHE_PODS:
+        d->terminal = kube_pod_is_terminal(obj);
+        d->skip = d->terminal || cache_is_reservation_pod(c, obj);
+        if (d->skip) {
+            d->rc = EXT_OK;
+            break;
         }
-        if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
+        d->rc = kube_pod_decode(obj, &c->opts, a, &d->spec.pod, d->err, sizeof(d->err), NULL);
         break;
-    }
-    case CACHE_QUEUES: {
-        struct policy_queue_spec s;
-
-        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
-            policy_queue_changes(c->engine, &s)) {
-            rc = engine_rc(policy_queue_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+    case CACHE_QUEUES:
+        d->rc = kube_queue_decode(obj, a, &d->spec.queue, d->err, sizeof(d->err), NULL);
         break;
-    }
     case CACHE_RAYCLUSTERS:
+        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, d->err, sizeof(d->err), NULL);
+        break;
     case CACHE_PODGROUPS_X:
-    case CACHE_PODGROUPS_VOLCANO: {
-        struct policy_gang_spec s;
-
-        rc = src == CACHE_RAYCLUSTERS
-                 ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
-                 : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
-        if (rc == EXT_OK && policy_gang_changes(c->engine, &s)) {
-            rc = engine_rc(policy_gang_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+    case CACHE_PODGROUPS_VOLCANO:
+        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, d->err, sizeof(d->err), NULL);
         break;
-    }
     default:
+        d->rc = EXT_EINVAL;
         break;
     }
-    ext_arena_free(a);
-    if (rc != EXT_OK) {
-        ext_log_warn("object skipped", "resource", sources[src].name, "object", key, "error",
-                     *err ? err : ext_strerror(rc));
+}
+
+/* Under the lock: hand a decoded object to the engine; false if it is not one to keep. */
+static bool apply(struct cache *c, struct decoded *d)
+{
+    int rc = d->rc;
+
+    if (d->skip)
         return false;
+    if (rc == EXT_OK) {
+        switch (d->src) {
+        case CACHE_NODES:
+            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), d->err, sizeof(d->err));
+            break;
+        case CACHE_PODS:
+            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), d->err,
+                           sizeof(d->err));
+            break;
+        case CACHE_QUEUES:
+            if (!policy_queue_changes(c->engine, &d->spec.queue))
+                break;
+            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+            c->nudge = true;
+            break;
+        default:
+            if (!policy_gang_changes(c->engine, &d->spec.gang))
+                break;
+            rc = engine_rc(policy_gang_upsert(c->engine, &d->spec.gang), d->err, sizeof(d->err));
+            c->nudge = true;
+            break;
+        }
     }
-    return true;
+    if (rc != EXT_OK)
+        ext_log_warn("object skipped", "resource", sources[d->src].name, "object", d->key, "error",
+                     *d->err ? d->err : ext_strerror(rc));
+    return rc == EXT_OK;
 }
 
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
 {
-    char key[512];
+    bool deleted = strcmp(type, "DELETED") == 0;
+    struct ext_arena *a = NULL;
+    struct decoded d;
 
-    if (!object_key(c, src, obj, key, sizeof(key)))
+    if (!object_key(c, src, obj, d.key, sizeof(d.key)))
         return;
+    if (!deleted)
+        decode(c, src, obj, a = ext_arena_new(), &d);
     pthread_mutex_lock(&c->lock);
-    if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
-        if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
-            forget(c, src, key);
+    if (deleted || !apply(c, &d)) {
+        if (deleted || d.terminal)
+            forget(c, src, d.key);
     } else {
-        keys_add(&c->known[src], key);
+        keys_add(&c->known[src], d.key);
     }
     pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
 }
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
-/* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
-static void on_replace(void *ctx, const cJSON *items)
+#define RELIST_BATCH 64 /* objects decoded outside the lock, then applied under it */
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The keys gathered in any order: sorted, each once. */
+static void keys_settle(struct cache_keys *k)
+{
+    size_t n = 0;
+
+    qsort(k->v, k->n, sizeof(*k->v), cmp_key);
+    for (size_t i = 0; i < k->n; i++) {
+        if (n > 0 && strcmp(k->v[n - 1], k->v[i]) == 0)
+            free(k->v[i]);
+        else
+            k->v[n++] = k->v[i];
+    }
+    k->n = n;
+}
+
+static void keys_append(struct cache_keys *k, const char *key)
+{
+    char *copy;
+
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        char **v = realloc(k->v, cap * sizeof(*v));
+
+        if (!v)
+            return;
+        k->v = v;
+        k->cap = cap;
+    }
+    if ((copy = strdup(key)))
+        k->v[k->n++] = copy;
+}
+
+/* Decode up to RELIST_BATCH objects from *obj on, then apply them under one lock. */
+static const cJSON *replace_batch(struct cache *c, enum cache_source src, const cJSON *obj,
+                                  struct decoded *batch, struct cache_keys *fresh)
+{
+    struct ext_arena *a = ext_arena_new();
+    size_t n = 0;
+
+    for (; obj && n < RELIST_BATCH; obj = obj->next)
+        if (object_key(c, src, obj, batch[n].key, sizeof(batch[n].key)))
+            decode(c, src, obj, a, &batch[n++]);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < n; i++)
+        if (apply(c, &batch[i]))
+            keys_append(fresh, batch[i].key);
+    pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
+    return obj;
+}
+
+/*
+ * A (re)list, page by page: every object is upserted as its page arrives (the lock
+ * is held per batch, so kube-scheduler's calls are answered during a relist of any
+ * size), and at the end what vanished meanwhile is forgotten. What vanished is found
+ * outside the lock (only this reflector's thread changes its key set) and costs
+ * n log n, however the list is ordered.
+ */
+static void on_list_begin(void *ctx)
+{
+    struct cache_reflector *sc = ctx;
+
+    keys_cleanup(&sc->listed);
+}
+
+static void on_list_page(void *ctx, const cJSON *items)
+{
+    struct cache_reflector *sc = ctx;
+    struct decoded *batch = malloc(RELIST_BATCH * sizeof(*batch));
+    const cJSON *obj = items ? items->child : NULL;
+
+    while (batch && obj)
+        obj = replace_batch(sc->cache, sc->src, obj, batch, &sc->listed);
+    free(batch);
+}
+
+static void on_list_end(void *ctx, bool ok)
 {
     struct cache_reflector *sc = ctx;
     struct cache *c = sc->cache;
-    struct cache_keys fresh = {0};
-    const cJSON *obj;
-    char key[512];
+    struct cache_keys *known = &c->known[sc->src], gone = {0};
 
-    pthread_mutex_lock(&c->lock);
-    cJSON_ArrayForEach(obj, items)
-    {
-        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
-            keys_add(&fresh, key);
+    if (!ok) { /* the next list starts over; what was upserted is still true */
+        keys_cleanup(&sc->listed);
+        return;
     }
-    for (size_t i = c->known[sc->src].n; i-- > 0;) {
+    keys_settle(&sc->listed);
+    for (size_t i = 0; i < known->n; i++) {
         bool found;
-        char *old = c->known[sc->src].v[i];
 
-        keys_find(&fresh, old, &found);
-        if (!found) {
-            snprintf(key, sizeof(key), "%s", old);
-            forget(c, sc->src, key);
-        }
+        keys_find(&sc->listed, known->v[i], &found);
+        if (!found)
+            keys_append(&gone, known->v[i]);
     }
-    keys_cleanup(&c->known[sc->src]);
-    c->known[sc->src] = fresh;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < gone.n; i++)
+        forget_engine(c, sc->src, gone.v[i]);
+    keys_cleanup(known);
+    *known = sc->listed;
     pthread_mutex_unlock(&c->lock);
+    memset(&sc->listed, 0, sizeof(sc->listed));
+    keys_cleanup(&gone);
     ext_log_info("listed", "resource", sources[sc->src].name);
+}
+
+/* The full set at once: a list of one page. */
+static void on_replace(void *ctx, const cJSON *items)
+{
+    on_list_begin(ctx);
+    on_list_page(ctx, items);
+    on_list_end(ctx, true);
 }
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
@@ -326,8 +458,13 @@ static void on_error(void *ctx, int code, const char *message)
                  message ? message : ext_strerror(code));
 }
 
-static const struct kube_watch_handler handler = {
-    .replace = on_replace, .event = on_event, .absent = on_absent, .error = on_error};
+static const struct kube_watch_handler handler = {.replace = on_replace,
+                                                  .event = on_event,
+                                                  .absent = on_absent,
+                                                  .error = on_error,
+                                                  .list_begin = on_list_begin,
+                                                  .list_page = on_list_page,
+                                                  .list_end = on_list_end};
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
@@ -356,7 +493,7 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
-        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i};
+        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i, {0}};
         c->watches[i] =
             kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i], NULL);
         if (!c->watches[i]) {
@@ -373,6 +510,7 @@ void cache_cleanup(struct cache *c)
         kube_watch_stop(c->watches[i]);
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
+        keys_cleanup(&c->reflectors[i].listed);
     }
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         free(c->nudge_gangs[i]);

@@ -34,10 +34,12 @@ struct cache_keys {
     size_t n, cap;
 };
 
-/* What a reflector's callbacks are told: whose cache, which source. */
+/* What a reflector's callbacks are told: whose cache, which source; the keys of a list
+ * under way. */
 struct cache_reflector {
     struct cache *cache;
     enum cache_source src;
+    struct cache_keys listed;
 };
 
 struct cache {

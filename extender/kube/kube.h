@@ -183,6 +183,15 @@ struct kube_watch_handler {
     void (*absent)(void *ctx);
     /* Optional: a failure the reflector is recovering from (for the log). */
     void (*error)(void *ctx, int code, const char *message);
+    /*
+     * Optional, instead of replace: a (re)list handed over page by page, so a list of any
+     * size is never held whole. list_begin once the first page has come, list_page with each
+     * page's items (a JSON array, borrowed), then list_end: ok is false when the list failed
+     * part way, and the pages seen are then not the whole set.
+     */
+    void (*list_begin)(void *ctx);
+    void (*list_page)(void *ctx, const cJSON *items);
+    void (*list_end)(void *ctx, bool ok);
 };
 
 struct kube_watch_opts {
@@ -207,7 +216,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
 /* Abort any transfer in flight, join the thread, free the watch. NULL is a no-op. */
 void kube_watch_stop(struct kube_watch *w);
 
-/* True once the first full list has been handed to replace(). */
+/* True once the first full list has been handed to replace() (or list_end()). */
 int kube_watch_synced(const struct kube_watch *w);
 /* True while the resource answers 404 (CRD not installed). */
 int kube_watch_absent(const struct kube_watch *w);

@@ -41,6 +41,7 @@ struct kube_watch {
     long status;
     int stream_rc;    /* why we aborted a watch from inside the write callback */
     unsigned nevents; /* lines handled on the current watch */
+    bool list_begun;  /* list_begin was called for the list under way */
     char err[512];
 };
 
@@ -222,8 +223,18 @@ static size_t list_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata
     return kube__buf_add(userdata, ptr, size * nmemb) == EXT_OK ? size * nmemb : 0;
 }
 
-/* One page: its items appended to all, *cont set to the next page's token (or ""). */
-static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *next, size_t nextlen)
+/* A page-wise handler hears of a list once its first page has come. */
+static void list_begin(struct kube_watch *w)
+{
+    if (!w->list_begun && w->h->list_begin)
+        w->h->list_begin(w->ctx);
+    w->list_begun = true;
+}
+
+/* One page: its items appended to all (*nall counts them), *cont set to the next page's token
+ * (or ""). */
+static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t *nall, char *next,
+                     size_t nextlen)
 {
     char path[4096], esc[1024] = "";
     struct kube_buf body;
@@ -255,8 +266,21 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *n
         rc = EXT_EIO;
         goto out;
     }
-    while (cJSON_IsArray(items) && (item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
-        if ((unsigned)cJSON_GetArraySize(all) >= WATCH_MAX_ITEMS) {
+    if (w->h->list_page && cJSON_IsArray(items)) {
+        *nall += (size_t)cJSON_GetArraySize(items);
+        if (*nall > WATCH_MAX_ITEMS) {
+            snprintf(w->err, sizeof(w->err), "GET %s: over %u items", w->list_path,
+                     WATCH_MAX_ITEMS);
+            rc = EXT_ETOOBIG;
+            goto out;
+        }
+        list_begin(w);
+        w->h->list_page(w->ctx, items);
+    }
+    /* Counted here, not with cJSON_GetArraySize, which walks the whole list every time. */
+    while (!w->h->list_page && cJSON_IsArray(items) &&
+           (item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
+        if (*nall >= WATCH_MAX_ITEMS) {
             cJSON_Delete(item);
             snprintf(w->err, sizeof(w->err), "GET %s: over %u items", w->list_path,
                      WATCH_MAX_ITEMS);
@@ -264,6 +288,7 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *n
             goto out;
         }
         cJSON_AddItemToArray(all, item);
+        (*nall)++;
     }
     meta = cJSON_GetObjectItemCaseSensitive(page, "metadata");
     rc = watch_take_rv(w, page);
@@ -281,22 +306,29 @@ static int watch_list(struct kube_watch *w)
 {
     char cont[1024] = "", next[1024];
     cJSON *all = cJSON_CreateArray();
+    size_t nall = 0;
     int rc = EXT_OK;
 
     if (!all)
         return EXT_ENOMEM;
     w->rv[0] = '\0';
+    w->list_begun = false;
     do {
-        rc = list_page(w, cont, all, next, sizeof(next));
+        rc = list_page(w, cont, all, &nall, next, sizeof(next));
         memcpy(cont, next, sizeof(cont));
     } while (rc == EXT_OK && cont[0]);
     if (rc == EXT_OK && !w->rv[0]) {
         snprintf(w->err, sizeof(w->err), "GET %s: list has no resourceVersion", w->list_path);
         rc = EXT_EIO;
     }
+    if (w->h->list_page && rc == EXT_OK)
+        list_begin(w); /* an empty list without items is a list too */
+    if (w->h->list_page && w->list_begun && w->h->list_end)
+        w->h->list_end(w->ctx, rc == EXT_OK);
     if (rc == EXT_OK) {
         atomic_store(&w->absent, 0);
-        w->h->replace(w->ctx, all);
+        if (!w->h->list_page)
+            w->h->replace(w->ctx, all);
         atomic_store(&w->synced, 1);
     } else {
         w->rv[0] = '\0';
@@ -484,7 +516,8 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
     pthread_condattr_t ca;
     struct kube_watch *w;
 
-    if (!c || !list_path || list_path[0] != '/' || !h || !h->replace || !h->event)
+    if (!c || !list_path || list_path[0] != '/' || !h || (!h->replace && !h->list_page) ||
+        !h->event)
         return NULL;
     w = calloc(1, sizeof(*w));
     if (!w)
