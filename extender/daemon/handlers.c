@@ -57,8 +57,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     struct policy_filter_result r;
     char err[512], key[512];
     const char *chosen = NULL;
-    struct policy_pod_view before;
-    bool was_pending;
+    struct policy_gang_view before;
+    bool turned_away;
     int rc;
 
     if (!arena)
@@ -73,8 +73,10 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         ext_arena_free(arena);
         return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
     }
-    was_pending = !policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &before) ||
-                  before.phase == POLICY_POD_PENDING;
+    /* A gang that waits with a reason has had members turned away (kube-scheduler parked
+     * them); a gang planned at its first filter has not, and needs no nudge. */
+    turned_away = spec.gang && policy_gang_view_get(d->cache.engine, spec.gang, &before) &&
+                  before.state == POLICY_GANG_PENDING && before.reason;
     rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
                        &r);
     pthread_mutex_unlock(&d->cache.lock);
@@ -103,8 +105,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
                         r.reason);
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
-        /* Its gang's other members may have been turned away before the plan. */
-        if (spec.gang && was_pending) {
+        /* Its gang's other members were turned away before the plan. */
+        if (turned_away) {
             pthread_mutex_lock(&d->cache.lock);
             cache_nudge_gang(&d->cache, spec.gang);
             pthread_mutex_unlock(&d->cache.lock);
