@@ -63,6 +63,7 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_failed = true; /* a planned pod's answer is its node alone */
     pthread_mutex_lock(&d->cache.lock);
     observe_nodes(d, a);
     rc = observe_pod(d, a->pod, arena, &spec, err, sizeof(err));
@@ -126,6 +127,7 @@ static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_pri
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_zero = true;
     pthread_mutex_lock(&d->cache.lock);
     if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
         spec.managed)
