@@ -80,7 +80,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
         pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, -1);
     }
     p->place = (struct pplace){.node = -1};
-    p->groups_text[0] = '\0';
+    pset_str(&p->groups_text, NULL);
 }
 
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)

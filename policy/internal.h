@@ -97,12 +97,12 @@ struct ppod {
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
     char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
-    char groups_text[POLICY_MAX_DEVICES * 12];
+    char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
 };
 
 struct pgang {
-    char *key;
+    char *key;                          /* a gang of one borrows its pod's key */
     bool singleton;                     /* a gang of one, not in the gang index */
     bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
     int32_t declared_min[POLICY_GANG_SOURCES];
@@ -113,7 +113,8 @@ struct pgang {
     uint32_t expiry_slot; /* 1 + its place in c->expiry; 0 = not scheduled */
     enum preason_kind reason_kind;
     char *reason;
-    int32_t *members;
+    int32_t *members; /* &first until a second member comes */
+    int32_t first;
     size_t nmembers, members_cap;
 };
 
