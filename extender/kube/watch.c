@@ -38,6 +38,7 @@ struct kube_watch {
     unsigned seed;
     struct kube_lines lines;
     struct kube_buf errbody;
+    struct kube_buf listbody; /* one buffer for every page of a list, freed when it ends */
     long status;
     int stream_rc;    /* why we aborted a watch from inside the write callback */
     unsigned nevents; /* lines handled on the current watch */
@@ -237,7 +238,7 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t 
                      size_t nextlen)
 {
     char path[4096], esc[1024] = "";
-    struct kube_buf body;
+    struct kube_buf *body = &w->listbody;
     cJSON *page = NULL, *items, *item;
     const cJSON *meta;
     int rc;
@@ -246,20 +247,23 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t 
         query_escape(cont, esc, sizeof(esc));
     snprintf(path, sizeof(path), "%s%climit=%u%s%s", w->list_path, w->sep, w->opts.page_limit,
              cont[0] ? "&continue=" : "", esc);
-    kube__buf_init(&body, kube__max_reply(w->client));
-    rc = watch_get(w, path, list_write_cb, &body, 30000 + 1000L * w->opts.timeout_seconds);
-    if (rc == EXT_EIO && body.overflow) {
-        snprintf(w->err, sizeof(w->err), "GET %s: reply over %zu bytes", w->list_path, body.max);
+    /* Kept from page to page: freeing a megabyte every page makes malloc consolidate the
+     * page's thousands of small cJSON chunks, and a relist of a big cluster then spends most
+     * of its time in malloc. */
+    kube__buf_reset(body);
+    rc = watch_get(w, path, list_write_cb, body, 30000 + 1000L * w->opts.timeout_seconds);
+    if (rc == EXT_EIO && body->overflow) {
+        snprintf(w->err, sizeof(w->err), "GET %s: reply over %zu bytes", w->list_path, body->max);
         rc = EXT_ETOOBIG;
     }
     if (rc != EXT_OK)
         goto out;
     if (w->status != 200) {
-        rc =
-            kube__status_error("GET", path, w->status, body.data, body.len, w->err, sizeof(w->err));
+        rc = kube__status_error("GET", path, w->status, body->data, body->len, w->err,
+                                sizeof(w->err));
         goto out;
     }
-    page = body.len ? cJSON_ParseWithLength(body.data, body.len) : NULL;
+    page = body->len ? cJSON_ParseWithLength(body->data, body->len) : NULL;
     items = cJSON_GetObjectItemCaseSensitive(page, "items");
     if (!cJSON_IsObject(page) || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
         snprintf(w->err, sizeof(w->err), "GET %s: reply is not a list", w->list_path);
@@ -298,7 +302,6 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t 
                  : "");
 out:
     cJSON_Delete(page);
-    kube__buf_cleanup(&body);
     return rc;
 }
 
@@ -321,6 +324,7 @@ static int watch_list(struct kube_watch *w)
         snprintf(w->err, sizeof(w->err), "GET %s: list has no resourceVersion", w->list_path);
         rc = EXT_EIO;
     }
+    kube__buf_cleanup(&w->listbody);
     if (w->h->list_page && rc == EXT_OK)
         list_begin(w); /* an empty list without items is a list too */
     if (w->h->list_page && w->list_begun && w->h->list_end)
@@ -477,6 +481,7 @@ static void watch_free(struct kube_watch *w)
         curl_easy_cleanup(w->curl);
     kube__lines_cleanup(&w->lines);
     kube__buf_cleanup(&w->errbody);
+    kube__buf_cleanup(&w->listbody);
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->lock);
     free(w->list_path);
@@ -535,6 +540,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
     pthread_condattr_destroy(&ca);
     kube__lines_init(&w->lines, w->opts.max_event, watch_line, w);
     kube__buf_init(&w->errbody, WATCH_ERRBODY_MAX);
+    kube__buf_init(&w->listbody, kube__max_reply(c));
     w->list_path = strdup(list_path);
     w->curl = kube__easy_new(c);
     if (!w->list_path || !w->curl || pthread_create(&w->thread, NULL, watch_main, w) != 0) {
