@@ -144,7 +144,8 @@ struct pexpiry {
 struct ptable {
     void **items;
     size_t n, cap;
-    size_t nfree; /* NULL slots below n */
+    size_t nfree;      /* NULL slots below n */
+    int32_t *free_ids; /* the NULL slots, as a stack (capacity cap) */
 };
 
 struct policy_cluster {
