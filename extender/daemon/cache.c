@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "base.h"
@@ -490,6 +491,8 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
     return EXT_OK;
 }
 
+#define NODES_FIRST_MS 10000
+
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
@@ -500,6 +503,11 @@ int cache_start(struct cache *c, char *err, size_t errlen)
             snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
             return EXT_ENOMEM;
         }
+        /* Nodes first (for a while): a bound pod listed before its node is charged when the
+         * node comes, and each node that comes then looks at every such pod. */
+        for (int64_t until = ext_now_ms() + NODES_FIRST_MS;
+             i == CACHE_NODES && !kube_watch_synced(c->watches[i]) && ext_now_ms() < until;)
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
     return EXT_OK;
 }
