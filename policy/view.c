@@ -7,9 +7,10 @@
 
 const char *policy_pod_phase_name(enum policy_pod_phase p)
 {
-    static const char *const names[] = {"Pending", "Planned", "Waiting", "Binding", "Bound"};
+    static const char *const names[] = {"Pending", "Planned", "Waiting", "Binding", "Bound",
+                                        "Evicting"};
 
-    return p <= POLICY_POD_BOUND ? names[p] : "?";
+    return p <= POLICY_POD_EVICTING ? names[p] : "?";
 }
 
 const char *policy_gang_state_name(enum policy_gang_state s)
