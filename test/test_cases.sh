@@ -114,7 +114,8 @@ def run_case(path):
     failures = []
     for expr in expects:
         try:
-            ok = eval(expr, {"__builtins__": __builtins__}, dict(env))
+            # One namespace as globals, so comprehensions in an expression see the helpers.
+            ok = eval(expr, dict(env, __builtins__=__builtins__))
         except Exception as e:  # a missing key is a failed expectation
             failures.append("%s  [%s: %s]" % (expr, type(e).__name__, e))
             continue
