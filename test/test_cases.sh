@@ -36,6 +36,8 @@ def qty(v):
         raise ValueError("not a quantity: %r" % v)
     return float(m.group(1)) * SUFFIX[m.group(2)]
 
+assert qty("500m") == 0.5 and qty("4Gi") == 4 * 2**30 and qty("7500M") == 7.5e9 and qty("2") == 2.0
+
 # ---- the helpers the expressions see ---------------------------------------
 def helpers(j):
     pods = {p["name"]: p for p in j["pods"]}
