@@ -34,7 +34,7 @@ void policy_expire(struct policy_cluster *c, int64_t now)
         int32_t holding, waiting, bound;
         bool binding = false;
 
-        if (!g || now <= g->deadline)
+        if (!g || now <= g->deadline || g->awaiting > 0)
             continue;
         pgang_counts(c, g, NULL, &bound, &holding, &waiting);
         if (holding == 0) {

@@ -177,3 +177,187 @@ out:
     free(scratch);
     free(children_demand);
 }
+
+/* ---- the cluster's inputs: capacity and demand ---------------------------- */
+
+/* Could this member run on some node of an empty cluster? */
+static bool member_could_run(const struct policy_cluster *c, const struct ppod *p)
+{
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        const struct pnode *n = c->nodes.items[i];
+        enum pfit_why why;
+        int32_t share;
+
+        if (!n || !pfit_static(n, p, &why) || p->cpu > n->cpu || p->memory > n->memory ||
+            n->pods < 1 || p->gpus > n->gpus)
+            continue;
+        share = pfit_share_on(n, p);
+        if (share < 0 || (share > 0 && n->gpus < p->devices))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Is the gang demand: every member's ask valid and each able to run on some
+ * node of an empty cluster, and its minimum within its queues' limits? A gang
+ * that can never run is nobody's rival. Cached until a node's offer changes.
+ */
+bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
+{
+    const struct ppod *prev = NULL;
+    struct policy_resources need = {{0}};
+    const struct pqueue *q;
+    bool ok = true;
+
+    if (g->could_run_epoch == c->nodes_epoch + 1)
+        return g->could_run;
+    for (size_t i = 0; ok && i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources r;
+
+        if (!p || p->phase == POLICY_POD_EVICTING)
+            continue;
+        ok = ppod_ask_valid(p, NULL, 0) &&
+             ((prev && ppod_same_shape(prev, p)) || member_could_run(c, p));
+        prev = p;
+        ppod_charge_resources(p, p->share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT && i < (size_t)pgang_min(c, g); k++)
+            need.v[k] += r.v[k];
+    }
+    q = pqueue_find(c, pgang_queue(c, g));
+    for (int depth = 0; ok && q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
+        for (int r = 0; r < POLICY_RES_COUNT; r++)
+            ok = ok && (q->limit.v[r] < 0 || need.v[r] <= q->limit.v[r]);
+        q = pqueue_parent(c, q);
+    }
+    g->could_run = ok;
+    g->could_run_epoch = c->nodes_epoch + 1;
+    return g->could_run;
+}
+
+/* The cluster's allocatable less what pods muster does not schedule hold. */
+static void capacity_of(const struct policy_cluster *c, struct policy_resources *cap)
+{
+    memset(cap, 0, sizeof(*cap));
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        const struct pnode *n = c->nodes.items[i];
+
+        if (!n || n->unschedulable)
+            continue;
+        cap->v[POLICY_RES_CPU] += n->cpu;
+        cap->v[POLICY_RES_MEMORY] += n->memory;
+        cap->v[POLICY_RES_GPU] += n->gpus * POLICY_GPU_MILLI;
+    }
+    for (size_t i = 0; i < c->pods.n; i++) {
+        const struct ppod *p = c->pods.items[i];
+        struct policy_resources r;
+
+        if (!p || p->managed || p->place.node < 0)
+            continue;
+        ppod_charge_resources(p, p->place.share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            cap->v[k] -= r.v[k];
+    }
+}
+
+/* A queue's place in the tree, parents first. */
+static int32_t depth_of(const struct policy_cluster *c, const struct pqueue *q)
+{
+    int32_t d = 0;
+
+    for (q = pqueue_parent(c, q); q && d < POLICY_MAX_QUEUE_DEPTH; q = pqueue_parent(c, q))
+        d++;
+    return d;
+}
+
+struct qorder {
+    struct pqueue *q;
+    int32_t depth;
+};
+
+static int cmp_depth(const void *a, const void *b)
+{
+    const struct qorder *x = a, *y = b;
+
+    if (x->depth != y->depth)
+        return x->depth - y->depth;
+    return x->q->arrival < y->q->arrival ? -1 : x->q->arrival > y->q->arrival;
+}
+
+/* Every pod's part in its queue's demand, rolled up later. */
+static void add_demand(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+        struct pgang *g;
+        struct pqueue *q;
+        struct policy_resources r;
+
+        if (!p || !p->managed || p->phase == POLICY_POD_EVICTING)
+            continue;
+        g = ppod_gang(c, p);
+        if (p->phase == POLICY_POD_PENDING && (!g || !pgang_could_run(c, g)))
+            continue;
+        ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
+        if (!(q = pqueue_find(c, p->queue)))
+            continue;
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            q->demand.v[k] += r.v[k];
+    }
+}
+
+void pfair_refresh(struct policy_cluster *c)
+{
+    size_t n = 0;
+    struct qorder *order = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*order));
+    struct policy_share_queue *sq = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*sq));
+    struct policy_resources cap;
+
+    if (!c->fair_dirty)
+        goto out;
+    if (!order || !sq)
+        goto out;
+    for (size_t i = 0; i < c->queues.n; i++) {
+        struct pqueue *q = c->queues.items[i];
+
+        if (!q)
+            continue;
+        memset(&q->demand, 0, sizeof(q->demand));
+        order[n++] = (struct qorder){q, depth_of(c, q)};
+    }
+    qsort(order, n, sizeof(*order), cmp_depth);
+    add_demand(c);
+    /* Roll demand up, deepest first. */
+    for (size_t i = n; i-- > 0;) {
+        struct pqueue *parent = pqueue_parent(c, order[i].q);
+
+        for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
+            parent->demand.v[k] += order[i].q->demand.v[k];
+    }
+    capacity_of(c, &cap);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        for (size_t i = 0; i < n; i++) {
+            const struct pqueue *q = order[i].q, *parent = pqueue_parent(c, q);
+            int32_t pi = -1;
+
+            for (size_t k = 0; parent && order[i].depth > 0 && k < i && pi < 0; k++)
+                if (order[k].q == parent)
+                    pi = (int32_t)k;
+            sq[i] = (struct policy_share_queue){.parent = pi,
+                                                .priority = q->priority,
+                                                .quota = q->quota.v[r],
+                                                .limit = q->limit.v[r],
+                                                .weight = q->weight.v[r],
+                                                .demand = q->demand.v[r]};
+        }
+        policy_fair_share(cap.v[r], sq, n);
+        for (size_t i = 0; i < n; i++)
+            order[i].q->fair_share.v[r] = sq[i].fair_share;
+    }
+    c->fair_dirty = false;
+out:
+    free(order);
+    free(sq);
+}
