@@ -38,6 +38,7 @@ struct victim {
     int32_t priority;
     int64_t since;
     bool whole;            /* the whole gang (else one member beyond its minimum) */
+    char over[160];        /* how its queue stood before anything was taken */
     bool taken;
     struct pplace *places; /* while taken: where its pods were */
 };
@@ -82,6 +83,8 @@ static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
     return i < na && i < nb ? pb[nb - 1 - i] : NULL;
 }
 
+static void over_text(const struct pqueue *q, char *buf, size_t len);
+
 static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, size_t n, bool whole)
 {
     struct policy_resources used;
@@ -116,6 +119,8 @@ static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, si
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         used.v[r] = v->leveled ? pqueue_used(v->leveled, r) : 0;
     v->saturation = v->leveled ? pqueue_saturation(v->leveled, &used) : 0;
+    if (v->leveled)
+        over_text(v->leveled, v->over, sizeof(v->over));
     s->n++;
     return POLICY_OK;
 }
@@ -141,30 +146,67 @@ static bool eligible(const struct search *s, const struct pgang *vg, int64_t now
     return min_runtime <= 0 || vg->running_since + min_runtime <= now;
 }
 
-/* The gang's victim units: each bound member beyond its minimum, then the whole gang. */
+static int cmp_arrival_desc(const void *a, const void *b)
+{
+    const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
+
+    return x->arrival > y->arrival ? -1 : x->arrival < y->arrival;
+}
+
+/*
+ * The gang's victim units: each bound member beyond its minimum (youngest
+ * first; per subgroup what is above that subgroup's minimum, and above the
+ * whole minimum), then the whole gang. Which members are "beyond" is a matter
+ * of counts, so it holds after a restart too.
+ */
 static int collect_gang(struct search *s, struct pgang *vg)
 {
     struct ppod **pods = malloc((vg->nmembers ? vg->nmembers : 1) * sizeof(*pods));
+    int32_t stack[16], *keep = vg->nsubs <= 16 ? stack : calloc(vg->nsubs, sizeof(*keep));
+    int32_t spare;
     size_t n = 0;
     int rc = POLICY_OK;
 
-    if (!pods)
+    if (!pods || !keep) {
+        free(pods);
+        if (keep != stack)
+            free(keep);
         return POLICY_ENOMEM;
-    for (size_t i = 0; i < vg->nmembers && rc == POLICY_OK; i++) {
-        struct ppod *p = ppod_at(s->c, vg->members[i]);
-
-        if (p && p->extra && p->phase == POLICY_POD_BOUND)
-            rc = add_victim(s, vg, &p, 1, false);
     }
+    bool whole_may_go = true;
+
     for (size_t i = 0; i < vg->nmembers; i++) {
         struct ppod *p = ppod_at(s->c, vg->members[i]);
 
-        if (p && p->phase == POLICY_POD_BOUND && p->place.node >= 0)
+        if (p && p->phase == POLICY_POD_BOUND && p->place.node >= 0) {
             pods[n++] = p;
+            /* A member marked non-preemptible (Volcano's volcano.sh/preemptable:
+             * "false") keeps its gang from going whole. */
+            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO;
+        }
     }
-    if (rc == POLICY_OK && n > 0)
+    qsort(pods, n, sizeof(*pods), cmp_arrival_desc);
+    /* What each subgroup holds beyond its minimum may go, youngest first, as
+     * long as the whole minimum stays. */
+    pgang_tally(s->c, vg, PGANG_BOUND, keep);
+    spare = (int32_t)n - pgang_min(s->c, vg);
+    for (size_t i = 0; i < n && spare > 0 && rc == POLICY_OK; i++) {
+        struct ppod *p = pods[i];
+        bool above = p->sub < 0 || (size_t)p->sub >= vg->nsubs ||
+                     keep[p->sub] > vg->subs[p->sub].min;
+
+        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
+            continue;
+        if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
+            keep[p->sub]--;
+        spare--;
+        rc = add_victim(s, vg, &p, 1, false);
+    }
+    if (rc == POLICY_OK && n > 0 && whole_may_go)
         rc = add_victim(s, vg, pods, n, true);
     free(pods);
+    if (keep != stack)
+        free(keep);
     return rc;
 }
 
@@ -215,23 +257,11 @@ static bool reclaimer_within_quota(const struct search *s)
     return fits_under(&with, &s->rq->quota);
 }
 
-/* What the victim's leveled queue still uses, given the victims taken so far. */
-static void remaining_of(const struct search *s, const struct pqueue *q,
-                         struct policy_resources *out)
+/* What the victim's leveled queue still uses: taken victims are uncharged already. */
+static void remaining_of(const struct pqueue *q, struct policy_resources *out)
 {
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         out->v[r] = pqueue_used(q, r);
-    for (size_t i = 0; i < s->n; i++) {
-        if (!s->v[i].taken || s->v[i].leveled != q)
-            continue;
-        for (size_t k = 0; k < s->v[i].npods; k++) {
-            struct policy_resources r;
-
-            ppod_charge_resources(s->v[i].pods[k], s->v[i].places[k].share, &r);
-            for (int j = 0; j < POLICY_RES_COUNT; j++)
-                out->v[j] -= r.v[j];
-        }
-    }
 }
 
 /* KAI's strategies: may room still be taken from this victim's queue? */
@@ -243,7 +273,7 @@ static bool strategy_allows(const struct search *s, const struct victim *v)
         return true;
     if (!v->leveled)
         return false;
-    remaining_of(s, v->leveled, &rem);
+    remaining_of(v->leveled, &rem);
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         allocatable.v[r] = pqueue_allocatable(v->leveled, r);
     if (!fits_under(&rem, &allocatable))
@@ -352,7 +382,7 @@ static void over_text(const struct pqueue *q, char *buf, size_t len)
 static int decide(struct search *s, int64_t now)
 {
     struct pstatement st = {0};
-    char reason[POLICY_REASON_LEN], over[160];
+    char reason[POLICY_REASON_LEN];
     int rc = POLICY_OK;
 
     if (!fits(s, &st)) { /* cannot happen: choose() just saw it fit */
@@ -367,9 +397,8 @@ static int decide(struct search *s, int64_t now)
         if (!v->taken)
             continue;
         if (s->kind == POLICY_EVICT_RECLAIM) {
-            over_text(v->leveled, over, sizeof(over));
             snprintf(reason, sizeof(reason), "evicted for gang %s of queue %s: %s", s->g->key,
-                     pgang_queue(s->c, s->g), over);
+                     pgang_queue(s->c, s->g), v->over);
         } else {
             snprintf(reason, sizeof(reason),
                      "preempted for gang %s of queue %s: its priority %d is above %d",
