@@ -11,8 +11,9 @@
  *      within one priority by overQuotaWeight, water-filling: no queue above
  *      min(demand, limit), and what one cannot take is divided again.
  * Two places where muster differs from KAI on purpose: over-quota amounts are
- * not rounded down to whole units (the last units go one each, so equal
- * weights end within one unit of each other), and when the quotas of a level
+ * not rounded down to whole units (every share is within one unit of the
+ * real-valued water-filling, so equal weights end within one unit of each
+ * other), and when the quotas of a level
  * add up to more than its capacity, the capacity is divided in proportion to
  * the quotas instead of promising each its whole quota.
  */
@@ -30,57 +31,81 @@ static int64_t want_of(const struct policy_share_queue *q)
 }
 
 /*
- * Water-fill amount over the queues ids[0..n) by weight w(i) (weights[i]),
- * never above want[i]; returns what is left. fs[i] is added to.
+ * Water-fill amount over queues 0..n) by weight, never above want[i]; fs[i]
+ * is added to and what is left returned. Exact: the water level is found by
+ * giving whole to the queues whose room is below their weighted share (in
+ * order of room / weight), and the rest get amount x weight / total weight,
+ * rounded down, the units left over one each by the largest remainder. Every
+ * share is within one unit of the real-valued one.
  */
+struct fill {
+    int64_t weight, room;
+    size_t i;
+};
+
+static int cmp_room_per_weight(const void *a_, const void *b_)
+{
+    const struct fill *a = a_, *b = b_;
+    __int128 x = (__int128)a->room * b->weight, y = (__int128)b->room * a->weight;
+
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
 static int64_t water_fill(int64_t amount, const int64_t *weights, const int64_t *want, int64_t *fs,
                           size_t n)
 {
-    while (amount > 0) {
-        __int128 total = 0;
+    struct fill *f = malloc((n ? n : 1) * sizeof(*f));
+    __int128 total = 0, *rem = NULL;
+    size_t k = 0, first;
+
+    if (!f)
+        return amount;
+    for (size_t i = 0; i < n; i++) {
+        if (weights[i] > 0 && want[i] > fs[i]) {
+            f[k] = (struct fill){weights[i], want[i] - fs[i], i};
+            total += weights[i];
+            k++;
+        }
+    }
+    qsort(f, k, sizeof(*f), cmp_room_per_weight);
+    /* Queues whose room is under their share at this level take all of it. */
+    for (first = 0; first < k && amount > 0; first++) {
+        if ((__int128)f[first].room * total > (__int128)amount * f[first].weight)
+            break;
+        fs[f[first].i] += f[first].room;
+        amount -= f[first].room;
+        total -= f[first].weight;
+    }
+    if (first < k && amount > 0 && total > 0 &&
+        (rem = malloc((k - first) * sizeof(*rem)))) {
         int64_t given = 0;
 
-        for (size_t i = 0; i < n; i++)
-            if (fs[i] < want[i] && weights[i] > 0)
-                total += weights[i];
-        if (total == 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            int64_t room = want[i] - fs[i], g;
+        for (size_t j = first; j < k; j++) {
+            __int128 share = (__int128)amount * f[j].weight;
 
-            if (room <= 0 || weights[i] <= 0)
-                continue;
-            g = (int64_t)((__int128)amount * weights[i] / total);
-            if (g > room)
-                g = room;
-            fs[i] += g;
-            given += g;
+            fs[f[j].i] += (int64_t)(share / total);
+            given += (int64_t)(share / total);
+            rem[j - first] = share % total;
         }
-        if (given > 0) {
-            amount -= given;
-            continue;
-        }
-        /* Less than one unit each is left: one unit at a time, heaviest first. */
-        for (bool any = true; amount > 0 && any;) {
-            size_t best = n;
+        amount -= given;
+        /* Fewer units than queues are left: largest remainder first. */
+        while (amount > 0) {
+            size_t best = k;
 
-            any = false;
-            for (size_t i = 0; i < n; i++)
-                if (fs[i] < want[i] && weights[i] > 0 && (best == n || weights[i] > weights[best]))
-                    best = i;
-            if (best == n)
+            for (size_t j = first; j < k; j++)
+                if (rem[j - first] >= 0 && (best == k || rem[j - first] > rem[best - first]))
+                    best = j;
+            if (best == k)
                 break;
-            /* Every queue of that weight gets one before any gets two. */
-            for (size_t i = best; i < n && amount > 0; i++) {
-                if (fs[i] < want[i] && weights[i] == weights[best]) {
-                    fs[i]++;
-                    amount--;
-                    any = true;
-                }
-            }
+            fs[f[best].i]++;
+            rem[best - first] = -1;
+            amount--;
         }
-        break;
     }
+    free(rem);
+    free(f);
     return amount;
 }
 
