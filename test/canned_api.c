@@ -59,14 +59,20 @@ static char *header_dup(const char *headers, const char *name)
     return v ? strndup(v, strcspn(v, "\r\n")) : NULL;
 }
 
-/* "GET /x?y" matches pattern target "/x?y", or "/x*" by prefix. */
+/* A target matches a pattern with each '*' standing for any run of characters. */
 static bool target_matches(const char *pattern, const char *target)
 {
-    size_t n = strlen(pattern);
-
-    if (n > 0 && pattern[n - 1] == '*')
-        return strncmp(pattern, target, n - 1) == 0;
-    return strcmp(pattern, target) == 0;
+    for (; *pattern && *pattern != '*'; pattern++, target++)
+        if (*pattern != *target)
+            return false;
+    if (*pattern == '\0')
+        return *target == '\0';
+    for (const char *rest = target;; rest++) {
+        if (target_matches(pattern + 1, rest))
+            return true;
+        if (*rest == '\0')
+            return false;
+    }
 }
 
 /* The method and target of a record ("METHOD TARGET\n..."). */

@@ -49,7 +49,7 @@
 
 struct canned_route {
     const char *method;
-    const char *target; /* the path with its query, exact; a trailing '*' matches any rest */
+    const char *target; /* the path with its query; each '*' matches any run of characters */
     const char *replies[CANNED_MAX_REPLIES]; /* in the order this route is asked; last repeats */
 };
 
@@ -93,7 +93,7 @@ size_t canned_api_nreq(struct canned_api *s);
 void canned_api_wait_requests(struct canned_api *s, size_t n);
 /* Record i (malloc'd copy), or NULL when there is none yet. */
 char *canned_api_request(struct canned_api *s, size_t i);
-/* Requests recorded whose method and target match (target may end in '*'). */
+/* Requests recorded whose method and target match (target may hold '*', as in routes). */
 size_t canned_api_hits(struct canned_api *s, const char *method, const char *target);
 /* Wait until canned_api_hits() reaches n. */
 void canned_api_wait_hits(struct canned_api *s, const char *method, const char *target, size_t n);
