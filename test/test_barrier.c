@@ -206,6 +206,165 @@ START_TEST(test_binding_refused)
 }
 END_TEST
 
+/* ---- a gang on a shared GPU ---------------------------------------------------------------- */
+
+#define RES_PODS "/api/v1/namespaces/muster-system/pods"
+#define RES_G0 RES_PODS "/gpu-reservation-n1-g0"
+
+static const char *const sharers[2] = {"sh-0", "sh-1"};
+
+/* Two half-GPU members planned onto n1's one device: GPU group g0. */
+static void sharers_planned(struct ext_daemon *d)
+{
+    const char *nodes[] = {"n1"};
+    struct policy_filter_result r;
+    struct policy_pod_view v;
+
+    daemon_test_load(&d->cache, DIR, "gang_shared.json", "ADDED");
+    pthread_mutex_lock(&d->cache.lock);
+    ck_assert_int_eq(policy_filter(d->cache.engine, NS, "sh-0", nodes, 1, ext_now_ms(), &r),
+                     POLICY_OK);
+    ck_assert_msg(r.reason == NULL, "the gang was not planned: %s", r.reason);
+    for (int i = 0; i < 2; i++) {
+        ck_assert(policy_pod_view_get(d->cache.engine, NS, sharers[i], &v));
+        ck_assert_int_eq(v.phase, POLICY_POD_PLANNED);
+        ck_assert_str_eq(v.gpu_groups, "g0");
+    }
+    pthread_mutex_unlock(&d->cache.lock);
+    policy_filter_result_cleanup(&r);
+}
+
+static void *bind_sharer(void *arg)
+{
+    struct binder *b = arg;
+    struct ext_bind_args a = {
+        .pod_name = sharers[b->member], .pod_namespace = NS, .pod_uid = "", .node = "n1"};
+    struct ext_bind_answer ans = {.pool = ext_arena_new()};
+
+    ck_assert_ptr_nonnull(ans.pool);
+    pthread_barrier_wait(b->start);
+    b->rc = ext_daemon_bind(b->d, &a, &ans);
+    b->error = ans.error && *ans.error ? strdup(ans.error) : NULL;
+    ext_arena_free(ans.pool);
+    return NULL;
+}
+
+static void bind_sharers(struct ext_daemon *d, struct binder *b)
+{
+    pthread_barrier_t start;
+
+    pthread_barrier_init(&start, NULL, 2);
+    for (int i = 0; i < 2; i++) {
+        b[i] = (struct binder){.d = d, .start = &start, .member = i};
+        ck_assert_int_eq(pthread_create(&b[i].thread, NULL, bind_sharer, &b[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(b[i].thread, NULL);
+        ck_assert_int_eq(b[i].rc, EXT_OK);
+    }
+    pthread_barrier_destroy(&start);
+}
+
+/* Every ConfigMap is written before the first Binding is posted. */
+static void expect_shares_before_bindings(struct canned_api *api)
+{
+    size_t n = canned_api_nreq(api), last_share = 0, first_binding = n;
+
+    for (size_t i = 0; i < n; i++) {
+        char *rec = canned_api_request(api, i);
+
+        if (strncmp(rec, "POST /api/v1/namespaces/lab/configmaps\n", 39) == 0)
+            last_share = i;
+        if (first_binding == n && strncmp(rec, "POST ", 5) == 0 &&
+            strstr(strtok(rec, "\n"), "/binding"))
+            first_binding = i;
+        free(rec);
+    }
+    ck_assert_msg(last_share < first_binding, "a Binding (request %zu) before a ConfigMap (%zu)",
+                  first_binding, last_share);
+}
+
+static const struct canned_route shared_ok[] = {
+    {"POST", RES_PODS, {"created.http"}}, /* early at each bind, then at the commit */
+    {"GET", RES_G0, {"share_res_g0_reported.http"}},
+    {"GET", "/api/v1/namespaces/lab/pods/sh-0", {"share_sh0.http"}},
+    {"GET", "/api/v1/namespaces/lab/pods/sh-1", {"share_sh1.http"}},
+    {"POST", "/api/v1/namespaces/lab/configmaps", {"created.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
+    {"POST", "/api/v1/namespaces/lab/pods/*/binding", {"created.http"}},
+};
+
+/*
+ * The commit makes each share real before any Binding: the group's
+ * reservation pod reports its device, each member's ConfigMap names it, each
+ * member is annotated with its group and share, then bound.
+ */
+START_TEST(test_commit_shared)
+{
+    struct binder b[2];
+    struct canned_api api;
+    struct ext_daemon d;
+
+    canned_api_start_routes(&api, DIR, shared_ok, sizeof(shared_ok) / sizeof(shared_ok[0]));
+    daemon_test_up(&d, &api);
+    d.settings.bind_wait_ms = 30000;
+    free(d.settings.gpu_sharing.reservation_image); /* the default names muster's version */
+    d.settings.gpu_sharing.reservation_image = strdup("registry.example/muster:test");
+    sharers_planned(&d);
+    bind_sharers(&d, b);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(b[i].error == NULL, "%s: %s", sharers[i], b[i].error);
+        ck_assert_int_eq(daemon_test_phase(&d, NS, sharers[i]), POLICY_POD_BOUND);
+    }
+    canned_api_expect_unordered(&api, "barrier_shared.req");
+    ck_assert_uint_eq(canned_api_unmatched(&api), 0);
+    expect_shares_before_bindings(&api);
+    binders_free(b, 2);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
+static const struct canned_route shared_never_reports[] = {
+    {"POST", RES_PODS, {"created.http"}},
+    {"GET", RES_G0, {"share_res_g0_pending.http"}},
+    {"DELETE", RES_G0, {"patched.http"}},
+};
+
+/* A share that cannot be made real binds nobody: the whole gang goes back to wait. */
+START_TEST(test_commit_shared_fails_whole)
+{
+    static const char why[] =
+        "reservation pod muster-system/gpu-reservation-n1-g0 did not report its GPU within 300 "
+        "ms (image pull failure or device plugin down?); sharing on that node is paused and the "
+        "gang requeued";
+    struct binder b[2];
+    struct canned_api api;
+    struct ext_daemon d;
+
+    canned_api_start_routes(&api, DIR, shared_never_reports,
+                            sizeof(shared_never_reports) / sizeof(shared_never_reports[0]));
+    daemon_test_up(&d, &api);
+    d.settings.bind_wait_ms = 30000;
+    d.settings.gpu_sharing.reservation_timeout_ms = 300;
+    sharers_planned(&d);
+    bind_sharers(&d, b);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(b[i].error != NULL, "%s was bound", sharers[i]);
+        ck_assert_str_eq(b[i].error, why);
+        ck_assert_int_eq(daemon_test_phase(&d, NS, sharers[i]), POLICY_POD_PENDING);
+    }
+    ck_assert_uint_eq(canned_api_hits(&api, "POST", "*/binding"), 0);
+    ck_assert_uint_eq(canned_api_hits(&api, "PATCH", "*"), 0);
+    ck_assert_uint_eq(canned_api_hits(&api, "POST", "*/configmaps"), 0);
+    ck_assert_uint_eq(canned_api_hits(&api, "DELETE", RES_G0), 1);
+    ck_assert_uint_eq(canned_api_unmatched(&api), 0);
+    binders_free(b, 2);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
 /* ---- shutdown ------------------------------------------------------------------------------ */
 
 START_TEST(test_shutdown_wakes_held)
@@ -251,6 +410,8 @@ static Suite *barrier_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_commit_whole);
     tcase_add_test(tc, test_binding_refused);
+    tcase_add_test(tc, test_commit_shared);
+    tcase_add_test(tc, test_commit_shared_fails_whole);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");
