@@ -206,6 +206,123 @@ START_TEST(test_binding_refused)
 }
 END_TEST
 
+/* ---- a retry while the commit is in flight ------------------------------------------------- */
+
+static const struct canned_route w2_stalls[] = {
+    {"POST", "/api/v1/namespaces/lab/pods/w-2/binding", {CANNED_HANG}},
+    {"POST", "/api/v1/namespaces/lab/pods/*/binding", {"created.http"}},
+};
+
+/* Binds of key held at the barrier now. */
+static int held(struct ext_daemon *d, const char *key)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&d->cache.lock);
+    for (const struct held_bind *h = d->held; h; h = h->next)
+        n += !h->done && strcmp(h->key, key) == 0;
+    pthread_mutex_unlock(&d->cache.lock);
+    return n;
+}
+
+/*
+ * kube-scheduler gives up on a slow bind and retries it while its Binding is
+ * in flight: the retry joins the commit and answers with its outcome, here
+ * the API server hanging up on that Binding.
+ */
+START_TEST(test_retry_joins_commit)
+{
+    static const int all[GANG] = {0, 1, 2};
+    struct timespec pause = {0, 2000000};
+    struct binder b[GANG], retry = {0};
+    pthread_barrier_t start;
+    int held_before;
+    struct canned_api api;
+    struct ext_daemon d;
+
+    canned_api_start_routes(&api, DIR, w2_stalls, 2);
+    daemon_test_up(&d, &api);
+    d.settings.bind_wait_ms = 30000;
+    gang_planned(&d);
+    pthread_barrier_init(&start, NULL, GANG);
+    for (int i = 0; i < GANG; i++) {
+        b[i] = (struct binder){.d = &d, .start = &start, .member = all[i]};
+        ck_assert_int_eq(pthread_create(&b[i].thread, NULL, bind_member, &b[i]), 0);
+    }
+    /* The commit is under way: whoever commits is posting, the other two are held. */
+    canned_api_wait_hits(&api, "POST", "/api/v1/namespaces/lab/pods/w-2/binding", 1);
+    ck_assert_int_eq(daemon_test_phase(&d, NS, "w-2"), POLICY_POD_BINDING);
+    held_before = held(&d, "lab/w-2"); /* 1 unless w-2's own bind is the one committing */
+    retry = (struct binder){.d = &d, .member = 2};
+    ck_assert_int_eq(pthread_create(&retry.thread, NULL, bind_member, &retry), 0);
+    while (held(&d, "lab/w-2") < held_before + 1)
+        nanosleep(&pause, NULL);
+    canned_api_release(&api);
+    for (int i = 0; i < GANG; i++) {
+        pthread_join(b[i].thread, NULL);
+        ck_assert_int_eq(b[i].rc, EXT_OK);
+    }
+    pthread_join(retry.thread, NULL);
+    pthread_barrier_destroy(&start);
+    ck_assert_msg(b[0].error == NULL && b[1].error == NULL, "w-0: %s, w-1: %s", b[0].error,
+                  b[1].error);
+    ck_assert_ptr_nonnull(b[2].error);
+    ck_assert_msg(strncmp(b[2].error, "POST /api/v1/namespaces/lab/pods/w-2/binding: ", 46) == 0,
+                  "%s", b[2].error);
+    ck_assert_ptr_nonnull(retry.error);
+    ck_assert_str_eq(retry.error, b[2].error);
+    ck_assert_int_eq(daemon_test_phase(&d, NS, "w-2"), POLICY_POD_PENDING);
+    canned_api_expect_unordered(&api, "barrier_commit.req"); /* the retry posted nothing */
+    binders_free(b, GANG);
+    binders_free(&retry, 1);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* ---- pods muster does not schedule, and no API server -------------------------------------- */
+
+/* A pod the engine does not manage is bound as asked, at once. */
+START_TEST(test_bind_plain)
+{
+    struct ext_bind_args a = {
+        .pod_name = "web-0", .pod_namespace = "lab", .pod_uid = "uid-web-0", .node = "n1"};
+    struct ext_bind_answer ans = {.pool = ext_arena_new()};
+    struct canned_api api;
+    struct ext_daemon d;
+
+    canned_api_start_routes(&api, DIR, bindings_ok, 1);
+    daemon_test_up(&d, &api);
+    ck_assert_int_eq(ext_daemon_bind(&d, &a, &ans), EXT_OK);
+    ck_assert_ptr_null(ans.error);
+    canned_api_expect(&api, "barrier_plain.req", 1);
+    ck_assert_uint_eq(canned_api_nreq(&api), 1);
+    ext_arena_free(ans.pool);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* --offline: the gang commits in the engine and nothing is posted anywhere. */
+START_TEST(test_commit_offline)
+{
+    static const int all[GANG] = {0, 1, 2};
+    struct binder b[GANG];
+    struct ext_daemon d;
+
+    daemon_test_up(&d, NULL);
+    d.settings.bind_wait_ms = 30000;
+    gang_planned(&d);
+    bind_together(&d, b, all, GANG);
+    for (int i = 0; i < GANG; i++) {
+        ck_assert_msg(b[i].error == NULL, "%s: %s", members[i], b[i].error);
+        ck_assert_int_eq(daemon_test_phase(&d, NS, members[i]), POLICY_POD_BOUND);
+    }
+    binders_free(b, GANG);
+    daemon_test_down(&d);
+}
+END_TEST
+
 /* ---- a gang on a shared GPU ---------------------------------------------------------------- */
 
 #define RES_PODS "/api/v1/namespaces/muster-system/pods"
@@ -410,6 +527,9 @@ static Suite *barrier_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_commit_whole);
     tcase_add_test(tc, test_binding_refused);
+    tcase_add_test(tc, test_retry_joins_commit);
+    tcase_add_test(tc, test_bind_plain);
+    tcase_add_test(tc, test_commit_offline);
     tcase_add_test(tc, test_commit_shared);
     tcase_add_test(tc, test_commit_shared_fails_whole);
     suite_add_tcase(s, tc);
