@@ -52,6 +52,17 @@ struct ext_daemon {
 
 extern const struct ext_http_handlers ext_daemon_handlers;
 
+/*
+ * The daemon without its threads: the barrier's condition variable, the
+ * metrics, the cache (reflectors not started) and the GPU-sharing hand-off.
+ * The caller has filled d->settings and d->kube (NULL: no API server), which
+ * ext_daemon_cleanup releases with the rest. serve.c then starts events,
+ * reflectors, housekeeping and the HTTP servers; tests call the parts.
+ */
+int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen);
+/* Stop and free whatever of the daemon was started, and its settings. */
+void ext_daemon_cleanup(struct ext_daemon *d);
+
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
 void ext_daemon_stopping(void *ctx);
 

@@ -381,7 +381,7 @@ static int wait_for_signal(void)
     return sig;
 }
 
-static void daemon_cleanup(struct ext_daemon *d)
+void ext_daemon_cleanup(struct ext_daemon *d)
 {
     if (d->http) {
         ext_http_server_stop(d->http, 5000);
@@ -396,11 +396,33 @@ static void daemon_cleanup(struct ext_daemon *d)
     cfg_settings_cleanup(&d->settings);
 }
 
+int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->barrier_changed, &ca);
+    pthread_condattr_destroy(&ca);
+    d->metrics = ext_metrics_new();
+    if (!d->metrics || register_metrics(d) != EXT_OK)
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
+    rc = cache_init(&d->cache, &d->settings, d->kube, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    d->share = (struct gpushare){.settings = &d->settings.gpu_sharing,
+                                 .kube = d->kube,
+                                 .engine = d->cache.engine,
+                                 .engine_lock = &d->cache.lock,
+                                 .stopping = &d->stopping};
+    return EXT_OK;
+}
+
 static int run(struct ext_daemon *d, const struct serve_args *a)
 {
     char err[1024];
     struct housekeeping *qs = NULL;
-    pthread_condattr_t ca;
     sigset_t set;
     int rc;
 
@@ -414,30 +436,16 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
      * them in the heap instead of mapping and unmapping them on every call. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&d->barrier_changed, &ca);
-    pthread_condattr_destroy(&ca);
-    d->metrics = ext_metrics_new();
-    if (!d->metrics || register_metrics(d) != EXT_OK) {
-        fprintf(stderr, "muster serve: out of memory\n");
-        return 1;
-    }
     if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot reach the API server", "error", err);
         return 1;
     }
-    if (cache_init(&d->cache, &d->settings, d->kube, err, sizeof(err)) != EXT_OK ||
+    if (ext_daemon_init(d, err, sizeof(err)) != EXT_OK ||
         (a->offline ? load_offline(d, a, err, sizeof(err))
                     : cache_start(&d->cache, err, sizeof(err))) != EXT_OK) {
         ext_log_error("cannot start", "error", err);
         return 1;
     }
-    d->share = (struct gpushare){.settings = &d->settings.gpu_sharing,
-                                 .kube = d->kube,
-                                 .engine = d->cache.engine,
-                                 .engine_lock = &d->cache.lock,
-                                 .stopping = &d->stopping};
     if (d->kube) {
         d->events = ext_events_new(d->kube);
         qs = housekeeping_start(d);
@@ -487,6 +495,6 @@ int serve_main(int argc, char **argv)
     }
     ext_log_setup(d.settings.log.format, d.settings.log.level);
     rc = run(&d, &a);
-    daemon_cleanup(&d);
+    ext_daemon_cleanup(&d);
     return rc;
 }

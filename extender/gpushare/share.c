@@ -214,6 +214,14 @@ static const char *label(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+static const char *pinned_node(const cJSON *pod)
+{
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName");
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 static bool old_enough(const cJSON *pod)
 {
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(
@@ -241,8 +249,8 @@ void gpu_share_reap(struct gpushare *d)
         return;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
-        struct group_ref ref = {label(pod, EXT_LABEL_RESERVATION_NODE),
-                                label(pod, EXT_LABEL_RESERVATION_GROUP), false};
+        /* Its node is spec.nodeName: the node label is cut for names over 63 characters. */
+        struct group_ref ref = {pinned_node(pod), label(pod, EXT_LABEL_RESERVATION_GROUP), false};
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name");
 
