@@ -83,6 +83,23 @@ void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx
     free(all);
 }
 
+/* When its earliest present member was first seen: how long the gang has been waiting. */
+static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
+{
+    int64_t since = 0;
+    bool any = false;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && (!any || p->seen < since)) {
+            since = p->seen;
+            any = true;
+        }
+    }
+    return since;
+}
+
 static void gang_view(const struct policy_cluster *c, const struct pgang *g,
                       struct policy_gang_view *v)
 {
@@ -100,6 +117,7 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .bound = bound,
         .waiting = waiting,
         .reason = g->reason,
+        .since = gang_since(c, g),
     };
     if (v->state == POLICY_GANG_BOUND)
         v->reason = NULL;
