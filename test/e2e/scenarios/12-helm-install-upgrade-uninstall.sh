@@ -22,7 +22,8 @@
 # afterwards the baseline of every scenario is restored from manifests/ (trap).
 #
 #  1. the chart rendered with default values deploys what `kubectl kustomize manifests/` deploys
-#     (real kubectl, test/chart_drift.py);
+#     (real kubectl, test/chart_drift.py); gen-webhook-cert.sh --secret, the kustomize path's
+#     certificate, writes the ca.crt the ServiceMonitor reads, as the chart does;
 #  2. helm install; the chart's muster and kube-scheduler place the demo RayCluster whole;
 #  3. helm upgrade with Queues and a new strategy: the Queues appear, the settings' checksum
 #     changes, the certificate is kept (lookup); a gang bigger than team-a's limit waits whole,
@@ -181,6 +182,15 @@ scenario() {
   "$S12_HELM" template "$S12_RELEASE" "$S12_CHART" -n "$S12_NS" --include-crds > "$S12_DIR/template.yaml"
   python3 "$E2E_REPO/test/chart_drift.py" "$S12_DIR/kustomize.yaml" "$S12_DIR/template.yaml" ||
     { e2e_err "12: the chart and kubectl kustomize manifests/ differ (above)"; return 1; }
+
+  # The kustomize path's Secret (gen-webhook-cert.sh --secret) has what the ServiceMonitor
+  # reads too: ca.crt beside tls.crt and tls.key.
+  printf '#!/bin/sh\nexec %s --kubeconfig %s "$@"\n' "$E2E_KUBECTL" "$MUSTER_E2E_DIR/admin.kubeconfig" > "$S12_DIR/kubectl"
+  chmod +x "$S12_DIR/kubectl"
+  KUBECTL=$S12_DIR/kubectl bash "$E2E_MANIFESTS/gen-webhook-cert.sh" --out "$S12_DIR/gen-certs" --secret >/dev/null 2>&1
+  [[ $(kubectl_ -n "$S12_NS" get secret muster-webhook-tls -o jsonpath='{.type}') == kubernetes.io/tls &&
+     $(s12_secret 'ca\.crt' | base64 -d) == "$(cat "$S12_DIR/gen-certs/ca.crt")" ]] ||
+    { e2e_err "12: gen-webhook-cert.sh --secret wrote no kubernetes.io/tls Secret with ca.crt"; return 1; }
 
   # 2. helm install, after taking away what the baseline installed from manifests/.
   e2e_stop kube-scheduler
