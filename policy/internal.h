@@ -101,6 +101,7 @@ struct ppod {
     char *ns, *name, *uid, *key; /* key: "ns/name" */
     int32_t priority;
     uint64_t arrival;
+    int64_t seen; /* the `now` of its first upsert (this incarnation) */
     int64_t cpu, memory, gpus, gpu_memory_mib;
     int32_t share, devices;
     char *invalid;

@@ -756,6 +756,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         return POLICY_ENOMEM;
     }
     p->arrival = c->next_arrival++;
+    p->seen = now;
     id = ptable_add(&c->pods, p);
     if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
         (*p->uid && pidx_put(&c->uid_ix, p->uid, id) != POLICY_OK) ||

@@ -235,7 +235,7 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
 
-/* A pod seen for the first time gets the next arrival number. */
+/* A pod seen for the first time gets the next arrival number, and `now` as when it was seen. */
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *spec, int64_t now);
 
 /* forget: the object disappeared. Its reservations are released. */
@@ -469,6 +469,7 @@ struct policy_gang_view {
     int32_t bound;
     int32_t waiting;  /* held at the bind barrier */
     const char *reason;
+    int64_t since;    /* first upsert's `now` of its earliest present member; 0: none */
     int32_t priority;
     bool preemptible;
     int64_t running_since; /* when its minimum was last bound whole; 0 = not running */

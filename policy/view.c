@@ -84,6 +84,23 @@ void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx
     free(all);
 }
 
+/* When its earliest present member was first seen: how long the gang has been waiting. */
+static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
+{
+    int64_t since = 0;
+    bool any = false;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && (!any || p->seen < since)) {
+            since = p->seen;
+            any = true;
+        }
+    }
+    return since;
+}
+
 /* Room for one gang's subgroup views and its composition text. */
 struct gang_view_buf {
     struct policy_subgroup_view *subs;
@@ -164,6 +181,7 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .preemptible = pgang_preemptible(c, g),
         .running_since = g->admitted ? g->running_since : 0,
         .conflict = g->conflict,
+        .since = gang_since(c, g),
     };
     if (b && b->subs && g->nsubs) {
         subgroup_views(c, g, b);

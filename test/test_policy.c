@@ -534,6 +534,32 @@ START_TEST(bind_wait_cancel_keeps_nothing_bound)
 }
 END_TEST
 
+START_TEST(gang_since_is_its_earliest_member_first_seen)
+{
+    struct policy_gang_view g;
+
+    add_node("n1", 32, 8);
+    add_gang("lab/demo", 2, NULL);
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.since, 0); /* declared, no member yet */
+    NOW = 5000;
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-0", 1, 1});
+    NOW = 7000;
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-head", 1, 0, 0, true});
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.since, 5000);
+    /* An update of the same pod is not a new sighting. */
+    NOW = 9000;
+    add_pod("lab", "lab/demo", NULL, (struct pod_ask){"demo-w-0", 1, 1});
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.since, 5000);
+    /* The earliest member gone, the gang waits since the next one. */
+    ck_assert_int_eq(policy_pod_forget(C, "lab", "demo-w-0"), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/demo", &g));
+    ck_assert_int_eq(g.since, 7000);
+}
+END_TEST
+
 START_TEST(unbound_plan_is_released_after_its_ttl)
 {
     const char *names[] = {"n1"};
@@ -1101,6 +1127,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, workload_wins_over_a_podgroup_count_and_the_mismatch_is_said);
          tcase_add_test(tc, gang_without_its_raycluster_is_not_planned);
          tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
+         tcase_add_test(tc, gang_since_is_its_earliest_member_first_seen);
          tcase_add_test(tc, unbound_plan_is_released_after_its_ttl);
          tcase_add_test(tc, bind_already_bound_succeeds);
          tcase_add_test(tc, planned_node_not_offered_is_replanned_within_offer);

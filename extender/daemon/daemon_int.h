@@ -48,6 +48,15 @@ struct ext_daemon {
     struct ext_metric *queue_pending;  /* {queue} */
     struct ext_metric *watch_restarts; /* {resource} */
     struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
+    struct ext_metric *ready;          /* 1 once every watch listed (/readyz) */
+    struct ext_metric *queue_quota;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_limit;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_oldest_pending; /* {queue}, seconds */
+    struct ext_metric *gang_time_to_bind;    /* histogram, seconds */
+    struct ext_metric *gpu_groups;           /* {node} */
+    struct ext_metric *gpu_group_shares;     /* {node}, GPUs */
+    struct ext_metric *gpu_group_pods;       /* {node} */
+    struct ext_metric *reservation_timeouts; /* {node} */
 };
 
 extern const struct ext_http_handlers ext_daemon_handlers;

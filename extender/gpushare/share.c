@@ -96,6 +96,7 @@ static void give_up_on(struct gpushare *d, const char *node, const char *name)
 {
     char path[512], err[256];
 
+    ext_series_add(ext_metric_with(d->reservation_timeouts, (const char *[]){node}), 1);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
              d->settings->reservation_namespace, name);
     kube_delete(d->kube, path, err, sizeof(err));
