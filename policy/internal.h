@@ -192,6 +192,10 @@ struct policy_cluster {
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
+    /* What policy_gang_view_get's subgroup views point into, until the next call. */
+    struct policy_subgroup_view *view_subs;
+    size_t view_subs_cap;
+    char view_text[POLICY_REASON_LEN * 2];
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */

@@ -157,6 +157,7 @@ void policy_cluster_free(struct policy_cluster *c)
     pidx_cleanup(&c->gang_ix);
     pidx_cleanup(&c->queue_ix);
     pids_cleanup(&c->waiting);
+    free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
     free(c->default_queue);
     free(c);

@@ -439,6 +439,7 @@ struct policy_pod_view {
     const char *gpu_groups;   /* NULL unless shared */
     const char *reason;       /* why it waits; NULL otherwise */
     uint64_t arrival;
+    int32_t priority;
 };
 
 enum policy_gang_state {
@@ -527,6 +528,7 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
 
 bool policy_pod_view_get(const struct policy_cluster *c, const char *namespace_, const char *name,
                          struct policy_pod_view *out);
+/* Its subgroup views and composition text stay valid until the next call. */
 bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
                           struct policy_gang_view *out);
 

@@ -358,25 +358,48 @@ static void restore_all(struct search *s)
             give_back(s, &s->v[i]);
 }
 
-/* "queue team-a is 2 GPUs over its fair share" for the resource it is most over. */
-static void over_text(const struct pqueue *q, char *buf, size_t len)
+/* The resource q is most over `mark` in (relative), or -1 when it is over in none. */
+static int most_over(const struct pqueue *q, const struct policy_resources *mark)
 {
-    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
-    int best = POLICY_RES_GPU;
-    double most = -1;
-    char amount[32];
+    double most = 0;
+    int best = -1;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        int64_t over = pqueue_used(q, r) - q->fair_share.v[r];
-        double rel = q->fair_share.v[r] > 0 ? (double)over / (double)q->fair_share.v[r] : over;
+        int64_t over = pqueue_used(q, r) - mark->v[r];
+        double rel;
 
-        if (over > 0 && rel > most) {
+        if (mark->v[r] < 0 || over <= 0)
+            continue;
+        rel = mark->v[r] > 0 ? (double)over / (double)mark->v[r] : 1e300;
+        if (rel > most) {
             most = rel;
             best = r;
         }
     }
-    pamount_text(best, pqueue_used(q, best) - q->fair_share.v[best], amount, sizeof(amount));
-    snprintf(buf, len, "queue %s is %s%s over its fair share", q->name, amount, unit[best]);
+    return best;
+}
+
+/* "queue team-a is 2 GPUs over its fair share" (or over its quota) for the resource it is most
+ * over. */
+static void over_text(const struct pqueue *q, char *buf, size_t len)
+{
+    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
+    const struct policy_resources *mark = &q->fair_share;
+    const char *what = "fair share";
+    int r = most_over(q, mark);
+    char amount[32];
+
+    if (r < 0) {
+        mark = &q->quota;
+        what = "quota";
+        r = most_over(q, mark);
+    }
+    if (r < 0) {
+        snprintf(buf, len, "queue %s holds room a queue within its quota needs", q->name);
+        return;
+    }
+    pamount_text(r, pqueue_used(q, r) - mark->v[r], amount, sizeof(amount));
+    snprintf(buf, len, "queue %s is %s%s over its %s", q->name, amount, unit[r], what);
 }
 
 static int decide(struct search *s, int64_t now)
@@ -410,6 +433,13 @@ static int decide(struct search *s, int64_t now)
              * above sits on its room until it is gone. */
             pcharge(s->c, v->pods[k], &v->places[k]);
             rc = pevict_queue(s->c, v->pods[k], s->g, s->kind, reason);
+        }
+        if (v->whole) {
+            /* The gang is leaving whole: it takes no new member until it is placed whole
+             * again (its planned extras give their room back). */
+            pplan_release(s->c, v->g);
+            v->g->admitted = false;
+            v->g->running_since = 0;
         }
         v->taken = false;
     }
