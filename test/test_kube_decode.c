@@ -614,7 +614,8 @@ START_TEST(test_queue_defaults)
     j = load_fixture("queue_bad_limit.json");
     char err[256];
     ck_assert_int_eq(kube_queue_decode(j, a, &q, err, sizeof(err), NULL), EXT_EINVAL);
-    ck_assert_str_eq(err, "spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
+    ck_assert_str_eq(err,
+                     "Queue bad: spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
     ext_arena_free(a);
     cJSON_Delete(j);
 }
