@@ -41,7 +41,10 @@ check demo 'all(p["node"] == "gpu-lab-worker" and p["reason"] is None and p["gan
 check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
 check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpusLowerBound": 2}'
-check demo 'list(j) == ["pods", "queues", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason"]'
+check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
 # 1-GPU head + four 0.5 workers = 3 GPUs; a queue limit of 2 keeps all five pending.
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
@@ -80,7 +83,10 @@ run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
 grep -q '^NAMESPACE *NAME *GPU *NODE *GANG *QUEUE *REASON$' "$TMP/table.out" || fail "table: header"
 grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$TMP/table.out" ||
     fail "table: a shared worker row"
-grep -q '^team-a *<none> *3 *6Gi *3$' "$TMP/table.out" || fail "table: queue row"
+grep -q '^QUEUE *PARENT *CPU *MEMORY *GPU *FAIR-CPU *FAIR-MEMORY *FAIR-GPU$' "$TMP/table.out" || fail "table: queue header"
+grep -q '^team-a *<none> *3 *6Gi *3 ' "$TMP/table.out" || fail "table: queue row"
+grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" || fail "table: gang header"
+grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 
 # Bad input: exit 2, nothing on stdout, "file:line: what" on stderr.
