@@ -77,6 +77,15 @@ check competing 'all(p["node"] == "gpu-lab-worker" for p in j["pods"] if p["gang
 check competing 'all(p["node"] is None and p["reason"] for p in j["pods"] if p["gang"] == "lab/beta")'
 check competing 's["gangsPlaced"] == 1 and s["gangsPending"] == 1 and s["gpusUsed"] == 6 and s["podsPending"] == 4'
 
+# Every gang source and what they name, read in any order: KAI's Queue, PriorityClasses,
+# KAI's and Volcano's PodGroups with subgroups, the Workload API (v1alpha2 and v1beta1).
+run sources -f nodes.yaml -f sources.yaml
+[ "$rc" = 0 ] || fail "sources: exit $rc: $(cat "$TMP/sources.err")"
+check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
+check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
+check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "reason"} for g in j["gangs"])'
+
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
 [ "$rc" = 0 ] || fail "table: exit $rc"
@@ -104,6 +113,8 @@ bad duplicate.yaml 'bad/duplicate.yaml:6: Node n1: defined twice'
 bad syntax.yaml 'bad/syntax.yaml:5: '
 bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster default/broken: pod broken-head: containers[ray-head].resources.requests.memory: "4Gb" is not a quantity'
 bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
+bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
+bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
 
 # Flags.
 run nofile -f does-not-exist.yaml
