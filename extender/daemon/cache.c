@@ -127,9 +127,13 @@ static const char *meta_string(const cJSON *obj, const char *key)
 static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
 {
     struct ext_arena *a = ext_arena_new();
+    struct kube_decode_opts o = c->opts;
     struct policy_gang_spec s;
     char err[128];
-    bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
+    bool ok;
+
+    o.lookup = NULL; /* called outside the lock: the key needs no lookup */
+    ok = a && kube_podgroup_gang(obj, &o, a, &s, err, sizeof(err), NULL) == EXT_OK;
 
     if (ok)
         snprintf(buf, len, "%s", s.key);
