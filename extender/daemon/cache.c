@@ -20,7 +20,25 @@ static const struct {
                            "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
     [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
                                  "/apis/scheduling.volcano.sh/v1beta1/podgroups", true},
+    [CACHE_PODGROUPS_KAI] = {"podgroups.scheduling.run.ai",
+                             "/apis/scheduling.run.ai/v2alpha2/podgroups", true},
+    [CACHE_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                               true},
+    /* The Workload API is alpha (1.36) or beta and off by default (1.37): absent is normal. */
+    [CACHE_WORKLOADS_V1ALPHA2] = {"workloads.v1alpha2",
+                                  "/apis/scheduling.k8s.io/v1alpha2/workloads", true},
+    [CACHE_WA_PODGROUPS_V1ALPHA2] = {"podgroups.scheduling.k8s.io.v1alpha2",
+                                     "/apis/scheduling.k8s.io/v1alpha2/podgroups", true},
+    [CACHE_WORKLOADS_V1BETA1] = {"workloads.v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads",
+                                 true},
+    [CACHE_WA_PODGROUPS_V1BETA1] = {"podgroups.scheduling.k8s.io.v1beta1",
+                                    "/apis/scheduling.k8s.io/v1beta1/podgroups", true},
 };
+
+static bool is_podgroup(enum cache_source src)
+{
+    return src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO || src == CACHE_PODGROUPS_KAI;
+}
 
 const char *cache_source_name(enum cache_source src)
 {
@@ -109,9 +127,13 @@ static const char *meta_string(const cJSON *obj, const char *key)
 static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
 {
     struct ext_arena *a = ext_arena_new();
+    struct kube_decode_opts o = c->opts;
     struct policy_gang_spec s;
     char err[128];
-    bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
+    bool ok;
+
+    o.lookup = NULL; /* called outside the lock: the key needs no lookup */
+    ok = a && kube_podgroup_gang(obj, &o, a, &s, err, sizeof(err), NULL) == EXT_OK;
 
     if (ok)
         snprintf(buf, len, "%s", s.key);
@@ -128,9 +150,9 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
 
     if (!name)
         return false;
-    if (src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO)
+    if (is_podgroup(src))
         return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || !ns)
+    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_PRIORITYCLASSES || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -148,12 +170,32 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
+/* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
+static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
+{
+    char gang[512];
+
+    if (kube_refs_forget(c->refs, kind, key, gang, sizeof(gang)) && *gang)
+        policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
+}
+
 static void forget(struct cache *c, enum cache_source src, const char *key)
 {
     char ns[256];
     const char *slash = strchr(key, '/');
 
     switch (src) {
+    case CACHE_PRIORITYCLASSES:
+        kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
+        break;
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1:
+        forget_ref(c, KUBE_REF_WORKLOAD, key);
+        break;
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        forget_ref(c, KUBE_REF_POD_GROUP, key);
+        break;
     case CACHE_NODES:
         policy_node_forget(c->engine, key);
         break;
@@ -186,6 +228,42 @@ static int engine_rc(int prc, char *err, size_t errlen)
     if (prc == POLICY_OK)
         return EXT_OK;
     return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
+}
+
+/* The gang a spec declares, told to the engine when it changes anything. */
+static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
+{
+    if (!policy_gang_changes(c->engine, s))
+        return EXT_OK;
+    c->nudge = true;
+    return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
+}
+
+/* A Workload-API object recorded under key; a gang it declared before under another key goes. */
+static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
+{
+    char old[512];
+    int rc;
+
+    kube_refs_forget(c->refs, kind, key, old, sizeof(old));
+    if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
+        policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
+    if (kind == KUBE_REF_WORKLOAD) {
+        const char *slash = strchr(key, '/');
+        char ns[256];
+
+        if (!slash || (size_t)(slash - key) >= sizeof(ns))
+            return EXT_EINVAL;
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        rc = kube_refs_workload(c->refs, ns, slash + 1, s);
+    } else {
+        rc = kube_refs_pod_group(c->refs, obj);
+    }
+    if (rc == EXT_OK && s->key != NULL)
+        rc = gang_upsert(c, s, err, errlen);
+    return rc;
 }
 
 /* Decode and upsert; false if the object is not one to keep. */
@@ -228,16 +306,38 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
     }
     case CACHE_RAYCLUSTERS:
     case CACHE_PODGROUPS_X:
-    case CACHE_PODGROUPS_VOLCANO: {
+    case CACHE_PODGROUPS_VOLCANO:
+    case CACHE_PODGROUPS_KAI: {
         struct policy_gang_spec s;
 
         rc = src == CACHE_RAYCLUSTERS
                  ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
                  : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
-        if (rc == EXT_OK && policy_gang_changes(c->engine, &s)) {
-            rc = engine_rc(policy_gang_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+        if (rc == EXT_OK)
+            rc = gang_upsert(c, &s, err, sizeof(err));
+        break;
+    }
+    case CACHE_PRIORITYCLASSES: {
+        struct kube_priority_class pc;
+
+        if ((rc = kube_priority_class_decode(obj, &pc, err, sizeof(err), NULL)) == EXT_OK)
+            rc = kube_refs_priority_class(c->refs, &pc);
+        break;
+    }
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1: {
+        struct policy_gang_spec s;
+
+        if ((rc = kube_workload_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
+            rc = ref_upsert(c, KUBE_REF_WORKLOAD, key, &s, NULL, err, sizeof(err));
+        break;
+    }
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1: {
+        struct kube_pod_group g;
+
+        if ((rc = kube_pod_group_decode(obj, &c->opts, a, &g, err, sizeof(err), NULL)) == EXT_OK)
+            rc = ref_upsert(c, KUBE_REF_POD_GROUP, key, &g.spec, &g, err, sizeof(err));
         break;
     }
     default:
@@ -348,6 +448,13 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
     c->opts.nqueue_label_keys = s->queue_label_keys.n;
     c->opts.scheduler_names = (const char *const *)s->scheduler_names.v;
     c->opts.nscheduler_names = s->scheduler_names.n;
+    c->refs = kube_refs_new();
+    if (!c->refs) {
+        snprintf(err, errlen, "out of memory");
+        return EXT_ENOMEM;
+    }
+    c->lookup = kube_refs_lookup(c->refs);
+    c->opts.lookup = &c->lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;
     return EXT_OK;
@@ -379,6 +486,8 @@ void cache_cleanup(struct cache *c)
     c->nnudge_gangs = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
+    kube_refs_free(c->refs);
+    c->refs = NULL;
     pthread_mutex_destroy(&c->lock);
 }
 
