@@ -8,7 +8,7 @@
 #   --dns NAME           extra DNS SAN (repeatable)
 #   --ip IP              extra IP SAN (repeatable), e.g. --ip 127.0.0.1 for the loopback tests
 #   --days N             validity (default 365)
-#   --secret             create/replace Secret muster-webhook-tls in NS with kubectl
+#   --secret             create/replace Secret muster-webhook-tls (tls.crt, tls.key, ca.crt) in NS with kubectl
 #                        (KUBECTL=... to choose the binary; its usual flags/env apply)
 #   --webhook-out FILE   write manifests/webhook.yaml to FILE with the caBundle filled in
 #   --url URL            with --webhook-out: call URL (https://127.0.0.1:9443/mutate-pods)
@@ -63,7 +63,9 @@ ca_bundle=$(base64 < "$out/ca.crt" | tr -d '\n')
 
 if ((secret)); then
   kc=${KUBECTL:-kubectl}
-  "$kc" -n "$ns" create secret tls muster-webhook-tls --cert "$out/tls.crt" --key "$out/tls.key" \
+  # A kubernetes.io/tls Secret with ca.crt too: the ServiceMonitor verifies muster with it.
+  "$kc" -n "$ns" create secret generic muster-webhook-tls --type=kubernetes.io/tls \
+    --from-file=tls.crt="$out/tls.crt" --from-file=tls.key="$out/tls.key" --from-file=ca.crt="$out/ca.crt" \
     --dry-run=client -o yaml | "$kc" apply -f - >&2
 fi
 

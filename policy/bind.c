@@ -129,14 +129,7 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
                  g->key);
         return -1;
     }
-    if (!planned && p->managed) {
-        struct policy_resources need;
-        enum preason_kind kind;
-
-        ppod_charge_resources(p, p->share, &need);
-        if (pqueue_admit(c, g, p->queue, &need, &kind, why, len) != 0)
-            return -1;
-    }
+    /* pplan_one checks the queue with the share on that very node. */
     if (planned)
         puncharge(c, p);
     if (pplan_one(c, p, one, 1, why, len) == 0) {
@@ -158,15 +151,18 @@ int policy_bind(struct policy_cluster *c, const char *ns, const char *name, cons
     struct ppod *p = ppod_find(c, ns, name);
     struct pgang *g;
     char why[POLICY_REASON_LEN];
-    int32_t bound, ready = 0;
 
     memset(out, 0, sizeof(*out));
     if (!p) {
         snprintf(why, sizeof(why), "pod %s/%s is unknown to muster", ns, name);
         return reject(out, why);
     }
+    if (now > c->clock)
+        c->clock = now;
     policy_expire(c, now);
     g = ppod_gang(c, p);
+    if (p->phase == POLICY_POD_EVICTING)
+        return reject(out, "pod is being evicted");
     if (p->phase == POLICY_POD_BOUND) {
         if (p->bound_node && strcmp(p->bound_node, node) == 0) {
             out->outcome = POLICY_BIND_ALREADY;
@@ -177,19 +173,17 @@ int policy_bind(struct policy_cluster *c, const char *ns, const char *name, cons
     }
     if (p->phase == POLICY_POD_BINDING)
         return reject(out, "a Binding for this pod is already in flight");
+    if (g->awaiting > 0) {
+        snprintf(why, sizeof(why),
+                 "gang %s waits for %d evicted pod%s to leave; kube-scheduler will retry", g->key,
+                 g->awaiting, g->awaiting == 1 ? "" : "s");
+        return reject(out, why);
+    }
     if (hold_on(c, p, g, node, why, sizeof(why)) != 0)
         return reject(out, why);
     p->phase = POLICY_POD_WAITING;
     pgang_plan_renew(c, g, now);
-    if (g->singleton || g->admitted)
-        return commit(c, p, g, out);
-    pgang_counts(c, g, NULL, &bound, NULL, NULL);
-    for (size_t i = 0; i < g->nmembers; i++) {
-        const struct ppod *m = ppod_at(c, g->members[i]);
-
-        ready += m && (m->phase == POLICY_POD_WAITING || m->phase == POLICY_POD_BINDING);
-    }
-    if (bound + ready >= pgang_min(c, g))
+    if (g->singleton || g->admitted || pgang_satisfied(c, g, PGANG_AT_BIND))
         return commit(c, p, g, out);
     missing_text(c, g, why, sizeof(why));
     pset_str(&p->reason, why);
@@ -238,6 +232,7 @@ int policy_bind_done(struct policy_cluster *c, const char *ns, const char *name,
     }
     puncharge(c, p);
     p->phase = POLICY_POD_PENDING;
+    p->extra = false;
     pset_str(&p->reason, why ? why : "the API server refused its Binding");
     pgang_note_bound(c, g);
     pgang_settle(c, g);

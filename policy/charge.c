@@ -24,12 +24,33 @@ void pqueue_account(struct policy_cluster *c, const char *queue, const struct po
             dst->v[i] += sign * r->v[i];
         q = pqueue_parent(c, q);
     }
+    c->fair_dirty = true;
+}
+
+/* A pod's part in its queues: managed, not leaving, in phase `bound` or not. */
+static void pod_account(struct policy_cluster *c, struct ppod *p, bool bound, int sign)
+{
+    const struct pgang *g = ppod_gang(c, p);
+    struct policy_resources r;
+
+    if (!p->managed || p->phase == POLICY_POD_EVICTING)
+        return;
+    ppod_charge_resources(p, p->place.share, &r);
+    pqueue_account(c, p->queue, &r, bound, sign);
+    if (g && !g->preemptible) {
+        struct pqueue *q = pqueue_find(c, p->queue);
+
+        for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
+            for (int i = 0; i < POLICY_RES_COUNT; i++)
+                q->nonpreemptible.v[i] += sign * r.v[i];
+            q = pqueue_parent(c, q);
+        }
+    }
 }
 
 void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
 {
     struct pnode *n = pnode_at(c, pl->node);
-    struct policy_resources r;
 
     if (!n)
         return;
@@ -47,16 +68,12 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
         }
     }
     ppod_groups_text(n, p);
-    if (p->managed) {
-        ppod_charge_resources(p, pl->share, &r);
-        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
-    }
+    pod_account(c, p, p->phase == POLICY_POD_BOUND, +1);
 }
 
 void puncharge(struct policy_cluster *c, struct ppod *p)
 {
     struct pnode *n = pnode_at(c, p->place.node);
-    struct policy_resources r;
 
     if (!n) {
         p->place = (struct pplace){.node = -1};
@@ -75,24 +92,35 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
         }
     }
     pgroup_drop_empty(n);
-    if (p->managed) {
-        ppod_charge_resources(p, p->place.share, &r);
-        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, -1);
-    }
+    pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
     p->place = (struct pplace){.node = -1};
     pset_str(&p->groups_text, NULL);
 }
 
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)
 {
-    struct policy_resources r;
     bool was = p->phase == POLICY_POD_BOUND;
 
-    if (was == bound || p->place.node < 0 || !p->managed)
+    if (was == bound || p->place.node < 0)
         return;
-    ppod_charge_resources(p, p->place.share, &r);
-    pqueue_account(c, p->queue, &r, was, -1);
-    pqueue_account(c, p->queue, &r, bound, +1);
+    pod_account(c, p, was, -1);
+    pod_account(c, p, bound, +1);
+}
+
+/* The pod leaves its queues but keeps its node: it is being evicted. */
+void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p)
+{
+    if (p->place.node >= 0)
+        pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
+    p->phase = POLICY_POD_EVICTING;
+}
+
+/* An eviction was refused: the pod is bound again and counts in its queues. */
+void pcharge_mark_staying(struct policy_cluster *c, struct ppod *p)
+{
+    p->phase = POLICY_POD_BOUND;
+    if (p->place.node >= 0)
+        pod_account(c, p, true, +1);
 }
 
 /* Usage is rolled up along parents; when the tree changes, count it again. */
@@ -104,15 +132,13 @@ void pqueue_recount(struct policy_cluster *c)
         if (q) {
             memset(&q->allocated, 0, sizeof(q->allocated));
             memset(&q->reserved, 0, sizeof(q->reserved));
+            memset(&q->nonpreemptible, 0, sizeof(q->nonpreemptible));
         }
     }
     for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
-        struct policy_resources r;
 
-        if (!p || !p->managed || p->place.node < 0)
-            continue;
-        ppod_charge_resources(p, p->place.share, &r);
-        pqueue_account(c, p->queue, &r, p->phase == POLICY_POD_BOUND, +1);
+        if (p && p->place.node >= 0)
+            pod_account(c, p, p->phase == POLICY_POD_BOUND, +1);
     }
 }

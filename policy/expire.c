@@ -125,11 +125,14 @@ static void resume_sharing(struct policy_cluster *c, int64_t now)
     }
 }
 
-/* g's plan ran out. False: a member's bind is held or in flight, so ask again later. */
+/* g's plan ran out. False: victims are leaving, or a member's bind is held or in flight, so
+ * ask again later. */
 static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
 {
     int32_t holding, waiting, bound;
 
+    if (g->awaiting > 0)
+        return false; /* its victims are still leaving: the plan waits for them */
     pgang_counts(c, g, NULL, &bound, &holding, &waiting);
     if (holding == 0) {
         pgang_settle(c, g);

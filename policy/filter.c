@@ -17,6 +17,7 @@ void policy_filter_result_cleanup(struct policy_filter_result *r)
         return;
     free(r->verdicts);
     free(r->reason);
+    free(r->ahead);
     free(r->detail_);
     memset(r, 0, sizeof(*r));
 }
@@ -103,47 +104,116 @@ static int move_within(struct policy_cluster *c, struct ppod *p, const char *con
     return -1;
 }
 
-/* Plan a pod alone: a gang of one, or a member past a bound gang's minimum. */
-static int plan_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
-                      const char *const *cands, size_t n, int64_t now, char *why, size_t len)
-{
-    struct policy_resources need;
-    enum preason_kind kind;
-
-    ppod_charge_resources(p, p->share, &need);
-    if (p->managed && pqueue_admit(c, g, p->queue, &need, &kind, why, len) != 0) {
-        pgang_set_reason(g, kind, why);
-        return -1;
-    }
-    if (pplan_one(c, p, cands, n, why, len) != 0) {
-        pgang_set_reason(g, PREASON_CAPACITY, why);
-        return -1;
-    }
-    pgang_plan_renew(c, g, now);
-    if (g->singleton)
-        g->planned = true;
-    pgang_set_reason(g, PREASON_NONE, NULL);
-    return 0;
-}
-
-static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang *g,
-                          const char *const *cands, size_t n, int64_t now,
-                          struct policy_filter_result *out)
+/* Turned away for a gang ahead of it: say so, and name it so the caller hands it back. */
+static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
+                       const struct pgang *ahead, struct policy_filter_result *out)
 {
     char why[POLICY_REASON_LEN];
 
-    if (g->singleton || g->admitted) {
-        if (plan_alone(c, p, g, cands, n, now, why, sizeof(why)) != 0) {
-            pset_str(&p->reason, why);
-            return all_fail(out, POLICY_UNSCHEDULABLE, why);
-        }
-        pset_str(&p->reason, NULL);
-        return POLICY_OK;
+    snprintf(why, sizeof(why), "waits: gang %s of queue %s is ahead", ahead->key,
+             pgang_queue(c, ahead));
+    pgang_set_reason(g, PREASON_AHEAD, why);
+    pset_str(&p->reason, why);
+    if (!(out->ahead = pstrdup(ahead->key)))
+        return POLICY_ENOMEM;
+    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+}
+
+/* Room is being made for g by evictions: it waits for its victims to leave. */
+static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct ppod *p,
+                            struct policy_filter_result *out)
+{
+    char why[POLICY_REASON_LEN];
+
+    snprintf(why, sizeof(why), "gang %s: waits for %d evicted pod%s to leave (its room is held)",
+             g->key, g->awaiting, g->awaiting == 1 ? "" : "s");
+    pgang_set_reason(g, PREASON_EVICTING, why);
+    pset_str(&p->reason, why);
+    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+}
+
+/* Capacity ran out for a whole gang (or a gang of one): may evictions make room? */
+static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now,
+                         struct policy_filter_result *out)
+{
+    char why[POLICY_REASON_LEN];
+
+    if (g->reason_kind != PREASON_CAPACITY || preclaim(c, g, now, why, sizeof(why)) != 0)
+        return -1;
+    out->evictions = true;
+    return awaiting_victims(c, g, p, out);
+}
+
+/* A gang of one, or a member past a bound gang's minimum, placed alone within the offer. */
+static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                        const char *const *cands, size_t n, int64_t now,
+                        struct policy_filter_result *out)
+{
+    struct pstatement st = {0};
+    char why[POLICY_REASON_LEN];
+    struct pgang *ahead;
+    int rc;
+
+    if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
+        pstatement_cleanup(&st);
+        pgang_set_reason(g, strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY,
+                         why);
+        if (g->singleton && try_evictions(c, g, p, now, out) == 0)
+            return POLICY_OK;
+        pset_str(&p->reason, why);
+        return all_fail(out, POLICY_UNSCHEDULABLE, why);
     }
-    if (pplan_gang(c, g, p, now) != 0)
-        return all_fail(
-            out, g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
-            g->reason);
+    if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st))) {
+        pstatement_discard(c, &st);
+        pstatement_cleanup(&st);
+        return turned_away(c, g, p, ahead, out);
+    }
+    pstatement_cleanup(&st);
+    p->extra = !g->singleton;
+    pgang_plan_renew(c, g, now);
+    if (g->singleton) {
+        g->planned = true;
+        pgang_unmark_waiting(c, g);
+    }
+    pgang_set_reason(g, PREASON_NONE, NULL);
+    pset_str(&p->reason, NULL);
+    rc = POLICY_OK;
+    return rc;
+}
+
+/* The first member filtered plans the whole gang's minimum. */
+static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                       int64_t now, struct policy_filter_result *out)
+{
+    struct pstatement st = {0};
+    char why[POLICY_REASON_LEN];
+    enum preason_kind kind;
+    struct pgang *ahead;
+
+    if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
+        pstatement_cleanup(&st);
+        pgang_set_reason(g, kind, why);
+        if (try_evictions(c, g, p, now, out) == 0)
+            return POLICY_OK;
+        for (size_t i = 0; i < g->nmembers; i++) {
+            struct ppod *m = ppod_at(c, g->members[i]);
+
+            if (m && m->phase == POLICY_POD_PENDING)
+                pset_str(&m->reason, why);
+        }
+        return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
+                        why);
+    }
+    if ((ahead = porder_blocker(c, g, NULL, &st))) {
+        pstatement_discard(c, &st);
+        pstatement_cleanup(&st);
+        return turned_away(c, g, p, ahead, out);
+    }
+    pstatement_cleanup(&st);
+    g->planned = true;
+    pgang_unmark_waiting(c, g);
+    pgang_plan_renew(c, g, now);
+    pgang_set_reason(g, PREASON_NONE, NULL);
     if (p->phase == POLICY_POD_PENDING) {
         snprintf(why, sizeof(why),
                  "gang %s: this pod is beyond the gang's minimum and is placed once the gang "
@@ -153,6 +223,21 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
     }
     return POLICY_OK;
+}
+
+static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                          const char *const *cands, size_t n, int64_t now,
+                          struct policy_filter_result *out)
+{
+    /* A declared minimum of nothing (Volcano's minMember 0): no gang, each pod on its own. */
+    if (!g->singleton && !g->admitted && pgang_declared(g) &&
+        pgang_satisfied(c, g, PGANG_BOUND)) {
+        g->admitted = true;
+        g->running_since = now;
+    }
+    if (g->singleton || g->admitted)
+        return filter_alone(c, p, g, cands, n, now, out);
+    return filter_gang(c, p, g, now, out);
 }
 
 int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
@@ -170,11 +255,14 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     out->verdicts = calloc(n ? n : 1, sizeof(*out->verdicts));
     if (!out->verdicts)
         return POLICY_ENOMEM;
+    if (now > c->clock)
+        c->clock = now;
     policy_expire(c, now);
     g = ppod_gang(c, p);
-    if (p->phase == POLICY_POD_BOUND) {
-        snprintf(why, sizeof(why), "pod is already bound to node %s",
-                 p->bound_node ? p->bound_node : "?");
+    if (p->phase == POLICY_POD_BOUND || p->phase == POLICY_POD_EVICTING) {
+        snprintf(why, sizeof(why), "pod is already bound to node %s%s",
+                 p->bound_node ? p->bound_node : "?",
+                 p->phase == POLICY_POD_EVICTING ? " and being evicted" : "");
         return all_fail(out, POLICY_UNRESOLVABLE, why);
     }
     if (!ppod_ask_valid(p, why, sizeof(why))) {
@@ -188,6 +276,8 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
         if (rc != POLICY_OK || out->reason || p->phase == POLICY_POD_PENDING)
             return rc;
     }
+    if (g->awaiting > 0)
+        return awaiting_victims(c, g, p, out);
     if (p->phase != POLICY_POD_PLANNED) {
         /* Its bind is held or in flight: its place does not move under it. */
         snprintf(why, sizeof(why), "a bind for this pod is %s on node %s",

@@ -1,5 +1,14 @@
-/* gang.c - a gang: its members, its minimum, its queue, its state and its plan. */
+/*
+ * gang.c - a gang: its composition (subgroups and minimums, from whichever
+ * source declares it), its members, its queue, priority and state.
+ *
+ * Composition: a source that gives subgroups beats one that gives a count;
+ * between equals the first of policy_gang_source wins (a RayCluster, then a
+ * PodGroup, then a Workload). Every other declaring source is checked against
+ * it and a disagreement is kept as the gang's conflict, for the caller to say.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -11,15 +20,18 @@ struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
 
 bool pgang_declared(const struct pgang *g)
 {
-    return g->declared[POLICY_GANG_WORKLOAD] || g->declared[POLICY_GANG_PODGROUP];
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        if (g->decl[s].on)
+            return true;
+    return false;
 }
 
-/* A PodGroup's minMember, else the workload's count, else every member it has. */
+/* The whole minimum in force; an undeclared gang of several pods needs them all. */
 int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g)
 {
-    for (int s = POLICY_GANG_SOURCES - 1; s >= 0; s--)
-        if (g->declared[s] && g->declared_min[s] > 0)
-            return g->declared_min[s];
+    (void)c;
+    if (pgang_declared(g))
+        return g->min;
     return g->nmembers > 0 ? (int32_t)g->nmembers : 1;
 }
 
@@ -33,6 +45,201 @@ const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g)
     return p ? p->queue : c->default_queue;
 }
 
+/* The gang's priority: a source's PriorityClass, else its highest member's. */
+static int32_t priority_of(const struct policy_cluster *c, const struct pgang *g)
+{
+    int32_t best = 0;
+    bool any = false;
+
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        if (g->decl[s].on && g->decl[s].has_priority)
+            return g->decl[s].priority;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && (!any || p->priority > best)) {
+            best = p->priority;
+            any = true;
+        }
+    }
+    return best;
+}
+
+/* May it be evicted for another gang? A source's word, else a member's, else KAI's line. */
+static bool preemptible_of(const struct policy_cluster *c, const struct pgang *g)
+{
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        if (g->decl[s].on && g->decl[s].preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
+            return g->decl[s].preemptible == POLICY_PREEMPTIBLE_YES;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
+            return p->preemptible == POLICY_PREEMPTIBLE_YES;
+    }
+    return g->priority < POLICY_NONPREEMPTIBLE_PRIORITY;
+}
+
+int32_t pgang_priority(const struct policy_cluster *c, const struct pgang *g)
+{
+    (void)c;
+    return g->priority;
+}
+
+bool pgang_preemptible(const struct policy_cluster *c, const struct pgang *g)
+{
+    (void)c;
+    return g->preemptible;
+}
+
+/* Priority and preemptibility are cached on the gang: refresh them after its
+ * sources or members changed. Queue usage counts non-preemptible usage apart,
+ * so a change of that recounts the queues. */
+void pgang_refresh(struct policy_cluster *c, struct pgang *g)
+{
+    bool was = g->preemptible;
+
+    g->priority = priority_of(c, g);
+    g->preemptible = preemptible_of(c, g);
+    if (was != g->preemptible && pgang_tally(c, g, PGANG_PLACED, NULL) > 0)
+        pqueue_recount(c);
+}
+
+/* "head", "worker group gpu", "subgroup x", "pod group y" */
+void pgang_sub_label(const struct pgang *g, int32_t sub, char *buf, size_t len)
+{
+    static const char *const kind[POLICY_GANG_SOURCES] = {"worker group", "subgroup", "pod group"};
+    const char *name = sub >= 0 && (size_t)sub < g->nsubs ? g->subs[sub].name : "";
+
+    if (g->composed_by == POLICY_GANG_WORKLOAD && strcmp(name, "head") == 0)
+        snprintf(buf, len, "head");
+    else
+        snprintf(buf, len, "%s %s", kind[g->composed_by], name);
+}
+
+int32_t pgang_sub_of(const struct pgang *g, const char *name)
+{
+    for (size_t i = 0; name && i < g->nsubs; i++)
+        if (strcmp(g->subs[i].name, name) == 0)
+            return (int32_t)i;
+    return -1;
+}
+
+void psubs_free(struct psubgroup *subs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(subs[i].name);
+    free(subs);
+}
+
+static int32_t decl_min(const struct pdecl *d)
+{
+    int32_t sum = 0;
+
+    for (size_t i = 0; i < d->nsubs; i++)
+        sum += d->subs[i].min > 0 ? d->subs[i].min : 0;
+    return d->min > sum ? d->min : sum;
+}
+
+static bool same_subs(const struct pdecl *a, const struct pdecl *b)
+{
+    if (a->nsubs != b->nsubs)
+        return false;
+    for (size_t i = 0; i < a->nsubs; i++) {
+        int32_t j = -1;
+
+        for (size_t k = 0; k < b->nsubs && j < 0; k++)
+            if (strcmp(a->subs[i].name, b->subs[k].name) == 0)
+                j = (int32_t)k;
+        if (j < 0 || a->subs[i].min != b->subs[j].min)
+            return false;
+    }
+    return true;
+}
+
+static const char *const source_name[POLICY_GANG_SOURCES] = {"RayCluster", "PodGroup",
+                                                             "Workload"};
+
+/* "RayCluster lab/rc 6 (head 1, gpu 5)" */
+static void decl_text(const struct pgang *g, int s, char *buf, size_t len)
+{
+    const struct pdecl *d = &g->decl[s];
+    size_t off = (size_t)snprintf(buf, len, "%s %s %d", source_name[s], g->key, decl_min(d));
+
+    for (size_t i = 0; i < d->nsubs && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s %d", i ? ", " : " (", d->subs[i].name,
+                                d->subs[i].min);
+    if (d->nsubs && off < len)
+        snprintf(buf + off, len - off, ")");
+}
+
+static void compose_conflict(struct pgang *g, int chosen)
+{
+    char a[POLICY_REASON_LEN], b[POLICY_REASON_LEN], text[2 * POLICY_REASON_LEN + 32];
+
+    pset_str(&g->conflict, NULL);
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++) {
+        const struct pdecl *d = &g->decl[s];
+
+        if (!d->on || s == chosen)
+            continue;
+        if (decl_min(d) == g->min && (d->nsubs == 0 || same_subs(d, &g->decl[chosen])))
+            continue;
+        decl_text(g, s, a, sizeof(a));
+        decl_text(g, chosen, b, sizeof(b));
+        snprintf(text, sizeof(text), "%s disagrees with %s, which muster follows", a, b);
+        pset_str(&g->conflict, text);
+        return;
+    }
+}
+
+/* Which source's composition is in force: subgroups beat a count, then source order. */
+static int composing_source(const struct pgang *g)
+{
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        if (g->decl[s].on && g->decl[s].nsubs > 0)
+            return s;
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        if (g->decl[s].on)
+            return s;
+    return -1;
+}
+
+int pgang_compose(struct policy_cluster *c, struct pgang *g)
+{
+    int s = composing_source(g);
+    struct psubgroup *subs = NULL;
+    size_t n = s >= 0 ? g->decl[s].nsubs : 0;
+
+    if (n && !(subs = calloc(n, sizeof(*subs))))
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        subs[i].min = g->decl[s].subs[i].min > 0 ? g->decl[s].subs[i].min : 0;
+        if (!(subs[i].name = pstrdup(g->decl[s].subs[i].name))) {
+            psubs_free(subs, i);
+            return POLICY_ENOMEM;
+        }
+    }
+    psubs_free(g->subs, g->nsubs);
+    g->subs = subs;
+    g->nsubs = n;
+    g->min = s >= 0 ? decl_min(&g->decl[s]) : 0;
+    g->composed_by = s >= 0 ? (enum policy_gang_source)s : POLICY_GANG_WORKLOAD;
+    g->could_run_epoch = 0;
+    if (s >= 0)
+        compose_conflict(g, s);
+    else
+        pset_str(&g->conflict, NULL);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p)
+            p->sub = pgang_sub_of(g, p->subgroup);
+    }
+    pgang_refresh(c, g);
+    return POLICY_OK;
+}
+
 void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
                   int32_t *bound, int32_t *holding, int32_t *waiting)
 {
@@ -41,7 +248,7 @@ void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (!p)
+        if (!p || p->phase == POLICY_POD_EVICTING)
             continue;
         m++;
         if (p->phase == POLICY_POD_BOUND)
@@ -61,6 +268,81 @@ void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t
         *waiting = w;
 }
 
+static bool phase_counts(enum policy_pod_phase ph, enum pgang_count what)
+{
+    switch (what) {
+    case PGANG_BOUND:
+        return ph == POLICY_POD_BOUND;
+    case PGANG_AT_BIND:
+        return ph == POLICY_POD_BOUND || ph == POLICY_POD_WAITING || ph == POLICY_POD_BINDING;
+    case PGANG_PLACED:
+        return ph != POLICY_POD_PENDING && ph != POLICY_POD_EVICTING;
+    }
+    return false;
+}
+
+/* How many of its members, per subgroup (sub[] of nsubs) and in all, count as `what`. */
+int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what,
+                    int32_t *per_sub)
+{
+    int32_t total = 0;
+
+    for (size_t s = 0; per_sub && s < g->nsubs; s++)
+        per_sub[s] = 0;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (!p || !phase_counts(p->phase, what))
+            continue;
+        total++;
+        if (per_sub && p->sub >= 0 && (size_t)p->sub < g->nsubs)
+            per_sub[p->sub]++;
+    }
+    return total;
+}
+
+/* Does what counts as `what` meet every subgroup's minimum and the whole one? */
+bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what)
+{
+    int32_t stack[16], *per = g->nsubs <= 16 ? stack : malloc(g->nsubs * sizeof(*per));
+    bool ok;
+
+    if (!per)
+        return false;
+    ok = pgang_tally(c, g, what, per) >= pgang_min(c, g);
+    for (size_t s = 0; ok && s < g->nsubs; s++)
+        ok = per[s] >= g->subs[s].min;
+    if (per != stack)
+        free(per);
+    return ok;
+}
+
+/* A gang that waits for its minimum: pending members, no plan, not running. */
+bool pgang_waits(const struct policy_cluster *c, const struct pgang *g)
+{
+    int32_t members, bound, holding;
+
+    if (g->planned || g->admitted || g->nmembers == 0 || (!g->singleton && !pgang_declared(g)))
+        return false;
+    pgang_counts(c, g, &members, &bound, &holding, NULL);
+    return members > bound + holding;
+}
+
+void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g)
+{
+    if (!g || g->waiting || pids_add(&c->waiting, g->id) != POLICY_OK)
+        return;
+    g->waiting = true;
+}
+
+void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g)
+{
+    if (!g->waiting)
+        return;
+    pids_remove(&c->waiting, g->id);
+    g->waiting = false;
+}
+
 /*
  * After members leave a place: a gang holding no place is no longer planned,
  * and one with nothing bound or binding is no longer admitted, so a resumed or
@@ -70,11 +352,19 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
 {
     int32_t bound, holding;
 
+    bool planned = g->planned, admitted = g->admitted;
+
     pgang_counts(c, g, NULL, &bound, &holding, NULL);
-    if (holding == 0)
+    if (holding == 0 && g->awaiting == 0)
         g->planned = false;
-    if (bound == 0 && holding == 0)
+    if (bound == 0 && holding == 0) {
         g->admitted = false;
+        g->running_since = 0;
+    }
+    if (!g->planned && !g->admitted)
+        pgang_mark_waiting(c, g);
+    if (planned != g->planned || admitted != g->admitted)
+        c->fair_dirty = true;
 }
 
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
@@ -91,23 +381,27 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
         if (p && p->phase == POLICY_POD_PLANNED) {
             puncharge(c, p);
             p->phase = POLICY_POD_PENDING;
+            p->extra = false;
         }
     }
     g->planned = false;
+    g->awaiting = 0;
+    pgang_mark_waiting(c, g);
+    c->fair_dirty = true;
 }
 
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
 {
-    int32_t bound;
-
     if (!g)
         return;
-    pgang_counts(c, g, NULL, &bound, NULL, NULL);
-    if (bound >= pgang_min(c, g)) {
+    if (pgang_satisfied(c, g, PGANG_BOUND)) {
+        if (!g->admitted)
+            g->running_since = c->clock;
         g->admitted = true;
         g->planned = false;
         pgang_set_reason(g, PREASON_NONE, NULL);
-    } else if (!g->admitted && bound > 0) {
+    } else if (!g->admitted && pgang_tally(c, g, PGANG_BOUND, NULL) > 0) {
         c->maybe_partial = true;
     }
+    c->fair_dirty = true;
 }

@@ -74,16 +74,34 @@ enum preason_kind {
     PREASON_NONE,
     PREASON_MEMBERS,   /* not every member exists yet */
     PREASON_INVALID,   /* a member's ask cannot be met by any cluster */
-    PREASON_QUEUE,     /* its queue's limit */
-    PREASON_OVERQUOTA, /* over quota, and others wait in quota */
+    PREASON_QUEUE,     /* its queue's limit (or quota, for a non-preemptible gang) */
+    PREASON_AHEAD,     /* a gang ahead of it in queue order could use the room */
     PREASON_CAPACITY,  /* no room on the nodes */
-    PREASON_BARRIER,   /* its bind waits for others */
+    PREASON_EVICTING,  /* room is being made for it: its victims are leaving */
+};
+
+/* A gang's subgroup: the head, a worker group, a KAI subgroup, a Volcano task. */
+struct psubgroup {
+    char *name;
+    int32_t min;
+};
+
+/* What one source says about a gang. */
+struct pdecl {
+    bool on;
+    int32_t min;
+    struct psubgroup *subs;
+    size_t nsubs;
+    bool has_priority;
+    int32_t priority;
+    enum policy_preemptible preemptible;
 };
 
 struct ppod {
     char *ns, *name, *uid, *key; /* key: "ns/name" */
     int32_t priority;
     uint64_t arrival;
+    int64_t seen; /* the `now` of its first upsert (this incarnation) */
     int64_t cpu, memory, gpus, gpu_memory_mib;
     int32_t share, devices;
     char *invalid;
@@ -91,7 +109,12 @@ struct ppod {
     char *queue; /* resolved name; never NULL */
     char *gang_key;
     int32_t gang; /* id in c->gangs */
+    char *subgroup; /* its subgroup's name, or NULL */
+    int32_t sub;    /* index in its gang's subgroups, -1 = none */
     bool head, managed;
+    enum policy_preemptible preemptible;
+    bool extra;     /* placed beyond its gang's minimum */
+    int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
     enum policy_pod_phase phase;
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
@@ -102,15 +125,29 @@ struct ppod {
 };
 
 struct pgang {
-    char *key;                          /* a gang of one borrows its pod's key */
-    bool singleton;                     /* a gang of one, not in the gang index */
-    bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
-    int32_t declared_min[POLICY_GANG_SOURCES];
-    char *queue;   /* from the spec; NULL = its members' */
+    char *key;                       /* a gang of one borrows its pod's key */
+    int32_t id;                      /* in c->gangs */
+    bool singleton;                  /* a gang of one, not in the gang index */
+    struct pdecl decl[POLICY_GANG_SOURCES];
+    /* The composition in force (pgang_compose): subgroups and the whole minimum. */
+    struct psubgroup *subs;
+    size_t nsubs;
+    int32_t min;
+    enum policy_gang_source composed_by;
+    char *conflict; /* its sources disagree: how */
+    char *queue;    /* from the spec; NULL = its members' */
+    uint64_t arrival;
+    int32_t priority;  /* cached: pgang_refresh */
+    bool preemptible;  /* cached: pgang_refresh */
     bool admitted; /* its minimum was bound once */
     bool planned;
-    int64_t deadline;     /* plan released after this */
-    uint32_t expiry_slot; /* 1 + its place in c->expiry; 0 = not scheduled */
+    bool waiting;  /* in c->waiting */
+    int64_t deadline;      /* plan released after this */
+    uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
+    int64_t running_since; /* when it was last admitted */
+    int32_t awaiting;      /* its victims still leaving */
+    bool could_run;             /* pgang_could_run, valid for could_run_epoch */
+    uint64_t could_run_epoch;
     enum preason_kind reason_kind;
     char *reason;
     int32_t *members; /* &first until a second member comes */
@@ -123,8 +160,12 @@ struct pqueue {
     char *parent;
     int32_t priority;
     bool implicit; /* the default queue, made because nobody defined it */
+    uint64_t arrival;
     struct policy_resources quota, limit, weight;
+    int64_t reclaim_min_runtime, preempt_min_runtime;
     struct policy_resources allocated, reserved; /* rolled up */
+    struct policy_resources nonpreemptible;      /* of allocated + reserved, rolled up */
+    struct policy_resources demand, fair_share;  /* pfair_refresh */
     int32_t pending_gangs;                       /* refreshed by views */
 };
 
@@ -148,6 +189,12 @@ struct ptable {
     int32_t *free_ids; /* the NULL slots, as a stack (capacity cap) */
 };
 
+/* A growable array of ids. */
+struct pids {
+    int32_t *v;
+    size_t n, cap;
+};
+
 struct policy_cluster {
     struct policy_options opts;
     char *default_queue;
@@ -155,6 +202,16 @@ struct policy_cluster {
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
     struct pexpiry expiry;
     uint64_t next_arrival;
+    int64_t clock;        /* the latest time a caller told the engine */
+    bool fair_dirty;      /* fair shares need pfair_refresh */
+    uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
+    struct policy_eviction *evictions; /* decided, not yet taken */
+    size_t nevictions, evictions_cap;
+    /* What policy_gang_view_get's subgroup views point into, until the next call. */
+    struct policy_subgroup_view *view_subs;
+    size_t view_subs_cap;
+    char view_text[POLICY_REASON_LEN * 2];
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
@@ -184,6 +241,10 @@ struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id);
 struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name);
 struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name);
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q);
+
+int pids_add(struct pids *s, int32_t id);
+void pids_remove(struct pids *s, int32_t id);
+void pids_cleanup(struct pids *s);
 
 /* ---- ask.c: what a pod asks for, on its own ------------------------------ */
 
@@ -239,20 +300,44 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl);
 void puncharge(struct policy_cluster *c, struct ppod *p);
 /* Move a pod's queue charge between reserved and allocated. */
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound);
+/* Phase EVICTING: out of its queues, still on its node; and back to BOUND. */
+void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p);
+void pcharge_mark_staying(struct policy_cluster *c, struct ppod *p);
 void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
                     bool bound, int sign);
 /* Usage is rolled up along parents; when the tree changes, count it again. */
 void pqueue_recount(struct policy_cluster *c);
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out);
 
-/* ---- gang.c: a gang's members, minimum, queue, state and plan ----------- */
+/* ---- gang.c: composition, members, minimum, queue, state ---------------- */
+
+/* Which members a tally counts. */
+enum pgang_count {
+    PGANG_BOUND,   /* bound */
+    PGANG_AT_BIND, /* bound, held at the barrier or binding */
+    PGANG_PLACED,  /* any of those, or planned */
+};
 
 struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 bool pgang_declared(const struct pgang *g);
 int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
 const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
+int32_t pgang_priority(const struct policy_cluster *c, const struct pgang *g);
+bool pgang_preemptible(const struct policy_cluster *c, const struct pgang *g);
+void pgang_refresh(struct policy_cluster *c, struct pgang *g);
+/* Recompute the composition in force from the sources, and each member's subgroup. */
+int pgang_compose(struct policy_cluster *c, struct pgang *g);
+int32_t pgang_sub_of(const struct pgang *g, const char *name);
+void pgang_sub_label(const struct pgang *g, int32_t sub, char *buf, size_t len);
+void psubs_free(struct psubgroup *subs, size_t n);
 void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t *members,
                   int32_t *bound, int32_t *holding, int32_t *waiting);
+int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what,
+                    int32_t *per_sub);
+bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what);
+bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
+void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
+void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
 void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
@@ -267,22 +352,80 @@ void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
 void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
 void pexpiry_cleanup(struct pexpiry *e);
 
-/* ---- queue.c: quota, limit, over-quota share ---------------------------- */
+/* ---- queue.c: what a queue allows -------------------------------------- */
 
-int pqueue_admit(struct policy_cluster *c, const struct pgang *g, const char *queue,
-                 const struct policy_resources *need, enum preason_kind *kind, char *why,
-                 size_t len);
+int64_t pqueue_used(const struct pqueue *q, int r);
+/* May `need` more be charged to queue (limits through every ancestor; quota
+ * for a non-preemptible gang g)? On refusal kind and why say why. */
+int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const char *queue,
+                const struct policy_resources *need, enum preason_kind *kind, char *why,
+                size_t len);
+int64_t pqueue_allocatable(const struct pqueue *q, int r);
+double pqueue_saturation(const struct pqueue *q, const struct policy_resources *used);
+void pamount_text(int r, int64_t v, char *buf, size_t len);
+
+/* ---- fairshare.c: every queue's fair share ------------------------------- */
+
+/* Recompute demand and fair share of every queue if anything changed. */
+void pfair_refresh(struct policy_cluster *c);
+/* Could the gang ever run (valid asks, nodes big enough, within limits)? Cached. */
+bool pgang_could_run(struct policy_cluster *c, struct pgang *g);
 
 /* ---- plan.c: all or nothing --------------------------------------------- */
 
-/* Plan every missing minimum member of a gang; the rest of the cluster's
- * reservations are taken. On failure nothing changes and why says why. */
+/* The placements of one pass, undone whole if the pass fails (KAI's statement). */
+struct pstatement {
+    struct ppod **pods;
+    size_t n, cap;
+};
+
+void pstatement_discard(struct policy_cluster *c, struct pstatement *st);
+void pstatement_cleanup(struct pstatement *st);
+
+/* Plan every missing minimum member of a gang into st; the rest of the
+ * cluster's reservations are taken. On failure nothing of it stays in st and
+ * kind/why say why. The gang's own state is not touched. */
+int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
+                   struct pstatement *st, enum preason_kind *kind, char *why, size_t len);
+/* The same, made the gang's plan (or its reason). */
 int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *must, int64_t now);
-/* Place one pod on its own (plan a single member) within candidates. */
+/* Place one pod on its own within candidates (NULL: every node), into st. */
+int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
+                  size_t ncandidates, struct pstatement *st, char *why, size_t len);
 int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
               size_t ncandidates, char *why, size_t len);
+/* What members ask together: with their planned shares, or the shares they ask. */
+void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
+                   struct policy_resources *need);
 void pnode_order(const struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out);
 int64_t pnode_fill_score(const struct pnode *n);
+
+/* ---- order.c: who goes first --------------------------------------------- */
+
+/* KAI's order between two waiting gangs' minimums: < 0 when a goes first. */
+int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b);
+/*
+ * With u's placement (the gang's minimum, or extra pod x of it) charged: is
+ * there a waiting gang ahead of it in order that could run without u's
+ * placement and not with it? That gang, or NULL.
+ */
+struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
+                             struct pstatement *u_placed);
+
+/* ---- reclaim.c: taking room back ----------------------------------------- */
+
+/* g waits for capacity: may evictions (reclaim from over-fair-share queues,
+ * then preemption inside its own) make it fit whole? 0 when they are decided:
+ * g is planned on its victims' room and awaits them. */
+int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len);
+
+/* ---- evict.c: evictions handed out and their outcomes -------------------- */
+
+/* Queue the eviction of victim for gang by, with its reason. */
+int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by,
+                 enum policy_eviction_kind kind, const char *reason);
+/* An evicting pod is gone: its reclaimer awaits one fewer. */
+void pevict_gone(struct policy_cluster *c, struct ppod *p);
 
 /* ---- model.c: upsert and forget ----------------------------------------- */
 

@@ -26,6 +26,11 @@ static struct pqueue *queue_make(const struct policy_queue_spec *s, bool implici
     q->quota = s->quota;
     q->limit = s->limit;
     q->weight = s->over_quota_weight;
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (q->weight.v[r] > POLICY_MAX_WEIGHT)
+            q->weight.v[r] = POLICY_MAX_WEIGHT;
+    q->reclaim_min_runtime = s->reclaim_min_runtime_ms;
+    q->preempt_min_runtime = s->preempt_min_runtime_ms;
     q->implicit = implicit;
     if (!q->name || (s->parent && *s->parent && !q->parent)) {
         queue_free(q);
@@ -53,6 +58,8 @@ static int ensure_default_queue(struct policy_cluster *c)
         queue_free(q);
         return POLICY_ENOMEM;
     }
+    q->arrival = c->next_arrival++;
+    c->fair_dirty = true;
     return POLICY_OK;
 }
 
@@ -103,6 +110,7 @@ static void pod_free(struct ppod *p)
     pselector_cleanup(&p->sel);
     free(p->queue);
     free(p->gang_key);
+    free(p->subgroup);
     free(p->bound_node);
     free(p->gpu_groups_hint);
     free(p->reason);
@@ -114,6 +122,10 @@ static void gang_free(struct pgang *g)
 {
     if (!g)
         return;
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+        psubs_free(g->decl[s].subs, g->decl[s].nsubs);
+    psubs_free(g->subs, g->nsubs);
+    free(g->conflict);
     if (!g->singleton)
         free(g->key);
     free(g->queue);
@@ -145,6 +157,9 @@ void policy_cluster_free(struct policy_cluster *c)
     pidx_cleanup(&c->gang_ix);
     pidx_cleanup(&c->queue_ix);
     pexpiry_cleanup(&c->expiry);
+    pids_cleanup(&c->waiting);
+    free(c->view_subs);
+    policy_evictions_free(c->evictions, c->nevictions);
     free(c->default_queue);
     free(c);
 }
@@ -195,6 +210,26 @@ static void charge_waiting_for(struct policy_cluster *c, const struct pnode *n, 
     }
 }
 
+/* Does the node offer what it offered before (capacity, labels, taints)? */
+static bool node_offer_same(const struct pnode *a, const struct pnode *b)
+{
+    if (a->cpu != b->cpu || a->memory != b->memory || a->pods != b->pods || a->gpus != b->gpus ||
+        a->gpu_memory_mib != b->gpu_memory_mib || a->unschedulable != b->unschedulable ||
+        a->nlabels != b->nlabels || a->ntaints != b->ntaints)
+        return false;
+    for (size_t i = 0; i < a->nlabels; i++)
+        if (strcmp(a->labels[i].key, b->labels[i].key) != 0 ||
+            strcmp(a->labels[i].value, b->labels[i].value) != 0)
+            return false;
+    for (size_t i = 0; i < a->ntaints; i++)
+        if (strcmp(a->taints[i].key, b->taints[i].key) != 0 ||
+            a->taints[i].effect != b->taints[i].effect ||
+            strcmp(a->taints[i].value ? a->taints[i].value : "",
+                   b->taints[i].value ? b->taints[i].value : "") != 0)
+            return false;
+    return true;
+}
+
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *s)
 {
     int32_t id;
@@ -221,11 +256,17 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         n->ngroups = old->ngroups;
         n->groups_cap = old->groups_cap;
         old->groups = NULL;
+        if (!node_offer_same(old, n)) {
+            c->nodes_epoch++;
+            c->fair_dirty = true;
+        }
         c->nodes.items[id] = n;
         pidx_put(&c->node_ix, n->name, id);
         node_free(old);
         return POLICY_OK;
     }
+    c->nodes_epoch++;
+    c->fair_dirty = true;
     id = ptable_add(&c->nodes, n);
     if (id < 0 || pidx_put(&c->node_ix, n->name, id) != POLICY_OK) {
         if (id >= 0)
@@ -267,6 +308,8 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
     }
     if (n->sharing_paused)
         c->paused_nodes--;
+    c->nodes_epoch++;
+    c->fair_dirty = true;
     pidx_del(&c->node_ix, name);
     ptable_remove(&c->nodes, id);
     node_free(n);
@@ -290,6 +333,7 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
         struct pqueue *old = c->queues.items[id];
 
         /* Re-key first: the index still points at the old name. */
+        q->arrival = old->arrival;
         c->queues.items[id] = q;
         pidx_put(&c->queue_ix, q->name, id);
         queue_free(old);
@@ -301,8 +345,10 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
             queue_free(q);
             return POLICY_ENOMEM;
         }
+        q->arrival = c->next_arrival++;
     }
     pqueue_recount(c);
+    c->fair_dirty = true;
     return POLICY_OK;
 }
 
@@ -318,15 +364,29 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
     return !q || q->implicit || !same_text(q->parent, s->parent) || q->priority != s->priority ||
            memcmp(&q->quota, &s->quota, sizeof(q->quota)) != 0 ||
            memcmp(&q->limit, &s->limit, sizeof(q->limit)) != 0 ||
-           memcmp(&q->weight, &s->over_quota_weight, sizeof(q->weight)) != 0;
+           memcmp(&q->weight, &s->over_quota_weight, sizeof(q->weight)) != 0 ||
+           q->reclaim_min_runtime != s->reclaim_min_runtime_ms ||
+           q->preempt_min_runtime != s->preempt_min_runtime_ms;
+}
+
+static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
+{
+    if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
+        d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
+        d->preemptible != s->preemptible)
+        return false;
+    for (size_t i = 0; i < d->nsubs; i++)
+        if (!same_text(d->subs[i].name, s->subgroups[i].name) ||
+            d->subs[i].min != s->subgroups[i].min_members)
+            return false;
+    return true;
 }
 
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *s)
 {
     const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, s->key));
 
-    return !g || s->source >= POLICY_GANG_SOURCES || !g->declared[s->source] ||
-           g->declared_min[s->source] != s->min_members ||
+    return !g || s->source >= POLICY_GANG_SOURCES || !decl_same(&g->decl[s->source], s) ||
            (s->queue && *s->queue && !same_text(g->queue, s->queue));
 }
 
@@ -343,6 +403,7 @@ int policy_queue_forget(struct policy_cluster *c, const char *name)
     if (ensure_default_queue(c) != POLICY_OK)
         return POLICY_ENOMEM;
     pqueue_recount(c);
+    c->fair_dirty = true;
     return POLICY_OK;
 }
 
@@ -360,6 +421,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
         return NULL;
     }
     g->singleton = singleton;
+    g->arrival = c->next_arrival++;
     id = ptable_add(&c->gangs, g);
     if (id < 0 || (!singleton && pidx_put(&c->gang_ix, g->key, id) != POLICY_OK)) {
         if (id >= 0)
@@ -367,6 +429,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
         gang_free(g);
         return NULL;
     }
+    g->id = id;
     *out_id = id;
     return g;
 }
@@ -377,6 +440,7 @@ static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
 
     if (!g || g->nmembers > 0 || pgang_declared(g))
         return;
+    pgang_unmark_waiting(c, g);
     if (!g->singleton)
         pidx_del(&c->gang_ix, g->key);
     pgang_expiry_cancel(c, g);
@@ -418,6 +482,37 @@ static void gang_remove_member(struct pgang *g, int32_t pod)
     }
 }
 
+static void decl_clear(struct pdecl *d)
+{
+    psubs_free(d->subs, d->nsubs);
+    memset(d, 0, sizeof(*d));
+}
+
+/* Copy what a source says; on ENOMEM the old declaration stays. */
+static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
+{
+    struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
+
+    if (s->nsubgroups && !subs)
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < s->nsubgroups; i++) {
+        subs[i].min = s->subgroups[i].min_members;
+        if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : ""))) {
+            psubs_free(subs, i);
+            return POLICY_ENOMEM;
+        }
+    }
+    decl_clear(d);
+    *d = (struct pdecl){.on = true,
+                        .min = s->min_members > 0 ? s->min_members : 0,
+                        .subs = subs,
+                        .nsubs = s->nsubgroups,
+                        .has_priority = s->has_priority,
+                        .priority = s->priority,
+                        .preemptible = s->preemptible};
+    return POLICY_OK;
+}
+
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *s)
 {
     int32_t id;
@@ -430,8 +525,8 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     g = pgang_at(c, id);
     if (!g && !(g = gang_new(c, s->key, false, &id)))
         return POLICY_ENOMEM;
-    g->declared[s->source] = true;
-    g->declared_min[s->source] = s->min_members;
+    if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
+        return POLICY_ENOMEM;
     if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
         pset_str(&g->queue, s->queue);
         requeue = true;
@@ -445,8 +540,11 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
         }
         pqueue_recount(c);
     }
-    if (!g->admitted)
+    if (!g->admitted) {
         c->maybe_partial = true;
+        pgang_mark_waiting(c, g);
+    }
+    c->fair_dirty = true;
     return POLICY_OK;
 }
 
@@ -457,9 +555,11 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
 
     if (!g || source >= POLICY_GANG_SOURCES)
         return POLICY_ENOENT;
-    g->declared[source] = false;
+    decl_clear(&g->decl[source]);
+    pgang_compose(c, g);
+    c->fair_dirty = true;
     if (pgang_declared(g))
-        return POLICY_OK; /* the other source still declares it */
+        return POLICY_OK; /* another source still declares it */
     if (g->planned && !g->admitted)
         pplan_release(c, g);
     gang_drop_if_empty(c, id);
@@ -509,10 +609,14 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
         p->devices = POLICY_MAX_DEVICES;
     p->head = s->gang_head;
     p->managed = s->managed;
+    p->preemptible = s->preemptible;
+    p->subgroup = s->subgroup && *s->subgroup ? pstrdup(s->subgroup) : NULL;
+    p->sub = -1;
+    p->evict_by = -1;
     p->place.node = -1;
     p->gang = -1;
     if (!p->queue || (s->invalid && !p->invalid) || (s->gang && !p->gang_key) ||
-        (s->node && *s->node && !p->bound_node))
+        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup))
         return POLICY_ENOMEM;
     return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
                           s->tolerations, s->ntolerations);
@@ -596,6 +700,12 @@ static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod
         return POLICY_ENOMEM;
     }
     p->gang = gid;
+    p->sub = pgang_sub_of(g, p->subgroup);
+    g->could_run_epoch = 0;
+    pgang_refresh(c, g);
+    if (!p->bound_node)
+        pgang_mark_waiting(c, g);
+    c->fair_dirty = true;
     return POLICY_OK;
 }
 
@@ -608,6 +718,8 @@ static void pod_detach_gang(struct policy_cluster *c, struct ppod *p, int32_t po
         return;
     gang_remove_member(g, pod_id);
     p->gang = -1;
+    g->could_run_epoch = 0;
+    pgang_refresh(c, g);
     pgang_settle(c, g);
     gang_drop_if_empty(c, gid);
 }
@@ -619,6 +731,8 @@ static void pod_remove(struct policy_cluster *c, int32_t id)
     if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
         c->bound_unplaced--;
     puncharge(c, p);
+    if (p->phase == POLICY_POD_EVICTING)
+        pevict_gone(c, p);
     pod_detach_gang(c, p, id);
     pidx_del(&c->pod_ix, p->key);
     if (*p->uid && pidx_get(&c->uid_ix, p->uid) == id)
@@ -638,7 +752,8 @@ static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_s
     return str_same(p->uid, s->uid) && str_same(p->gang_key, s->gang) && p->cpu == s->cpu_milli &&
            p->memory == s->memory_bytes && p->gpus == s->gpus && p->share == s->gpu_share_milli &&
            p->gpu_memory_mib == s->gpu_memory_mib && p->managed == s->managed &&
-           str_same(p->invalid, s->invalid);
+           str_same(p->invalid, s->invalid) && str_same(p->subgroup, s->subgroup) &&
+           p->preemptible == s->preemptible && p->priority == s->priority;
 }
 
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s, int64_t now)
@@ -648,10 +763,13 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
 
     if (!s || !s->namespace_ || !*s->namespace_ || !s->name || !*s->name)
         return POLICY_EINVAL;
+    if (now > c->clock)
+        c->clock = now;
     p = ppod_find(c, s->namespace_, s->name);
     if (p && pod_same_incarnation(p, s)) {
         pset_str(&p->gpu_groups_hint, s->gpu_groups);
-        if (s->node && *s->node && p->phase != POLICY_POD_BOUND) {
+        if (s->node && *s->node && p->phase != POLICY_POD_BOUND &&
+            p->phase != POLICY_POD_EVICTING) {
             pset_str(&p->bound_node, s->node);
             pod_observe_bound(c, p);
         }
@@ -666,6 +784,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         return POLICY_ENOMEM;
     }
     p->arrival = c->next_arrival++;
+    p->seen = now;
     id = ptable_add(&c->pods, p);
     if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
         (*p->uid && pidx_put(&c->uid_ix, p->uid, id) != POLICY_OK) ||
@@ -681,7 +800,6 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     }
     if (p->bound_node)
         pod_observe_bound(c, p);
-    (void)now;
     return POLICY_OK;
 }
 

@@ -115,6 +115,17 @@ struct policy_node_spec {
     int64_t gpu_memory_mib; /* per device, label nvidia.com/gpu.memory; 0 = unknown */
 };
 
+/* Who may be evicted for another gang (KAI's preemptibility). */
+enum policy_preemptible {
+    POLICY_PREEMPTIBLE_BY_PRIORITY = 0, /* priority < POLICY_NONPREEMPTIBLE_PRIORITY */
+    POLICY_PREEMPTIBLE_NO,
+    POLICY_PREEMPTIBLE_YES,
+};
+
+/* KAI's line: priority classes at or above it (build 100, inference 125) are
+ * not preemptible, which also keeps them within their queue's quota. */
+#define POLICY_NONPREEMPTIBLE_PRIORITY 100
+
 struct policy_pod_spec {
     const char *namespace_;
     const char *name;
@@ -139,8 +150,14 @@ struct policy_pod_spec {
 
     const char *gang;  /* "namespace/name" of its gang; NULL = a gang of one */
     bool gang_head;    /* planned first within its gang */
+    /* Which of its gang's subgroups it belongs to: "head", a worker group's
+     * name, a KAI subgroup, a Volcano task. NULL = none (a count-only gang). */
+    const char *subgroup;
     const char *queue; /* NULL = the default queue */
     bool managed;      /* scheduled by muster; others only take capacity */
+    /* May muster evict it for another gang? POLICY_PREEMPTIBLE_BY_PRIORITY
+     * follows KAI: priority below 100 is preemptible. Its gang's spec wins. */
+    enum policy_preemptible preemptible;
 
     /* Where it already runs (spec.nodeName); NULL = not bound. */
     const char *node;
@@ -154,21 +171,42 @@ struct policy_queue_spec {
     int32_t priority;
     struct policy_resources quota;  /* -1 = unlimited */
     struct policy_resources limit;  /* -1 = unlimited */
-    struct policy_resources over_quota_weight;
+    struct policy_resources over_quota_weight; /* capped at POLICY_MAX_WEIGHT */
+    int64_t reclaim_min_runtime_ms; /* a gang running less long is not reclaimed from it */
+    int64_t preempt_min_runtime_ms; /* ... nor preempted inside it */
 };
 
-/* Who declares a gang's minimum. A PodGroup's minMember wins over the
- * workload's own count while both exist (KubeRay writes the PodGroup once). */
+#define POLICY_MAX_WEIGHT 1000000
+
+/*
+ * Who declares a gang. A composition (subgroups) wins over a count: a
+ * RayCluster's head and worker groups over a PodGroup's bare minMember, whose
+ * total is then only checked against it (a mismatch shows in the gang's view).
+ * Where two sources give compositions, the first listed here wins and they
+ * must agree.
+ */
 enum policy_gang_source {
-    POLICY_GANG_WORKLOAD, /* a RayCluster */
-    POLICY_GANG_PODGROUP, /* a PodGroup of scheduler-plugins or Volcano */
+    POLICY_GANG_WORKLOAD,     /* a RayCluster */
+    POLICY_GANG_PODGROUP,     /* a PodGroup: scheduler-plugins, Volcano or KAI */
+    POLICY_GANG_WORKLOAD_API, /* a Kubernetes Workload (scheduling.k8s.io, KEP-4671) */
     POLICY_GANG_SOURCES
+};
+
+/* One part of a gang with its own minimum: the head, a worker group. */
+struct policy_subgroup_spec {
+    const char *name;
+    int32_t min_members; /* 0: all of its pods are extras */
 };
 
 struct policy_gang_spec {
     const char *key;     /* "namespace/name" */
-    int32_t min_members; /* computed by the caller from RayCluster/PodGroup */
+    int32_t min_members; /* the whole gang's; with subgroups at least their sum. 0 = no gang */
+    const struct policy_subgroup_spec *subgroups; /* NULL: a count only */
+    size_t nsubgroups;
     const char *queue;   /* NULL: taken from its members */
+    bool has_priority;   /* priority below is the gang's (a PriorityClass it names) */
+    int32_t priority;
+    enum policy_preemptible preemptible;
     enum policy_gang_source source;
 };
 
@@ -181,6 +219,8 @@ struct policy_options {
     enum policy_strategy strategy;
     int64_t plan_ttl_ms;       /* unbound plans are released after this; 0 = 60 s */
     const char *default_queue; /* NULL = "default" */
+    bool no_reclaim;           /* never evict between queues */
+    bool no_preemption;        /* never evict inside a queue */
 };
 
 struct policy_cluster;
@@ -195,7 +235,7 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
 
-/* A pod seen for the first time gets the next arrival number. */
+/* A pod seen for the first time gets the next arrival number, and `now` as when it was seen. */
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *spec, int64_t now);
 
 /* forget: the object disappeared. Its reservations are released. */
@@ -218,6 +258,29 @@ void policy_expire(struct policy_cluster *c, int64_t now);
 /* Check a pod's ask on its own; writes a one-line reason when invalid. */
 bool policy_pod_spec_valid(const struct policy_pod_spec *spec, char *why, size_t len);
 
+/* ---- fair share: the arithmetic alone ------------------------------------ */
+
+/* One queue of a tree, for one resource. */
+struct policy_share_queue {
+    int32_t parent;   /* index of its parent in the array, -1 at the top; parents come first */
+    int32_t priority;
+    int64_t quota;    /* -1 = unlimited */
+    int64_t limit;    /* -1 = unlimited */
+    int64_t weight;   /* overQuotaWeight, 0..POLICY_MAX_WEIGHT */
+    int64_t demand;   /* what it and its children ask, rolled up */
+    int64_t fair_share; /* out */
+};
+
+/*
+ * KAI's division, exact: at each level of the tree (capacity at the top, a
+ * parent's fair share below it) every queue first gets min(quota, demand,
+ * limit); the rest is given to queues that still want more, highest priority
+ * first, within one priority by weight, water-filling so no queue gets more
+ * than its demand or its limit and what one cannot use goes to the others.
+ * Integer units; equal weights end within one unit of each other.
+ */
+void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n);
+
 /* ---- the four questions -------------------------------------------------- */
 
 enum policy_fit {
@@ -235,6 +298,12 @@ struct policy_filter_result {
     size_t n;                            /* = number of candidates */
     struct policy_node_verdict *verdicts; /* in candidate order */
     char *reason;                        /* why nothing fits; NULL if something does */
+    /* A gang ahead of this one in queue order that could use the room and
+     * waits: hand its pods back to kube-scheduler. NULL = none. */
+    char *ahead;
+    /* Evictions were decided for this pod's gang: take them with
+     * policy_evictions_take and carry them out. */
+    bool evictions;
     char *detail_;                       /* owned text the verdicts point into */
 };
 
@@ -299,6 +368,41 @@ int policy_bind_done(struct policy_cluster *c, const char *namespace_, const cha
 bool policy_preempt_victims(struct policy_cluster *c, const char *namespace_, const char *name,
                             const char *const *victims, size_t n, char ***out, size_t *nout);
 
+/* ---- evictions: reclaim between queues, preemption inside one ------------ */
+
+enum policy_eviction_kind {
+    POLICY_EVICT_RECLAIM, /* for a gang of another queue below its fair share */
+    POLICY_EVICT_PREEMPT, /* for a gang of higher priority in the same queue */
+};
+
+/*
+ * One pod to evict. Victims are whole gangs (or an elastic gang's members
+ * beyond its minimum), chosen only when a dry run shows the waiting gang then
+ * fits whole; their room is held for that gang until they are gone.
+ */
+struct policy_eviction {
+    char *namespace_, *name, *uid;
+    char *gang;     /* the victim's gang */
+    char *queue;    /* the victim's queue */
+    char *by;       /* the gang it makes room for */
+    char *by_queue;
+    enum policy_eviction_kind kind;
+    char *reason;   /* one line: "evicted for gang lab/b of queue team-b: queue team-a is 2 GPUs over its fair share" */
+};
+
+/* The evictions decided since the last call, to carry out; *out is heap (policy_evictions_free). */
+int policy_evictions_take(struct policy_cluster *c, struct policy_eviction **out, size_t *n);
+void policy_evictions_free(struct policy_eviction *v, size_t n);
+
+/*
+ * How one eviction went. ok: the pod is leaving (its deletion, seen by the
+ * watch, forgets it). Refused (a PodDisruptionBudget, the pod gone): the
+ * victim's gang keeps running, the plan made on its room is redone or
+ * abandoned with a reason.
+ */
+int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
+                         bool ok, const char *why);
+
 /* Does the engine know this node? */
 bool policy_node_known(const struct policy_cluster *c, const char *name);
 
@@ -313,6 +417,7 @@ enum policy_pod_phase {
     POLICY_POD_WAITING,   /* its bind is held at the gang's barrier */
     POLICY_POD_BINDING,   /* committed, Binding in flight */
     POLICY_POD_BOUND,     /* runs on its node */
+    POLICY_POD_EVICTING,  /* bound, and evicted for another gang: leaving */
 };
 
 const char *policy_pod_phase_name(enum policy_pod_phase p);
@@ -334,6 +439,7 @@ struct policy_pod_view {
     const char *gpu_groups;   /* NULL unless shared */
     const char *reason;       /* why it waits; NULL otherwise */
     uint64_t arrival;
+    int32_t priority;
 };
 
 enum policy_gang_state {
@@ -344,6 +450,17 @@ enum policy_gang_state {
 
 const char *policy_gang_state_name(enum policy_gang_state s);
 
+/* One subgroup of a gang: its minimum, and its members beyond it (extras). */
+struct policy_subgroup_view {
+    const char *name;
+    int32_t min_members;
+    int32_t members;        /* its pods that exist */
+    int32_t placed;         /* of its minimum: bound, at bind or planned */
+    int32_t extras_placed;  /* beyond the minimum, with a place */
+    int32_t extras_waiting; /* beyond the minimum, waiting */
+    const char *extra_reason; /* why the first waiting extra waits; NULL if none */
+};
+
 struct policy_gang_view {
     const char *key;
     const char *queue;
@@ -353,6 +470,16 @@ struct policy_gang_view {
     int32_t bound;
     int32_t waiting;  /* held at the bind barrier */
     const char *reason;
+    int64_t since;    /* first upsert's `now` of its earliest present member; 0: none */
+    int32_t priority;
+    bool preemptible;
+    int64_t running_since; /* when its minimum was last bound whole; 0 = not running */
+    size_t nsubgroups;     /* 0 for a count-only gang */
+    const struct policy_subgroup_view *subgroups;
+    /* "head 1/1, cpu 2/2 (+4 extra), gpu 3/3 (+1 extra waiting: no free GPU)" */
+    const char *composition;
+    /* Its sources disagree: "PodGroup lab/rc says minMember 5, RayCluster lab/rc 6 (head 1, gpu 5)". */
+    const char *conflict;
 };
 
 struct policy_queue_view {
@@ -365,6 +492,11 @@ struct policy_queue_view {
     struct policy_resources over_quota_weight;
     struct policy_resources allocated; /* bound, rolled up from children */
     struct policy_resources reserved;  /* planned but not bound, rolled up */
+    /* What its bound and waiting gangs ask (gangs that could ever run), and its
+     * exact fair share of the level's capacity (docs/quota.md). */
+    struct policy_resources demand;
+    struct policy_resources fair_share;
+    int64_t reclaim_min_runtime_ms, preempt_min_runtime_ms;
     int32_t pending_gangs;
 };
 
@@ -396,6 +528,7 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
 
 bool policy_pod_view_get(const struct policy_cluster *c, const char *namespace_, const char *name,
                          struct policy_pod_view *out);
+/* Its subgroup views and composition text stay valid until the next call. */
 bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
                           struct policy_gang_view *out);
 

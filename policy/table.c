@@ -290,3 +290,34 @@ const char *policy_resource_name(enum policy_resource r)
 
     return r < POLICY_RES_COUNT ? names[r] : "?";
 }
+
+int pids_add(struct pids *s, int32_t id)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        int32_t *v = realloc(s->v, cap * sizeof(*v));
+
+        if (!v)
+            return POLICY_ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = id;
+    return POLICY_OK;
+}
+
+void pids_remove(struct pids *s, int32_t id)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i] == id) {
+            s->v[i] = s->v[--s->n];
+            return;
+        }
+    }
+}
+
+void pids_cleanup(struct pids *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}

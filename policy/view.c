@@ -7,9 +7,10 @@
 
 const char *policy_pod_phase_name(enum policy_pod_phase p)
 {
-    static const char *const names[] = {"Pending", "Planned", "Waiting", "Binding", "Bound"};
+    static const char *const names[] = {"Pending", "Planned", "Waiting", "Binding", "Bound",
+                                        "Evicting"};
 
-    return p <= POLICY_POD_BOUND ? names[p] : "?";
+    return p <= POLICY_POD_EVICTING ? names[p] : "?";
 }
 
 const char *policy_gang_state_name(enum policy_gang_state s)
@@ -42,6 +43,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
         .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
         .arrival = p->arrival,
+        .priority = p->priority,
     };
 }
 
@@ -83,8 +85,83 @@ void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx
     free(all);
 }
 
+/* When its earliest present member was first seen: how long the gang has been waiting. */
+static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
+{
+    int64_t since = 0;
+    bool any = false;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && (!any || p->seen < since)) {
+            since = p->seen;
+            any = true;
+        }
+    }
+    return since;
+}
+
+/* Room for one gang's subgroup views and its composition text. */
+struct gang_view_buf {
+    struct policy_subgroup_view *subs;
+    char *text; /* POLICY_REASON_LEN * 2 */
+};
+
+/* Each subgroup's minimum and extras, and "head 1/1, gpu 3/3 (+1 extra waiting: ...)". */
+static void subgroup_views(const struct policy_cluster *c, const struct pgang *g,
+                           struct gang_view_buf *b)
+{
+    size_t off = 0;
+
+    for (size_t s = 0; s < g->nsubs; s++)
+        b->subs[s] = (struct policy_subgroup_view){.name = g->subs[s].name,
+                                                   .min_members = g->subs[s].min};
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_subgroup_view *v;
+
+        if (!p || p->sub < 0 || (size_t)p->sub >= g->nsubs || p->phase == POLICY_POD_EVICTING)
+            continue;
+        v = &b->subs[p->sub];
+        v->members++;
+        if (p->phase != POLICY_POD_PENDING && (!p->extra || v->placed < v->min_members))
+            v->placed++;
+        else if (p->phase != POLICY_POD_PENDING)
+            v->extras_placed++;
+    }
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_subgroup_view *v;
+
+        if (!p || p->sub < 0 || (size_t)p->sub >= g->nsubs || p->phase != POLICY_POD_PENDING)
+            continue;
+        v = &b->subs[p->sub];
+        if (v->placed + v->extras_waiting < v->min_members && !g->admitted)
+            continue; /* part of the minimum still to place */
+        v->extras_waiting++;
+        if (!v->extra_reason)
+            v->extra_reason = p->reason;
+    }
+    b->text[0] = '\0';
+    for (size_t s = 0; s < g->nsubs && off < (POLICY_REASON_LEN * 2); s++) {
+        const struct policy_subgroup_view *v = &b->subs[s];
+
+        off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, "%s%s %d/%d",
+                                s ? ", " : "", v->name, v->placed, v->min_members);
+        if (v->extras_placed && off < (POLICY_REASON_LEN * 2))
+            off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, " (+%d extra)",
+                                    v->extras_placed);
+        if (v->extras_waiting && off < (POLICY_REASON_LEN * 2))
+            off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off,
+                                    " (+%d extra waiting%s%s)", v->extras_waiting,
+                                    v->extra_reason ? ": " : "",
+                                    v->extra_reason ? v->extra_reason : "");
+    }
+}
+
 static void gang_view(const struct policy_cluster *c, const struct pgang *g,
-                      struct policy_gang_view *v)
+                      struct policy_gang_view *v, struct gang_view_buf *b)
 {
     int32_t members, bound, holding, waiting;
 
@@ -92,15 +169,27 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
     *v = (struct policy_gang_view){
         .key = g->key,
         .queue = pgang_queue(c, g),
-        .state = bound >= pgang_min(c, g) || g->admitted ? POLICY_GANG_BOUND
-                 : g->planned                            ? POLICY_GANG_PLANNED
-                                                         : POLICY_GANG_PENDING,
+        .state = g->admitted || (bound > 0 && pgang_satisfied(c, g, PGANG_BOUND))
+                     ? POLICY_GANG_BOUND
+                 : g->planned ? POLICY_GANG_PLANNED
+                              : POLICY_GANG_PENDING,
         .min_members = pgang_min(c, g),
         .members = members,
         .bound = bound,
         .waiting = waiting,
         .reason = g->reason,
+        .priority = pgang_priority(c, g),
+        .preemptible = pgang_preemptible(c, g),
+        .running_since = g->admitted ? g->running_since : 0,
+        .conflict = g->conflict,
+        .since = gang_since(c, g),
     };
+    if (b && b->subs && g->nsubs) {
+        subgroup_views(c, g, b);
+        v->nsubgroups = g->nsubs;
+        v->subgroups = b->subs;
+        v->composition = b->text;
+    }
     if (v->state == POLICY_GANG_BOUND)
         v->reason = NULL;
 }
@@ -117,7 +206,23 @@ bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
         if (!g || !g->singleton)
             return false;
     }
-    gang_view(c, g, out);
+    /* The subgroup views live in the engine's scratch until the next call. */
+    {
+        struct policy_cluster *m = (struct policy_cluster *)c;
+        struct gang_view_buf b = {.text = m->view_text};
+
+        if (g->nsubs > m->view_subs_cap) {
+            struct policy_subgroup_view *v =
+                realloc(m->view_subs, g->nsubs * sizeof(*m->view_subs));
+
+            if (v) {
+                m->view_subs = v;
+                m->view_subs_cap = g->nsubs;
+            }
+        }
+        b.subs = g->nsubs <= m->view_subs_cap ? m->view_subs : NULL;
+        gang_view(c, g, out, &b);
+    }
     return true;
 }
 
@@ -145,9 +250,13 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     qsort(all, n, sizeof(*all), cmp_gang_key);
     for (size_t i = 0; i < n; i++) {
         struct policy_gang_view v;
+        char text[POLICY_REASON_LEN * 2];
+        struct gang_view_buf b = {
+            .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL, .text = text};
 
-        gang_view(c, all[i], &v);
+        gang_view(c, all[i], &v, &b);
         fn(&v, ctx);
+        free(b.subs);
     }
     free(all);
 }
@@ -182,6 +291,8 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
 
     if (!all)
         return;
+    /* Fair shares are a cache of the engine's state: brought up to date here. */
+    pfair_refresh((struct policy_cluster *)c);
     for (size_t i = 0; i < c->queues.n; i++)
         if (c->queues.items[i])
             all[n++] = c->queues.items[i];
@@ -198,6 +309,10 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
             .over_quota_weight = q->weight,
             .allocated = q->allocated,
             .reserved = q->reserved,
+            .demand = q->demand,
+            .fair_share = q->fair_share,
+            .reclaim_min_runtime_ms = q->reclaim_min_runtime,
+            .preempt_min_runtime_ms = q->preempt_min_runtime,
             .pending_gangs = pending_gangs_of(c, q->name),
         };
 

@@ -3,7 +3,7 @@
 # Go (for the Kubernetes components the end-to-end tests run) comes with the machine.
 set -euo pipefail
 packages=(cmake ninja-build gcc pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev
-          libyaml-dev check openssl curl python3 wrk clang)
+          libyaml-dev check openssl curl python3 python3-yaml wrk clang)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -3,8 +3,9 @@
 #   1. unit and integration tests (Check, CTest) on the normal build
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. every libFuzzer target for a bounded time (FUZZ_SECONDS, default 15) and its kept reproducers
-#   4. end to end: kube-apiserver, kube-scheduler, etcd and the KubeRay operator built from the
-#      Go module proxy (cached in ~/.cache/muster), muster deployed from manifests/
+#   4. end to end: kube-apiserver, kube-scheduler, etcd, the KubeRay operator and helm built from
+#      the Go module proxy (cached in ~/.cache/muster), muster deployed from manifests/ and from
+#      the Helm chart
 # The last line counts every test: "N passed, M failed".
 #   scripts/test.sh [--no-e2e] [--no-fuzz]
 set -uo pipefail

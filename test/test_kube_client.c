@@ -1,39 +1,30 @@
 /*
- * test_kube_client.c - the Kubernetes API client, curl style: a loopback HTTP
- * server inside the test serves canned replies from fixtures/kube/NAME.http in
- * script order and records every request (method, target, Authorization,
+ * test_kube_client.c - the Kubernetes API client, curl style: the canned API
+ * server (canned_api.h) serves replies from fixtures/kube/NAME.http in script
+ * order and records every request (method, target, Authorization,
  * Content-Type, body); each case compares the record with the exact
  * transcript in fixtures/kube/NAME.req.
  */
 #include <check.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base.h"
 #include "kube.h"
-#include "fixture.h"
 #include "kube_client_int.h"
+#include "canned_api.h"
 
 #define KDIR FIXTURES "/kube"
-#define MAX_REQS 256
-#define WAIT_SEC 10
-#define HANG "hang" /* a script entry: 200 + chunked headers, then nothing until closed */
+#define HANG CANNED_HANG /* a script entry: 200 + chunked headers, then nothing until closed */
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static char *slurp(const char *path)
-{
-    return fixture_read_path(path, NULL);
-}
+#define WAIT_SEC 10
 
 static double now_sec(void)
 {
@@ -48,266 +39,6 @@ static void pause_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
     nanosleep(&ts, NULL);
-}
-
-/* ---- the canned server --------------------------------------------------------------------- */
-
-struct srv {
-    int lfd;
-    int port;
-    int wake[2];
-    pthread_t thread;
-    pthread_mutex_t lock;
-    const char *const *script;
-    size_t nscript;
-    size_t next;
-    char *reqs[MAX_REQS];
-    size_t nreq;
-};
-
-static void send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
-static const char *header_value(const char *headers, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (const char *p = headers; p && *p; p = strstr(p, "\r\n") ? strstr(p, "\r\n") + 2 : NULL)
-        if (strncasecmp(p, name, n) == 0 && p[n] == ':')
-            return p + n + 1 + strspn(p + n + 1, " ");
-    return NULL;
-}
-
-static char *header_dup(const char *headers, const char *name)
-{
-    const char *v = header_value(headers, name);
-
-    return v ? strndup(v, strcspn(v, "\r\n")) : NULL;
-}
-
-/* Read one request and record it as "METHOD TARGET\nAuthorization..\nContent-Type..\n\nbody\n". */
-static void srv_record(struct srv *s, int fd)
-{
-    char buf[65536], *end, *auth, *ctype, *clen, *rec;
-    size_t n = 0, want;
-    ssize_t r;
-
-    while (n < sizeof(buf) - 1 && (r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0)) > 0) {
-        n += (size_t)r;
-        buf[n] = '\0';
-        end = strstr(buf, "\r\n\r\n");
-        if (!end)
-            continue;
-        clen = header_dup(strstr(buf, "\r\n") + 2, "Content-Length");
-        want = (size_t)(end + 4 - buf) + (clen ? strtoul(clen, NULL, 10) : 0);
-        free(clen);
-        if (n >= want)
-            break;
-    }
-    buf[n] = '\0';
-    end = strstr(buf, "\r\n\r\n");
-    if (!end)
-        return;
-    *end = '\0';
-    auth = header_dup(strstr(buf, "\r\n") + 2, "Authorization");
-    ctype = header_dup(strstr(buf, "\r\n") + 2, "Content-Type");
-    *strstr(buf, " HTTP/1.1") = '\0';
-    ck_assert(asprintf(&rec, "%s\n%s%s%s%s%s%s\n%s%s", buf, auth ? "Authorization: " : "",
-                       auth ? auth : "", auth ? "\n" : "", ctype ? "Content-Type: " : "",
-                       ctype ? ctype : "", ctype ? "\n" : "", end + 4, end[4] ? "\n" : "") > 0);
-    pthread_mutex_lock(&s->lock);
-    if (s->nreq < MAX_REQS)
-        s->reqs[s->nreq++] = rec;
-    else
-        free(rec);
-    pthread_mutex_unlock(&s->lock);
-    free(auth);
-    free(ctype);
-}
-
-static void srv_hang(struct srv *s, int fd)
-{
-    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                               "Transfer-Encoding: chunked\r\n\r\n";
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
-    char junk[256];
-
-    send_all(fd, head, strlen(head));
-    while (poll(p, 2, -1) >= 0 && !p[1].revents)
-        if (p[0].revents && recv(fd, junk, sizeof(junk), 0) <= 0)
-            break; /* the client hung up */
-}
-
-/* Send fixture name: its status and headers, the body in <<SPLIT>> pieces with a pause. */
-static void srv_reply(int fd, const char *name)
-{
-    char path[512], *text, *body, *piece, *split, *out, *save = NULL;
-    int chunked;
-
-    snprintf(path, sizeof(path), "%s/%s", KDIR, name);
-    text = slurp(path);
-    body = strstr(text, "\n\n");
-    ck_assert_msg(body != NULL, "%s: no blank line after the headers", name);
-    *body = '\0';
-    body += 2;
-    chunked = strstr(text, "Transfer-Encoding: chunked") != NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        send_all(fd, line, strlen(line)); /* the fixture's LF lines go out as CRLF */
-        send_all(fd, "\r\n", 2);
-    }
-    if (!chunked) {
-        size_t len = strlen(body);
-
-        for (char *p = strstr(body, "<<SPLIT>>"); p; p = strstr(p, "<<SPLIT>>"))
-            len -= 9;
-        ck_assert(asprintf(&out, "Content-Length: %zu\r\n", len) > 0);
-        send_all(fd, out, strlen(out));
-        free(out);
-    }
-    send_all(fd, "Connection: close\r\n\r\n", 21);
-    for (piece = body; piece; piece = split ? split + 9 : NULL) {
-        split = strstr(piece, "<<SPLIT>>");
-        size_t n = split ? (size_t)(split - piece) : strlen(piece);
-
-        if (chunked && n) {
-            ck_assert(asprintf(&out, "%zx\r\n", n) > 0);
-            send_all(fd, out, strlen(out));
-            free(out);
-        }
-        send_all(fd, piece, n);
-        if (chunked && n)
-            send_all(fd, "\r\n", 2);
-        if (split)
-            pause_ms(20); /* let the client see a separate read */
-    }
-    if (chunked)
-        send_all(fd, "0\r\n\r\n", 5);
-    free(text);
-}
-
-static void *srv_main(void *arg)
-{
-    struct srv *s = arg;
-    struct pollfd p[2] = {{.fd = s->lfd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
-
-    while (poll(p, 2, -1) >= 0 && !p[1].revents) {
-        const char *name;
-        int fd = accept(s->lfd, NULL, NULL);
-
-        if (fd < 0)
-            continue;
-        srv_record(s, fd);
-        pthread_mutex_lock(&s->lock);
-        name = s->script[s->next < s->nscript ? s->next : s->nscript - 1];
-        s->next++;
-        pthread_mutex_unlock(&s->lock);
-        if (strcmp(name, HANG) == 0)
-            srv_hang(s, fd);
-        else
-            srv_reply(fd, name);
-        shutdown(fd, SHUT_WR);
-        close(fd);
-    }
-    return NULL;
-}
-
-static void srv_start(struct srv *s, const char *const *script, size_t nscript)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(a);
-
-    memset(s, 0, sizeof(*s));
-    s->script = script;
-    s->nscript = nscript;
-    pthread_mutex_init(&s->lock, NULL);
-    ck_assert_int_eq(pipe(s->wake), 0);
-    s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(s->lfd, 0);
-    ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    ck_assert_int_eq(listen(s->lfd, 128), 0);
-    ck_assert_int_eq(getsockname(s->lfd, (struct sockaddr *)&a, &alen), 0);
-    s->port = ntohs(a.sin_port);
-    ck_assert_int_eq(pthread_create(&s->thread, NULL, srv_main, s), 0);
-}
-
-static void srv_stop(struct srv *s)
-{
-    ck_assert_int_eq(write(s->wake[1], "x", 1), 1);
-    pthread_join(s->thread, NULL);
-    close(s->lfd);
-    close(s->wake[0]);
-    close(s->wake[1]);
-    for (size_t i = 0; i < s->nreq; i++)
-        free(s->reqs[i]);
-    pthread_mutex_destroy(&s->lock);
-}
-
-static size_t srv_nreq(struct srv *s)
-{
-    size_t n;
-
-    pthread_mutex_lock(&s->lock);
-    n = s->nreq;
-    pthread_mutex_unlock(&s->lock);
-    return n;
-}
-
-static void srv_wait_requests(struct srv *s, size_t n)
-{
-    double deadline = now_sec() + WAIT_SEC;
-
-    while (srv_nreq(s) < n) {
-        ck_assert_msg(now_sec() < deadline, "waited %ds for %zu requests, got %zu", WAIT_SEC, n,
-                      srv_nreq(s));
-        pause_ms(2);
-    }
-}
-
-/* The first n recorded requests must read exactly like fixture req. */
-static void srv_expect(struct srv *s, const char *req, size_t n)
-{
-    char path[512], *want, *got = strdup("");
-
-    snprintf(path, sizeof(path), "%s/%s", KDIR, req);
-    want = slurp(path);
-    srv_wait_requests(s, n);
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < n; i++) {
-        char *joined;
-
-        ck_assert(asprintf(&joined, "%s%s", got, s->reqs[i]) > 0);
-        free(got);
-        got = joined;
-    }
-    pthread_mutex_unlock(&s->lock);
-    ck_assert_msg(strcmp(got, want) == 0, "requests differ from %s:\n--- got\n%s--- want\n%s", req,
-                  got, want);
-    free(got);
-    free(want);
-}
-
-static struct kube_client *client_for(const struct srv *s)
-{
-    struct kube_conn conn;
-    struct kube_client *c;
-    char err[256] = "";
-
-    kube_conn_init(&conn);
-    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s->port) > 0);
-    conn.token = strdup("t0ken");
-    c = kube_client_new(&conn, NULL, err, sizeof(err));
-    ck_assert_msg(c != NULL, "kube_client_new: %s", err);
-    kube_conn_cleanup(&conn);
-    return c;
 }
 
 /* ---- line splitter ------------------------------------------------------------------------- */
@@ -536,10 +267,10 @@ START_TEST(test_status)
     cJSON *reply = NULL;
     char err[512] = "";
     long status = 0;
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, script, 1);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 1);
+    c = canned_api_client(&s, NULL);
     ck_assert_int_eq(
         kube_request(c, "GET", "/api/v1/x", NULL, NULL, &status, &reply, err, sizeof(err)), t->rc);
     ck_assert_int_eq(status, t->status);
@@ -552,7 +283,7 @@ START_TEST(test_status)
         ck_assert_ptr_null(reply);
     cJSON_Delete(reply);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -563,10 +294,10 @@ START_TEST(test_reply_cap_and_refused)
     struct kube_conn conn;
     struct kube_client *c;
     char err[512] = "";
-    struct srv s;
+    struct canned_api s;
     int port;
 
-    srv_start(&s, script, 1);
+    canned_api_start(&s, "kube", script, 1);
     kube_conn_init(&conn);
     ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s.port) > 0);
     c = kube_client_new(&conn, &opts, err, sizeof(err));
@@ -575,7 +306,7 @@ START_TEST(test_reply_cap_and_refused)
     ck_assert_str_eq(err, "GET /x: reply over 16 bytes");
     kube_client_free(c);
     port = s.port;
-    srv_stop(&s); /* now nothing listens on port */
+    canned_api_stop(&s); /* now nothing listens on port */
     free(conn.server);
     ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", port) > 0);
     c = kube_client_new(&conn, NULL, err, sizeof(err));
@@ -592,10 +323,10 @@ START_TEST(test_binding)
     const char *script[] = {"binding_ok.http"};
     struct kube_client *c;
     char err[512] = "";
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, script, 1);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 1);
+    c = canned_api_client(&s, NULL);
     ck_assert_int_eq(kube_post_binding(c, "default", "p-0", "0b7c8f3e-1111-4c2d-9a9a-123456789abc",
                                        "gpu-node-3", err, sizeof(err)),
                      EXT_OK);
@@ -603,10 +334,10 @@ START_TEST(test_binding)
     ck_assert_int_eq(kube_post_binding(c, "../kube-system", "p", NULL, "n", err, sizeof(err)),
                      EXT_EINVAL);
     ck_assert_str_eq(err, "invalid namespace/name \"../kube-system/p\"");
-    srv_expect(&s, "binding.req", 2);
-    ck_assert_uint_eq(srv_nreq(&s), 2); /* the invalid one never left */
+    canned_api_expect(&s, "binding.req", 2);
+    ck_assert_uint_eq(canned_api_nreq(&s), 2); /* the invalid one never left */
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -620,10 +351,10 @@ START_TEST(test_patch_create_delete)
     cJSON *reply = NULL;
     struct kube_client *c;
     char err[512] = "";
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, script, 4);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 4);
+    c = canned_api_client(&s, NULL);
     ck_assert_int_eq(kube_patch_status(c, "/apis/ray.io/v1/namespaces/ml/rayclusters/rc", status,
                                        &reply, err, sizeof(err)),
                      EXT_OK);
@@ -636,13 +367,13 @@ START_TEST(test_patch_create_delete)
     ck_assert_int_eq(kube_delete(c, "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/rc",
                                  err, sizeof(err)),
                      EXT_OK);
-    srv_expect(&s, "patch_status.req", 4);
+    canned_api_expect(&s, "patch_status.req", 4);
     cJSON_Delete(reply);
     cJSON_Delete(status);
     cJSON_Delete(ann);
     cJSON_Delete(pg);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -663,16 +394,16 @@ START_TEST(test_event)
     struct kube_client *c;
     cJSON *ev;
     char *body;
-    struct srv s;
+    struct canned_api s;
 
     memset(msg, 'm', sizeof(msg) - 1);
     msg[sizeof(msg) - 1] = '\0';
-    srv_start(&s, script, 1);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 1);
+    c = canned_api_client(&s, NULL);
     ck_assert_int_eq(kube_event_create(c, "default", "p-0", "uid-1", "GangWaiting", msg, "Warning",
                                        err, sizeof(err)),
                      EXT_OK);
-    srv_wait_requests(&s, 1);
+    canned_api_wait_requests(&s, 1);
     ck_assert_msg(strncmp(s.reqs[0], event_head, strlen(event_head)) == 0, "%s", s.reqs[0]);
     body = strstr(s.reqs[0], "\n\n") + 2;
     ev = cJSON_Parse(body);
@@ -691,7 +422,7 @@ START_TEST(test_event)
     ck_assert_ptr_nonnull(json_str(ev, "firstTimestamp", NULL));
     cJSON_Delete(ev);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -702,7 +433,7 @@ START_TEST(test_token_rotation)
     struct kube_conn conn;
     struct kube_client *c;
     char err[256] = "";
-    struct srv s;
+    struct canned_api s;
     FILE *f;
 
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -710,7 +441,7 @@ START_TEST(test_token_rotation)
     f = fopen(file, "w");
     fputs("one\n", f);
     fclose(f);
-    srv_start(&s, script, 1);
+    canned_api_start(&s, "kube", script, 1);
     kube_conn_init(&conn);
     ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", s.port) > 0);
     conn.token_file = strdup(file);
@@ -723,13 +454,13 @@ START_TEST(test_token_rotation)
     ck_assert_int_eq(kube_request(c, "GET", "/b", NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
     unlink(file); /* mid-rotation: keep the last good token */
     ck_assert_int_eq(kube_request(c, "GET", "/c", NULL, NULL, NULL, NULL, err, sizeof(err)), 0);
-    srv_wait_requests(&s, 3);
+    canned_api_wait_requests(&s, 3);
     ck_assert_str_eq(s.reqs[0], "GET /a\nAuthorization: Bearer one\n\n");
     ck_assert_str_eq(s.reqs[1], "GET /b\nAuthorization: Bearer rotated-token\n\n");
     ck_assert_str_eq(s.reqs[2], "GET /c\nAuthorization: Bearer rotated-token\n\n");
     rmdir(dir);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -761,10 +492,10 @@ START_TEST(test_concurrent_bindings)
     struct binder b[BIND_THREADS];
     pthread_t t[BIND_THREADS];
     struct kube_client *c;
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, script, 1);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 1);
+    c = canned_api_client(&s, NULL);
     for (int i = 0; i < BIND_THREADS; i++) {
         b[i] = (struct binder){.c = c, .id = i};
         ck_assert_int_eq(pthread_create(&t[i], NULL, bind_many, &b[i]), 0);
@@ -773,13 +504,13 @@ START_TEST(test_concurrent_bindings)
         pthread_join(t[i], NULL);
         ck_assert_int_eq(b[i].failures, 0);
     }
-    srv_wait_requests(&s, BIND_THREADS * BIND_EACH);
+    canned_api_wait_requests(&s, BIND_THREADS * BIND_EACH);
     for (size_t i = 0; i < s.nreq; i++)
         ck_assert_msg(strncmp(s.reqs[i], "POST /api/v1/namespaces/default/pods/p-", 39) == 0 &&
                           strstr(s.reqs[i], "\"kind\":\"Binding\""),
                       "%s", s.reqs[i]);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -947,13 +678,13 @@ START_TEST(test_watch)
     struct trace *tr = &pt.t;
     struct kube_client *c;
     struct kube_watch *w;
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, t->script, t->nscript);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", t->script, t->nscript);
+    c = canned_api_client(&s, NULL);
     w = kube_watch_start(c, t->path, paged ? &paged_handler : &trace_handler, &pt, &opts);
     ck_assert_ptr_nonnull(w);
-    srv_expect(&s, t->req, t->nscript); /* the last one hangs: nothing follows it */
+    canned_api_expect(&s, t->req, t->nscript); /* the last one hangs: nothing follows it */
     trace_wait(tr, t->trace);
     ck_assert_msg(strcmp(tr->text, t->trace) == 0, "%s%s: trace\n%s--- want\n%s", t->name,
                   paged ? " (paged)" : "", tr->text, t->trace);
@@ -965,7 +696,7 @@ START_TEST(test_watch)
     ck_assert_uint_eq(kube_watch_relists(w), t->relists);
     kube_watch_stop(w); /* aborts the hanging watch */
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 
@@ -975,19 +706,19 @@ START_TEST(test_watch_stop_unsynced)
     struct trace tr = {.lock = PTHREAD_MUTEX_INITIALIZER};
     struct kube_client *c;
     struct kube_watch *w;
-    struct srv s;
+    struct canned_api s;
 
-    srv_start(&s, script, 1);
-    c = client_for(&s);
+    canned_api_start(&s, "kube", script, 1);
+    c = canned_api_client(&s, NULL);
     w = kube_watch_start(c, "/api/v1/nodes", &trace_handler, &tr, NULL);
-    srv_wait_requests(&s, 1);
+    canned_api_wait_requests(&s, 1);
     ck_assert_int_eq(kube_watch_synced(w), 0);
     kube_watch_stop(w); /* a list blocked mid-transfer */
     ck_assert_str_eq(tr.text, "");
     ck_assert_ptr_null(kube_watch_start(c, "api/v1/nodes", &trace_handler, &tr, NULL));
     kube_watch_stop(NULL);
     kube_client_free(c);
-    srv_stop(&s);
+    canned_api_stop(&s);
 }
 END_TEST
 

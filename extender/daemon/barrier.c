@@ -242,6 +242,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     struct ext_daemon *d = ctx;
     struct policy_bind_result r;
     struct policy_pod_view pv;
+    struct policy_gang_view gv = {0};
     char key[512], err[512] = "";
     bool ok;
 
@@ -281,8 +282,12 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         break;
     case POLICY_BIND_COMMIT:
         bind_counted(d, "commit");
+        policy_gang_view_get(d->cache.engine, pv.gang, &gv); /* its `since`, before the commit */
         pthread_mutex_unlock(&d->cache.lock);
         ok = commit_all(d, &r, key, err, sizeof(err));
+        if (ok && gv.members > 0)
+            ext_series_observe(ext_metric_with(d->gang_time_to_bind, NULL),
+                               (double)(ext_now_ms() - gv.since) / 1000.0);
         if (!ok)
             ans->error = ext_arena_strdup(ans->pool, *err ? err : "binding refused");
         policy_bind_result_cleanup(&r);

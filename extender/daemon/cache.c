@@ -21,7 +21,25 @@ static const struct {
                            "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
     [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
                                  "/apis/scheduling.volcano.sh/v1beta1/podgroups", true},
+    [CACHE_PODGROUPS_KAI] = {"podgroups.scheduling.run.ai",
+                             "/apis/scheduling.run.ai/v2alpha2/podgroups", true},
+    [CACHE_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                               true},
+    /* The Workload API is alpha (1.36) or beta and off by default (1.37): absent is normal. */
+    [CACHE_WORKLOADS_V1ALPHA2] = {"workloads.v1alpha2",
+                                  "/apis/scheduling.k8s.io/v1alpha2/workloads", true},
+    [CACHE_WA_PODGROUPS_V1ALPHA2] = {"podgroups.scheduling.k8s.io.v1alpha2",
+                                     "/apis/scheduling.k8s.io/v1alpha2/podgroups", true},
+    [CACHE_WORKLOADS_V1BETA1] = {"workloads.v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads",
+                                 true},
+    [CACHE_WA_PODGROUPS_V1BETA1] = {"podgroups.scheduling.k8s.io.v1beta1",
+                                    "/apis/scheduling.k8s.io/v1beta1/podgroups", true},
 };
+
+static bool is_podgroup(enum cache_source src)
+{
+    return src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO || src == CACHE_PODGROUPS_KAI;
+}
 
 const char *cache_source_name(enum cache_source src)
 {
@@ -110,9 +128,13 @@ static const char *meta_string(const cJSON *obj, const char *key)
 static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
 {
     struct ext_arena *a = ext_arena_new();
+    struct kube_decode_opts o = c->opts;
     struct policy_gang_spec s;
     char err[128];
-    bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
+    bool ok;
+
+    o.lookup = NULL; /* called outside the lock: the key needs no lookup */
+    ok = a && kube_podgroup_gang(obj, &o, a, &s, err, sizeof(err), NULL) == EXT_OK;
 
     if (ok)
         snprintf(buf, len, "%s", s.key);
@@ -129,9 +151,9 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
 
     if (!name)
         return false;
-    if (src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO)
+    if (is_podgroup(src))
         return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || !ns)
+    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_PRIORITYCLASSES || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -149,6 +171,19 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
+/* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
+static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
+{
+    char gang[512];
+    bool had;
+
+    pthread_mutex_lock(&c->refs_lock);
+    had = kube_refs_forget(c->refs, kind, key, gang, sizeof(gang));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (had && *gang)
+        policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
+}
+
 /* The engine forgets the object; the source's key set is the caller's business. */
 static void forget_engine(struct cache *c, enum cache_source src, const char *key)
 {
@@ -156,6 +191,19 @@ static void forget_engine(struct cache *c, enum cache_source src, const char *ke
     const char *slash = strchr(key, '/');
 
     switch (src) {
+    case CACHE_PRIORITYCLASSES:
+        pthread_mutex_lock(&c->refs_lock);
+        kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
+        pthread_mutex_unlock(&c->refs_lock);
+        break;
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1:
+        forget_ref(c, KUBE_REF_WORKLOAD, key);
+        break;
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        forget_ref(c, KUBE_REF_POD_GROUP, key);
+        break;
     case CACHE_NODES:
         policy_node_forget(c->engine, key);
         break;
@@ -195,10 +243,56 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
 }
 
+/* The gang a spec declares, told to the engine when it changes anything. */
+static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
+{
+    if (!policy_gang_changes(c->engine, s))
+        return EXT_OK;
+    c->nudge = true;
+    return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
+}
+
+/* Under refs_lock: record a Workload-API object; the gang it declared before goes into old. */
+static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *old, size_t oldlen)
+{
+    kube_refs_forget(c->refs, kind, key, old, oldlen);
+    if (kind == KUBE_REF_WORKLOAD) {
+        const char *slash = strchr(key, '/');
+        char ns[256];
+
+        if (!slash || (size_t)(slash - key) >= sizeof(ns))
+            return EXT_EINVAL;
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        return kube_refs_workload(c->refs, ns, slash + 1, s);
+    }
+    return kube_refs_pod_group(c->refs, obj);
+}
+
+/* A Workload-API object recorded under key; a gang it declared before under another key goes. */
+static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
+{
+    char old[512];
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = ref_record(c, kind, key, s, obj, old, sizeof(old));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
+        policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
+    if (rc == EXT_OK && s->key != NULL)
+        rc = gang_upsert(c, s, err, errlen);
+    return rc;
+}
+
+
 /*
- * One object on its way into the engine. Decoding needs no lock (the options are
- * fixed at start); only applying it does, so filter and bind calls wait for the
- * engine's part of a watch event or a relist, not for the JSON.
+ * One object on its way into the engine. Decoding takes no cache lock (the
+ * options are fixed at start, and the lookups take refs_lock for themselves);
+ * only applying it does, so filter and bind calls wait for the engine's part of
+ * a watch event or a relist, not for the JSON.
  */
 struct decoded {
     enum cache_source src;
@@ -212,6 +306,8 @@ struct decoded {
         struct policy_pod_spec pod;
         struct policy_queue_spec queue;
         struct policy_gang_spec gang;
+        struct kube_priority_class pc;
+        struct kube_pod_group pg;
     } spec;
 };
 
@@ -219,6 +315,9 @@ struct decoded {
 static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
                    struct ext_arena *a, struct decoded *d)
 {
+    char *err = d->err;
+    size_t len = sizeof(d->err);
+
     d->src = src;
     d->err[0] = '\0';
     d->skip = d->terminal = false;
@@ -228,26 +327,34 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
     }
     switch (src) {
     case CACHE_NODES:
-        d->rc = kube_node_decode(obj, a, &d->spec.node, d->err, sizeof(d->err), NULL);
+        d->rc = kube_node_decode(obj, a, &d->spec.node, err, len, NULL);
         break;
     case CACHE_PODS:
         d->terminal = kube_pod_is_terminal(obj);
         d->skip = d->terminal || cache_is_reservation_pod(c, obj);
-        if (d->skip) {
-            d->rc = EXT_OK;
-            break;
-        }
-        d->rc = kube_pod_decode(obj, &c->opts, a, &d->spec.pod, d->err, sizeof(d->err), NULL);
+        d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, err, len, NULL);
         break;
     case CACHE_QUEUES:
-        d->rc = kube_queue_decode(obj, a, &d->spec.queue, d->err, sizeof(d->err), NULL);
+        d->rc = kube_queue_decode(obj, a, &d->spec.queue, err, len, NULL);
         break;
     case CACHE_RAYCLUSTERS:
-        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, d->err, sizeof(d->err), NULL);
+        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
         break;
     case CACHE_PODGROUPS_X:
     case CACHE_PODGROUPS_VOLCANO:
-        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, d->err, sizeof(d->err), NULL);
+    case CACHE_PODGROUPS_KAI:
+        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
+        break;
+    case CACHE_PRIORITYCLASSES:
+        d->rc = kube_priority_class_decode(obj, &d->spec.pc, err, len, NULL);
+        break;
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1:
+        d->rc = kube_workload_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
+        break;
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, err, len, NULL);
         break;
     default:
         d->rc = EXT_EINVAL;
@@ -255,9 +362,12 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
     }
 }
 
-/* Under the lock: hand a decoded object to the engine; false if it is not one to keep. */
+/* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
+ * keep. */
 static bool apply(struct cache *c, struct decoded *d)
 {
+    char *err = d->err;
+    size_t len = sizeof(d->err);
     int rc = d->rc;
 
     if (d->skip)
@@ -265,23 +375,33 @@ static bool apply(struct cache *c, struct decoded *d)
     if (rc == EXT_OK) {
         switch (d->src) {
         case CACHE_NODES:
-            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), d->err, sizeof(d->err));
+            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
             break;
         case CACHE_PODS:
-            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), d->err,
-                           sizeof(d->err));
+            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
             break;
         case CACHE_QUEUES:
             if (!policy_queue_changes(c->engine, &d->spec.queue))
                 break;
-            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
             c->nudge = true;
             break;
-        default:
-            if (!policy_gang_changes(c->engine, &d->spec.gang))
-                break;
-            rc = engine_rc(policy_gang_upsert(c->engine, &d->spec.gang), d->err, sizeof(d->err));
-            c->nudge = true;
+        case CACHE_PRIORITYCLASSES:
+            pthread_mutex_lock(&c->refs_lock);
+            rc = kube_refs_priority_class(c->refs, &d->spec.pc);
+            pthread_mutex_unlock(&c->refs_lock);
+            break;
+        case CACHE_WORKLOADS_V1ALPHA2:
+        case CACHE_WORKLOADS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, NULL, err, len);
+            break;
+        case CACHE_WA_PODGROUPS_V1ALPHA2:
+        case CACHE_WA_PODGROUPS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, err,
+                            len);
+            break;
+        default: /* RayClusters and PodGroups */
+            rc = gang_upsert(c, &d->spec.gang, err, len);
             break;
         }
     }
@@ -353,7 +473,7 @@ static void keys_append(struct cache_keys *k, const char *key)
         k->v[k->n++] = copy;
 }
 
-/* Decode up to RELIST_BATCH objects from *obj on, then apply them under one lock. */
+/* Decode up to RELIST_BATCH objects from obj on, then apply them under one lock. */
 static const cJSON *replace_batch(struct cache *c, enum cache_source src, const cJSON *obj,
                                   struct decoded *batch, struct cache_keys *fresh)
 {
@@ -469,6 +589,44 @@ static const struct kube_watch_handler handler = {.replace = on_replace,
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
+/* The decoders' lookups, safe outside the cache lock: refs has a lock of its own. */
+static bool locked_priority_class(void *ctx, const char *name, int32_t *value)
+{
+    struct cache *c = ctx;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.priority_class && c->lookup.priority_class(c->lookup.ctx, name, value);
+    pthread_mutex_unlock(&c->refs_lock);
+    return ok;
+}
+
+/*
+ * refs' answers point into refs, which a writer may change once the lock is let go: they are
+ * copied, under it, into this thread's buffers, which the decoder copies into its arena at once.
+ */
+static bool locked_pod_group(void *ctx, const char *ns, const char *name, const char **gang,
+                             const char **subgroup)
+{
+    static _Thread_local char gang_copy[520], sub_copy[260];
+    struct cache *c = ctx;
+    const char *g = NULL, *sg = NULL;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.pod_group && c->lookup.pod_group(c->lookup.ctx, ns, name, &g, &sg);
+    if (ok && g)
+        snprintf(gang_copy, sizeof(gang_copy), "%s", g);
+    if (ok && sg)
+        snprintf(sub_copy, sizeof(sub_copy), "%s", sg);
+    pthread_mutex_unlock(&c->refs_lock);
+    if (!ok)
+        return false;
+    *gang = g ? gang_copy : NULL;
+    *subgroup = sg ? sub_copy : NULL;
+    return true;
+}
+
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen)
 {
@@ -477,6 +635,7 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->refs_lock, NULL);
     c->engine = policy_cluster_new(&po);
     if (!c->engine) {
         snprintf(err, errlen, "out of memory");
@@ -486,6 +645,14 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
     c->opts.nqueue_label_keys = s->queue_label_keys.n;
     c->opts.scheduler_names = (const char *const *)s->scheduler_names.v;
     c->opts.nscheduler_names = s->scheduler_names.n;
+    c->refs = kube_refs_new();
+    if (!c->refs) {
+        snprintf(err, errlen, "out of memory");
+        return EXT_ENOMEM;
+    }
+    c->lookup = kube_refs_lookup(c->refs);
+    c->locked_lookup = (struct kube_lookup){locked_priority_class, locked_pod_group, c};
+    c->opts.lookup = &c->locked_lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;
     return EXT_OK;
@@ -525,6 +692,9 @@ void cache_cleanup(struct cache *c)
     c->nnudge_gangs = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
+    kube_refs_free(c->refs);
+    c->refs = NULL;
+    pthread_mutex_destroy(&c->refs_lock);
     pthread_mutex_destroy(&c->lock);
 }
 

@@ -48,9 +48,29 @@ struct ext_daemon {
     struct ext_metric *queue_pending;  /* {queue} */
     struct ext_metric *watch_restarts; /* {resource} */
     struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
+    struct ext_metric *ready;          /* 1 once every watch listed (/readyz) */
+    struct ext_metric *queue_quota;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_limit;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_oldest_pending; /* {queue}, seconds */
+    struct ext_metric *gang_time_to_bind;    /* histogram, seconds */
+    struct ext_metric *gpu_groups;           /* {node} */
+    struct ext_metric *gpu_group_shares;     /* {node}, GPUs */
+    struct ext_metric *gpu_group_pods;       /* {node} */
+    struct ext_metric *reservation_timeouts; /* {node} */
 };
 
 extern const struct ext_http_handlers ext_daemon_handlers;
+
+/*
+ * The daemon without its threads: the barrier's condition variable, the
+ * metrics, the cache (reflectors not started) and the GPU-sharing hand-off.
+ * The caller has filled d->settings and d->kube (NULL: no API server), which
+ * ext_daemon_cleanup releases with the rest. serve.c then starts events,
+ * reflectors, housekeeping and the HTTP servers; tests call the parts.
+ */
+int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen);
+/* Stop and free whatever of the daemon was started, and its settings. */
+void ext_daemon_cleanup(struct ext_daemon *d);
 
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
 void ext_daemon_stopping(void *ctx);

@@ -18,6 +18,7 @@ struct pending_event {
 
 struct ext_events {
     struct kube_client *kube;
+    int64_t (*now_ms)(void); /* the once-a-minute rule's clock */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -89,6 +90,7 @@ struct ext_events *ext_events_new(struct kube_client *kube)
     if (!e)
         return NULL;
     e->kube = kube;
+    e->now_ms = ext_now_ms;
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->wake, NULL);
     if (pthread_create(&e->thread, NULL, events_run, e) != 0) {
@@ -102,13 +104,14 @@ void ext_events_post(struct ext_events *e, const char *ns, const char *pod, cons
                      const char *reason, const char *type, const char *message)
 {
     uint64_t h = hash_event(ns, pod, reason, message);
-    int64_t now = ext_now_ms();
     size_t slot = h % EVENTS_DEDUP_SLOTS;
     struct pending_event *ev;
+    int64_t now;
 
     if (!e || !ns || !pod)
         return;
     pthread_mutex_lock(&e->lock);
+    now = e->now_ms();
     if (e->recent[slot].hash == h && now - e->recent[slot].sent_ms < EVENTS_DEDUP_MS) {
         pthread_mutex_unlock(&e->lock);
         return;
@@ -129,6 +132,13 @@ void ext_events_post(struct ext_events *e, const char *ns, const char *pod, cons
     ev->message = strdup(message ? message : "");
     e->count++;
     pthread_cond_signal(&e->wake);
+    pthread_mutex_unlock(&e->lock);
+}
+
+void ext_events_set_clock(struct ext_events *e, int64_t (*now_ms)(void))
+{
+    pthread_mutex_lock(&e->lock);
+    e->now_ms = now_ms;
     pthread_mutex_unlock(&e->lock);
 }
 

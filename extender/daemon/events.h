@@ -20,6 +20,8 @@ struct ext_events *ext_events_new(struct kube_client *kube);
 void ext_events_post(struct ext_events *e, const char *ns, const char *pod, const char *uid,
                      const char *reason, const char *type, const char *message);
 uint64_t ext_events_dropped(const struct ext_events *e);
+/* The clock the once-a-minute rule reads: ext_now_ms, unless a test sets its own. */
+void ext_events_set_clock(struct ext_events *e, int64_t (*now_ms)(void));
 /* Send what is queued (bounded), stop the thread, free. NULL is a no-op. */
 void ext_events_free(struct ext_events *e);
 

@@ -202,6 +202,16 @@ static void write_queues(struct housekeeping *qs)
     qs->pending = NULL;
 }
 
+void housekeeping_tick(struct housekeeping *qs, unsigned tick)
+{
+    if (!check_leading(qs))
+        return;
+    write_queues(qs);
+    nudge_waiting(qs, tick);
+    if (tick % REAP_EVERY == 0 && cache_ready(&qs->d->cache, NULL, 0))
+        gpu_share_reap(&qs->d->share);
+}
+
 static void *run(void *arg)
 {
     struct housekeeping *qs = arg;
@@ -211,12 +221,7 @@ static void *run(void *arg)
         struct timespec ts;
 
         pthread_mutex_unlock(&qs->lock);
-        if (check_leading(qs)) {
-            write_queues(qs);
-            nudge_waiting(qs, tick);
-            if (tick % REAP_EVERY == 0 && cache_ready(&qs->d->cache, NULL, 0))
-                gpu_share_reap(&qs->d->share);
-        }
+        housekeeping_tick(qs, tick);
         pthread_mutex_lock(&qs->lock);
         ext_deadline_in(&ts, QUEUE_STATUS_PERIOD_MS);
         while (!qs->stopping && pthread_cond_timedwait(&qs->wake, &qs->lock, &ts) != ETIMEDOUT)
@@ -226,7 +231,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct housekeeping *housekeeping_start(struct ext_daemon *d)
+struct housekeeping *housekeeping_new(struct ext_daemon *d)
 {
     struct housekeeping *qs = calloc(1, sizeof(*qs));
     pthread_condattr_t ca;
@@ -242,9 +247,25 @@ struct housekeeping *housekeeping_start(struct ext_daemon *d)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&qs->wake, &ca);
     pthread_condattr_destroy(&ca);
-    if (pthread_create(&qs->thread, NULL, run, qs) != 0) {
-        cJSON_Delete(qs->written);
-        free(qs);
+    return qs;
+}
+
+void housekeeping_free(struct housekeeping *qs)
+{
+    if (!qs)
+        return;
+    cJSON_Delete(qs->written);
+    pthread_mutex_destroy(&qs->lock);
+    pthread_cond_destroy(&qs->wake);
+    free(qs);
+}
+
+struct housekeeping *housekeeping_start(struct ext_daemon *d)
+{
+    struct housekeeping *qs = housekeeping_new(d);
+
+    if (qs && pthread_create(&qs->thread, NULL, run, qs) != 0) {
+        housekeeping_free(qs);
         return NULL;
     }
     return qs;
@@ -259,8 +280,5 @@ void housekeeping_stop(struct housekeeping *qs)
     pthread_cond_signal(&qs->wake);
     pthread_mutex_unlock(&qs->lock);
     pthread_join(qs->thread, NULL);
-    cJSON_Delete(qs->written);
-    pthread_mutex_destroy(&qs->lock);
-    pthread_cond_destroy(&qs->wake);
-    free(qs);
+    housekeeping_free(qs);
 }

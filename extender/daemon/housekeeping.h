@@ -16,4 +16,13 @@ struct housekeeping;
 struct housekeeping *housekeeping_start(struct ext_daemon *d);
 void housekeeping_stop(struct housekeeping *qs);
 
+/*
+ * The same without the thread, for tests: housekeeping_new makes one whose
+ * periods the caller runs, housekeeping_tick runs period number tick (the
+ * reaper runs on every third, from 0), housekeeping_free frees it.
+ */
+struct housekeeping *housekeeping_new(struct ext_daemon *d);
+void housekeeping_tick(struct housekeeping *qs, unsigned tick);
+void housekeeping_free(struct housekeeping *qs);
+
 #endif

@@ -137,16 +137,41 @@ static int load_settings(struct cfg_settings *s, const struct serve_args *a)
 
 /* ---- metrics mirrored from the engine ------------------------------------- */
 
+/* Seconds a gang may take from first sighting to bound: quick binds to a long wait. */
+static const double time_to_bind_buckets[] = {0.1, 0.25, 0.5, 1,   2.5,  5,    10,  30,
+                                              60,  120,  300, 600, 1800, 3600, 7200};
+
+struct collect_ctx {
+    struct ext_daemon *d;
+    int64_t now;
+    double gangs[3]; /* by enum policy_gang_state */
+};
+
 static void collect_gang(const struct policy_gang_view *v, void *ctx)
 {
-    double *counts = ctx;
+    struct collect_ctx *x = ctx;
+    struct ext_series *oldest;
+    double age = (double)(x->now - v->since) / 1000.0;
 
-    counts[v->state] += 1;
+    x->gangs[v->state] += 1;
+    if (v->state != POLICY_GANG_PENDING || v->members == 0)
+        return;
+    oldest = ext_metric_with(x->d->queue_oldest_pending, (const char *[]){v->queue});
+    if (age > ext_series_value(oldest))
+        ext_series_set(oldest, age);
+}
+
+/* A quota or limit; -1 (unlimited) gets no series. */
+static void set_bound(struct ext_metric *m, const char *queue, int r, int64_t v, double scale)
+{
+    if (v >= 0)
+        ext_series_set(ext_metric_with(m, (const char *[]){queue, policy_resource_name(r)}),
+                       (double)v / scale);
 }
 
 static void collect_queue(const struct policy_queue_view *v, void *ctx)
 {
-    struct ext_daemon *d = ctx;
+    struct ext_daemon *d = ((struct collect_ctx *)ctx)->d;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         double scale = r == POLICY_RES_MEMORY ? 1.0 : 1000.0;
@@ -155,24 +180,52 @@ static void collect_queue(const struct policy_queue_view *v, void *ctx)
 
         ext_series_set(ext_metric_with(d->queue_usage, alloc), v->allocated.v[r] / scale);
         ext_series_set(ext_metric_with(d->queue_usage, res), v->reserved.v[r] / scale);
+        set_bound(d->queue_quota, v->name, r, v->quota.v[r], scale);
+        set_bound(d->queue_limit, v->name, r, v->limit.v[r], scale);
     }
     ext_series_set(ext_metric_with(d->queue_pending, (const char *[]){v->name}), v->pending_gangs);
+    ext_series_set(ext_metric_with(d->queue_oldest_pending, (const char *[]){v->name}), 0);
+}
+
+/* Shared GPUs on the nodes that have any; the others get no series. */
+static void collect_node(const struct policy_node_view *v, void *ctx)
+{
+    struct ext_daemon *d = ((struct collect_ctx *)ctx)->d;
+    const char *node[] = {v->name};
+    double shares = 0, pods = 0;
+
+    if (v->ngroups == 0)
+        return;
+    for (size_t i = 0; i < v->ngroups; i++) {
+        shares += v->groups[i].used_milli / 1000.0;
+        pods += v->groups[i].pods;
+    }
+    ext_series_set(ext_metric_with(d->gpu_groups, node), (double)v->ngroups);
+    ext_series_set(ext_metric_with(d->gpu_group_shares, node), shares);
+    ext_series_set(ext_metric_with(d->gpu_group_pods, node), pods);
 }
 
 static void collect(struct ext_metrics *m, void *ctx)
 {
     struct ext_daemon *d = ctx;
-    double counts[3] = {0};
+    struct collect_ctx x = {.d = d, .now = ext_now_ms()};
+    struct ext_metric *rebuilt[] = {d->queue_usage,      d->queue_pending,
+                                    d->queue_quota,      d->queue_limit,
+                                    d->queue_oldest_pending, d->gpu_groups,
+                                    d->gpu_group_shares, d->gpu_group_pods};
+    char why[256];
 
-    ext_metric_clear(d->queue_usage);
-    ext_metric_clear(d->queue_pending);
+    for (size_t i = 0; i < sizeof(rebuilt) / sizeof(rebuilt[0]); i++)
+        ext_metric_clear(rebuilt[i]);
     pthread_mutex_lock(&d->cache.lock);
-    policy_each_gang(d->cache.engine, collect_gang, counts);
-    policy_each_queue(d->cache.engine, collect_queue, d);
+    policy_each_queue(d->cache.engine, collect_queue, &x); /* before gangs: every queue at 0 */
+    policy_each_gang(d->cache.engine, collect_gang, &x);
+    policy_each_node(d->cache.engine, collect_node, &x);
     pthread_mutex_unlock(&d->cache.lock);
+    ext_series_set(ext_metric_with(d->ready, NULL), cache_ready(&d->cache, why, sizeof(why)));
     for (int s = 0; s < 3; s++)
         ext_series_set(ext_metric_with(d->gangs, (const char *[]){policy_gang_state_name(s)}),
-                       counts[s]);
+                       x.gangs[s]);
     for (int src = 0; src < CACHE_SOURCE_COUNT; src++) {
         struct ext_series *series =
             ext_metric_with(d->watch_restarts, (const char *[]){cache_source_name(src)});
@@ -207,8 +260,40 @@ static int register_metrics(struct ext_daemon *d)
                                   "1 while this replica's kube-scheduler holds the Lease and "
                                   "muster's housekeeping writes; 0 on the standby",
                                   NULL);
+    d->ready = ext_metrics_gauge(m, "muster_ready",
+                                 "1 once every watch has listed (what /readyz says), else 0", NULL);
+    d->queue_quota = ext_metrics_gauge(m, "muster_queue_quota",
+                                       "Queue quota (cpu cores, memory bytes, GPUs); "
+                                       "no series = unlimited",
+                                       "queue,resource");
+    d->queue_limit = ext_metrics_gauge(m, "muster_queue_limit",
+                                       "Queue limit (cpu cores, memory bytes, GPUs); "
+                                       "no series = unlimited",
+                                       "queue,resource");
+    d->queue_oldest_pending = ext_metrics_gauge(
+        m, "muster_queue_oldest_pending_gang_seconds",
+        "Age of the queue's oldest pending gang, since this muster first saw one of its members",
+        "queue");
+    d->gang_time_to_bind = ext_metrics_histogram(
+        m, "muster_gang_time_to_bind_seconds",
+        "From this muster first seeing a gang's earliest member to the gang committed whole",
+        NULL, time_to_bind_buckets, sizeof(time_to_bind_buckets) / sizeof(time_to_bind_buckets[0]));
+    d->gpu_groups = ext_metrics_gauge(m, "muster_gpu_groups",
+                                      "Shared GPUs (GPU groups) open on the node", "node");
+    d->gpu_group_shares = ext_metrics_gauge(
+        m, "muster_gpu_group_shares",
+        "Sum of the shares placed (bound or planned) in the node's GPU groups, in GPUs", "node");
+    d->gpu_group_pods = ext_metrics_gauge(m, "muster_gpu_group_pods",
+                                          "Pods sharing the node's GPU groups", "node");
+    d->reservation_timeouts = ext_metrics_counter(
+        m, "muster_reservation_timeouts_total",
+        "Reservation pods that did not report their GPU within gpuSharing.reservationTimeout",
+        "node");
     if (!d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
-        !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader)
+        !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader || !d->ready ||
+        !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
+        !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
+        !d->reservation_timeouts)
         return EXT_ENOMEM;
     return ext_metrics_on_collect(m, collect, d);
 }
@@ -381,7 +466,7 @@ static int wait_for_signal(void)
     return sig;
 }
 
-static void daemon_cleanup(struct ext_daemon *d)
+void ext_daemon_cleanup(struct ext_daemon *d)
 {
     if (d->http) {
         ext_http_server_stop(d->http, 5000);
@@ -396,11 +481,34 @@ static void daemon_cleanup(struct ext_daemon *d)
     cfg_settings_cleanup(&d->settings);
 }
 
+int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->barrier_changed, &ca);
+    pthread_condattr_destroy(&ca);
+    d->metrics = ext_metrics_new();
+    if (!d->metrics || register_metrics(d) != EXT_OK)
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
+    rc = cache_init(&d->cache, &d->settings, d->kube, err, errlen);
+    if (rc != EXT_OK)
+        return rc;
+    d->share = (struct gpushare){.settings = &d->settings.gpu_sharing,
+                                 .kube = d->kube,
+                                 .engine = d->cache.engine,
+                                 .engine_lock = &d->cache.lock,
+                                 .stopping = &d->stopping,
+                                 .reservation_timeouts = d->reservation_timeouts};
+    return EXT_OK;
+}
+
 static int run(struct ext_daemon *d, const struct serve_args *a)
 {
     char err[1024];
     struct housekeeping *qs = NULL;
-    pthread_condattr_t ca;
     sigset_t set;
     int rc;
 
@@ -414,30 +522,16 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
      * them in the heap instead of mapping and unmapping them on every call. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&d->barrier_changed, &ca);
-    pthread_condattr_destroy(&ca);
-    d->metrics = ext_metrics_new();
-    if (!d->metrics || register_metrics(d) != EXT_OK) {
-        fprintf(stderr, "muster serve: out of memory\n");
-        return 1;
-    }
     if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot reach the API server", "error", err);
         return 1;
     }
-    if (cache_init(&d->cache, &d->settings, d->kube, err, sizeof(err)) != EXT_OK ||
+    if (ext_daemon_init(d, err, sizeof(err)) != EXT_OK ||
         (a->offline ? load_offline(d, a, err, sizeof(err))
                     : cache_start(&d->cache, err, sizeof(err))) != EXT_OK) {
         ext_log_error("cannot start", "error", err);
         return 1;
     }
-    d->share = (struct gpushare){.settings = &d->settings.gpu_sharing,
-                                 .kube = d->kube,
-                                 .engine = d->cache.engine,
-                                 .engine_lock = &d->cache.lock,
-                                 .stopping = &d->stopping};
     if (d->kube) {
         d->events = ext_events_new(d->kube);
         qs = housekeeping_start(d);
@@ -487,6 +581,6 @@ int serve_main(int argc, char **argv)
     }
     ext_log_setup(d.settings.log.format, d.settings.log.level);
     rc = run(&d, &a);
-    daemon_cleanup(&d);
+    ext_daemon_cleanup(&d);
     return rc;
 }

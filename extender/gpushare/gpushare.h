@@ -38,6 +38,7 @@ struct gpushare {
     struct policy_cluster *engine; /* guarded by engine_lock */
     pthread_mutex_t *engine_lock;
     const bool *stopping; /* true once muster shuts down */
+    struct ext_metric *reservation_timeouts; /* {node}; NULL: not counted */
 };
 
 /*

@@ -96,6 +96,7 @@ static void give_up_on(struct gpushare *d, const char *node, const char *name)
 {
     char path[512], err[256];
 
+    ext_series_add(ext_metric_with(d->reservation_timeouts, (const char *[]){node}), 1);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
              d->settings->reservation_namespace, name);
     kube_delete(d->kube, path, err, sizeof(err));
@@ -214,6 +215,14 @@ static const char *label(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+static const char *pinned_node(const cJSON *pod)
+{
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName");
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 static bool old_enough(const cJSON *pod)
 {
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(
@@ -241,8 +250,8 @@ void gpu_share_reap(struct gpushare *d)
         return;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(list, "items"))
     {
-        struct group_ref ref = {label(pod, EXT_LABEL_RESERVATION_NODE),
-                                label(pod, EXT_LABEL_RESERVATION_GROUP), false};
+        /* Its node is spec.nodeName: the node label is cut for names over 63 characters. */
+        struct group_ref ref = {pinned_node(pod), label(pod, EXT_LABEL_RESERVATION_GROUP), false};
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "name");
 

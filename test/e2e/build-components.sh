@@ -8,13 +8,14 @@
 #
 # Env knobs: MUSTER_CACHE, GO (go binary), ETCD_VERSION, K8S_VERSION, KUBERAY_VERSION,
 #            KWOK_VERSION (set MUSTER_SKIP_KWOK=1 to skip the optional kwok build),
-#            MUSTER_SKIP_KUBECTL=1.
+#            HELM_VERSION, MUSTER_SKIP_KUBECTL=1.
 set -euo pipefail
 
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 K8S_VERSION=${K8S_VERSION:-v1.36.3}
 KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
 # staging modules are tagged v0.<minor>.<patch> for kubernetes v1.<minor>.<patch>
 K8S_STAGING_VERSION=v0.${K8S_VERSION#v1.}
 
@@ -185,7 +186,33 @@ build_kwok() {
   fi
 }
 
-want=${*:-etcd k8s kuberay kwok}
+# ---- helm (the chart's lint, template and install tests) ---------------------
+# helm.sh/helm/v3 has no replace directives, so a plain wrapper module builds it. The
+# ldflags are those of helm's Makefile: its version, and the Kubernetes version that
+# `helm template`/`helm lint` assume without a cluster (1.<client-go minor>; left unset
+# helm would assume 1.20 and refuse a chart that needs 1.30).
+build_helm() {
+  cached helm "$HELM_VERSION" && return 0
+  log "building helm $HELM_VERSION (helm.sh/helm/v3/cmd/helm) ..."
+  local w=$SRC/helm-$HELM_VERSION
+  new_wrapper "$w" muster-e2e/helm
+  ( cd "$w"
+    "$GO" get "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+    local cg minor ld=$LDFLAGS_BASE p
+    cg=$("$GO" list -m -f '{{.Version}}' k8s.io/client-go)   # v0.<minor>.<patch>
+    minor=${cg#v0.}; minor=${minor%%.*}
+    [[ $minor =~ ^[0-9]+$ ]] || { echo "cannot read k8s.io/client-go's version ($cg)" >&2; exit 1; }
+    ld+=" -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+    ld+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+    for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+      ld+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
+    done
+    "$GO" build -ldflags="$ld" -o "$w/helm" helm.sh/helm/v3/cmd/helm
+  ) || die "helm build failed (see output above)"
+  install_bin "$w/helm" helm "$HELM_VERSION"
+}
+
+want=${*:-etcd k8s kuberay kwok helm}
 start=$SECONDS
 for t in $want; do
   case $t in
@@ -193,7 +220,8 @@ for t in $want; do
     k8s|kubernetes) build_k8s ;;
     kuberay) build_kuberay ;;
     kwok) build_kwok ;;
-    *) die "unknown component '$t' (known: etcd k8s kuberay kwok)" ;;
+    helm) build_helm ;;
+    *) die "unknown component '$t' (known: etcd k8s kuberay kwok helm)" ;;
   esac
 done
 log "done in $((SECONDS-start))s; binaries in $BIN"

@@ -26,6 +26,7 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 K8S_VERSION=${K8S_VERSION:-v1.36.3}
 KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
 E2E_SERVICE_CIDR=${E2E_SERVICE_CIDR:-10.0.0.0/24}
 
 e2e_log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
@@ -40,6 +41,7 @@ e2e_bins() {
   E2E_KUBECTL=$b/kubectl-$K8S_VERSION
   E2E_KUBERAY_OPERATOR=$b/kuberay-operator-$KUBERAY_VERSION
   E2E_KWOK=$b/kwok-$KWOK_VERSION
+  E2E_HELM=$b/helm-$HELM_VERSION
   E2E_KUBERAY_CRDS=$MUSTER_CACHE/crds/kuberay-$KUBERAY_VERSION
   # PodGroup CRD for --batch-scheduler=scheduler-plugins (version kuberay depends on)
   E2E_PODGROUP_CRDS=$(ls -d "$MUSTER_CACHE"/crds/scheduler-plugins-* 2>/dev/null | sort -V | tail -1)
@@ -265,7 +267,7 @@ e2e_up() {
   chmod 0600 "$MUSTER_E2E_DIR/pki/tokens.csv"
 
   local b
-  for b in ETCD KUBE_APISERVER KUBE_SCHEDULER KUBECTL KUBERAY_OPERATOR KWOK; do
+  for b in ETCD KUBE_APISERVER KUBE_SCHEDULER KUBECTL KUBERAY_OPERATOR KWOK HELM; do
     local v=E2E_$b; [[ -x ${!v} ]] || continue
     local n=${b,,}; n=${n//_/-}
     ln -sf "${!v}" "$MUSTER_E2E_DIR/bin/$n"
@@ -379,6 +381,7 @@ export E2E_KUBERAY_OPERATOR=$E2E_KUBERAY_OPERATOR
 export E2E_KUBERAY_CRDS=$E2E_KUBERAY_CRDS
 export E2E_PODGROUP_CRDS=$E2E_PODGROUP_CRDS
 export E2E_KWOK=$E2E_KWOK
+export E2E_HELM=$E2E_HELM
 export PATH=$MUSTER_E2E_DIR/bin:\$PATH
 EOF
 }

@@ -1,0 +1,125 @@
+/*
+ * evict.c - evictions decided by reclaim and preemption (reclaim.c): the
+ * victims' queue usage is given up at once, their node usage is kept until
+ * they are gone (the reclaiming gang's plan sits on top of it, so nobody else
+ * takes that room), and the caller is handed each eviction to carry out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void policy_evictions_free(struct policy_eviction *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].namespace_);
+        free(v[i].name);
+        free(v[i].uid);
+        free(v[i].gang);
+        free(v[i].queue);
+        free(v[i].by);
+        free(v[i].by_queue);
+        free(v[i].reason);
+    }
+    free(v);
+}
+
+int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by,
+                 enum policy_eviction_kind kind, const char *reason)
+{
+    const struct pgang *vg = ppod_gang(c, victim);
+    struct policy_eviction *e;
+
+    if (c->nevictions == c->evictions_cap) {
+        size_t cap = c->evictions_cap ? c->evictions_cap * 2 : 16;
+        struct policy_eviction *v = realloc(c->evictions, cap * sizeof(*v));
+
+        if (!v)
+            return POLICY_ENOMEM;
+        c->evictions = v;
+        c->evictions_cap = cap;
+    }
+    e = &c->evictions[c->nevictions];
+    *e = (struct policy_eviction){.namespace_ = pstrdup(victim->ns),
+                                  .name = pstrdup(victim->name),
+                                  .uid = pstrdup(victim->uid),
+                                  .gang = pstrdup(vg ? vg->key : victim->key),
+                                  .queue = pstrdup(victim->queue),
+                                  .by = pstrdup(by->key),
+                                  .by_queue = pstrdup(pgang_queue(c, by)),
+                                  .kind = kind,
+                                  .reason = pstrdup(reason)};
+    if (!e->namespace_ || !e->name || !e->uid || !e->gang || !e->queue || !e->by ||
+        !e->by_queue || !e->reason) {
+        free(e->namespace_);
+        free(e->name);
+        free(e->uid);
+        free(e->gang);
+        free(e->queue);
+        free(e->by);
+        free(e->by_queue);
+        free(e->reason);
+        return POLICY_ENOMEM;
+    }
+    c->nevictions++;
+    pcharge_mark_evicting(c, victim);
+    victim->evict_by = by->id;
+    pset_str(&victim->reason, reason);
+    by->awaiting++;
+    return POLICY_OK;
+}
+
+int policy_evictions_take(struct policy_cluster *c, struct policy_eviction **out, size_t *n)
+{
+    *out = c->evictions;
+    *n = c->nevictions;
+    c->evictions = NULL;
+    c->nevictions = c->evictions_cap = 0;
+    return POLICY_OK;
+}
+
+/* The victim will not leave, or has left: its reclaimer awaits one fewer. */
+static struct pgang *release_reclaimer(struct policy_cluster *c, struct ppod *p)
+{
+    struct pgang *by = pgang_at(c, p->evict_by);
+
+    p->evict_by = -1;
+    if (by && by->awaiting > 0)
+        by->awaiting--;
+    return by;
+}
+
+void pevict_gone(struct policy_cluster *c, struct ppod *p)
+{
+    release_reclaimer(c, p);
+    c->fair_dirty = true;
+}
+
+int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *name, bool ok,
+                         const char *why)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    struct pgang *by, *g;
+    char text[POLICY_REASON_LEN];
+
+    if (!p)
+        return POLICY_ENOENT;
+    if (ok || p->phase != POLICY_POD_EVICTING)
+        return POLICY_OK; /* it leaves; the watch tells when it is gone */
+    /* Refused: it stays, and the plan made on its room is abandoned. */
+    by = release_reclaimer(c, p);
+    pcharge_mark_staying(c, p);
+    pset_str(&p->reason, NULL);
+    if ((g = ppod_gang(c, p)))
+        pgang_note_bound(c, g);
+    if (by && by->planned && !by->admitted) {
+        pplan_release(c, by);
+        snprintf(text, sizeof(text), "gang %s: room was being made for it, but evicting %s was "
+                                     "refused: %s",
+                 by->key, p->key, why && *why ? why : "no reason given");
+        pgang_set_reason(by, PREASON_CAPACITY, text);
+    }
+    c->fair_dirty = true;
+    return POLICY_OK;
+}

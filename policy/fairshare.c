@@ -1,0 +1,388 @@
+/*
+ * fairshare.c - the fair share of every queue, for one resource: KAI's
+ * resource division (pkg/scheduler/plugins/proportion/resource_division),
+ * exact in integer units. The only place this arithmetic lives; docs/quota.md
+ * has the rule in words and a worked example.
+ *
+ * Per level of the tree (the cluster's capacity at the top, a parent's fair
+ * share below it):
+ *   1. every queue gets its deserved part, min(quota, demand, limit);
+ *   2. the rest goes to queues that still want more, highest priority first;
+ *      within one priority by overQuotaWeight, water-filling: no queue above
+ *      min(demand, limit), and what one cannot take is divided again.
+ * Two places where muster differs from KAI on purpose: over-quota amounts are
+ * not rounded down to whole units (every share is within one unit of the
+ * real-valued water-filling, so equal weights end within one unit of each
+ * other), and when the quotas of a level
+ * add up to more than its capacity, the capacity is divided in proportion to
+ * the quotas instead of promising each its whole quota.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* What a queue can use at most: its demand, under its limit. */
+static int64_t want_of(const struct policy_share_queue *q)
+{
+    int64_t d = q->demand > 0 ? q->demand : 0;
+
+    return q->limit >= 0 && q->limit < d ? q->limit : d;
+}
+
+/*
+ * Water-fill amount over queues 0..n) by weight, never above want[i]; fs[i]
+ * is added to and what is left returned. Exact: the water level is found by
+ * giving whole to the queues whose room is below their weighted share (in
+ * order of room / weight), and the rest get amount x weight / total weight,
+ * rounded down, the units left over one each by the largest remainder. Every
+ * share is within one unit of the real-valued one.
+ */
+struct fill {
+    int64_t weight, room;
+    size_t i;
+};
+
+static int cmp_room_per_weight(const void *a_, const void *b_)
+{
+    const struct fill *a = a_, *b = b_;
+    __int128 x = (__int128)a->room * b->weight, y = (__int128)b->room * a->weight;
+
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int64_t water_fill(int64_t amount, const int64_t *weights, const int64_t *want, int64_t *fs,
+                          size_t n)
+{
+    struct fill *f = malloc((n ? n : 1) * sizeof(*f));
+    __int128 total = 0, *rem = NULL;
+    size_t k = 0, first;
+
+    if (!f)
+        return amount;
+    for (size_t i = 0; i < n; i++) {
+        if (weights[i] > 0 && want[i] > fs[i]) {
+            f[k] = (struct fill){weights[i], want[i] - fs[i], i};
+            total += weights[i];
+            k++;
+        }
+    }
+    qsort(f, k, sizeof(*f), cmp_room_per_weight);
+    /* Queues whose room is under their share at this level take all of it. */
+    for (first = 0; first < k && amount > 0; first++) {
+        if ((__int128)f[first].room * total > (__int128)amount * f[first].weight)
+            break;
+        fs[f[first].i] += f[first].room;
+        amount -= f[first].room;
+        total -= f[first].weight;
+    }
+    if (first < k && amount > 0 && total > 0 &&
+        (rem = malloc((k - first) * sizeof(*rem)))) {
+        int64_t given = 0;
+
+        for (size_t j = first; j < k; j++) {
+            __int128 share = (__int128)amount * f[j].weight;
+
+            fs[f[j].i] += (int64_t)(share / total);
+            given += (int64_t)(share / total);
+            rem[j - first] = share % total;
+        }
+        amount -= given;
+        /* Fewer units than queues are left: largest remainder first. */
+        while (amount > 0) {
+            size_t best = k;
+
+            for (size_t j = first; j < k; j++)
+                if (rem[j - first] >= 0 && (best == k || rem[j - first] > rem[best - first]))
+                    best = j;
+            if (best == k)
+                break;
+            fs[f[best].i]++;
+            rem[best - first] = -1;
+            amount--;
+        }
+    }
+    free(rem);
+    free(f);
+    return amount;
+}
+
+static int cmp_priority_desc(const void *a, const void *b, void *q_)
+{
+    const struct policy_share_queue *q = q_;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+    if (q[x].priority != q[y].priority)
+        return q[x].priority > q[y].priority ? -1 : 1;
+    return x - y;
+}
+
+/* Divide cap among the queues ids[0..n) of one level. */
+static void divide_level(int64_t cap, struct policy_share_queue *q, int32_t *ids, size_t n,
+                         int64_t *want, int64_t *weight, int64_t *fs)
+{
+    __int128 deserved = 0;
+    int64_t rest;
+
+    if (cap < 0)
+        cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct policy_share_queue *s = &q[ids[i]];
+
+        want[i] = want_of(s);
+        fs[i] = s->quota >= 0 && s->quota < want[i] ? s->quota : want[i];
+        deserved += fs[i];
+    }
+    if (deserved > cap) {
+        /* Over-promised quotas: the capacity in proportion to what each deserves. */
+        for (size_t i = 0; i < n; i++) {
+            want[i] = fs[i];
+            weight[i] = fs[i];
+            fs[i] = 0;
+        }
+        water_fill(cap, weight, want, fs, n);
+        goto out;
+    }
+    rest = cap - (int64_t)deserved;
+    qsort_r(ids, n, sizeof(*ids), cmp_priority_desc, q);
+    for (size_t i = 0; i < n; i++) {
+        want[i] = want_of(&q[ids[i]]);
+        fs[i] = q[ids[i]].quota >= 0 && q[ids[i]].quota < want[i] ? q[ids[i]].quota : want[i];
+        weight[i] = q[ids[i]].weight > POLICY_MAX_WEIGHT ? POLICY_MAX_WEIGHT : q[ids[i]].weight;
+    }
+    for (size_t lo = 0; lo < n && rest > 0;) {
+        size_t hi = lo;
+
+        while (hi < n && q[ids[hi]].priority == q[ids[lo]].priority)
+            hi++;
+        rest = water_fill(rest, weight + lo, want + lo, fs + lo, hi - lo);
+        lo = hi;
+    }
+out:
+    for (size_t i = 0; i < n; i++)
+        q[ids[i]].fair_share = fs[i];
+}
+
+void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
+{
+    int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+    int64_t *scratch = malloc((n ? n : 1) * 3 * sizeof(*scratch));
+    int64_t *children_demand = calloc(n ? n : 1, sizeof(*children_demand));
+
+    for (size_t i = 0; i < n; i++)
+        q[i].fair_share = 0;
+    if (!ids || !scratch || !children_demand)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (q[i].parent >= 0 && (size_t)q[i].parent < n)
+            children_demand[q[i].parent] += q[i].demand > 0 ? q[i].demand : 0;
+    /* Level by level: the top, then the children of each queue in array order
+     * (parents come first, so a parent's share is known before its children's). */
+    for (int64_t parent = -1; parent < (int64_t)n; parent++) {
+        int64_t cap = capacity;
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+            if (q[i].parent == parent)
+                ids[k++] = (int32_t)i;
+        if (k == 0)
+            continue;
+        if (parent >= 0) {
+            /* A parent's own gangs are served from its share before its children. */
+            int64_t own = q[parent].demand - children_demand[parent];
+
+            cap = q[parent].fair_share - (own > 0 ? own : 0);
+        }
+        divide_level(cap, q, ids, k, scratch, scratch + n, scratch + 2 * n);
+    }
+out:
+    free(ids);
+    free(scratch);
+    free(children_demand);
+}
+
+/* ---- the cluster's inputs: capacity and demand ---------------------------- */
+
+/* Could this member run on some node of an empty cluster? */
+static bool member_could_run(const struct policy_cluster *c, const struct ppod *p)
+{
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        const struct pnode *n = c->nodes.items[i];
+        enum pfit_why why;
+        int32_t share;
+
+        if (!n || !pfit_static(n, p, &why) || p->cpu > n->cpu || p->memory > n->memory ||
+            n->pods < 1 || p->gpus > n->gpus)
+            continue;
+        share = pfit_share_on(n, p);
+        if (share < 0 || (share > 0 && n->gpus < p->devices))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Is the gang demand: every member's ask valid and each able to run on some
+ * node of an empty cluster, and its minimum within its queues' limits? A gang
+ * that can never run is nobody's rival. Cached until a node's offer changes.
+ */
+bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
+{
+    const struct ppod *prev = NULL;
+    struct policy_resources need = {{0}};
+    const struct pqueue *q;
+    bool ok = true;
+
+    if (g->could_run_epoch == c->nodes_epoch + 1)
+        return g->could_run;
+    for (size_t i = 0; ok && i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources r;
+
+        if (!p || p->phase == POLICY_POD_EVICTING)
+            continue;
+        ok = ppod_ask_valid(p, NULL, 0) &&
+             ((prev && ppod_same_shape(prev, p)) || member_could_run(c, p));
+        prev = p;
+        ppod_charge_resources(p, p->share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT && i < (size_t)pgang_min(c, g); k++)
+            need.v[k] += r.v[k];
+    }
+    q = pqueue_find(c, pgang_queue(c, g));
+    for (int depth = 0; ok && q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
+        for (int r = 0; r < POLICY_RES_COUNT; r++)
+            ok = ok && (q->limit.v[r] < 0 || need.v[r] <= q->limit.v[r]);
+        q = pqueue_parent(c, q);
+    }
+    g->could_run = ok;
+    g->could_run_epoch = c->nodes_epoch + 1;
+    return g->could_run;
+}
+
+/* The cluster's allocatable less what pods muster does not schedule hold. */
+static void capacity_of(const struct policy_cluster *c, struct policy_resources *cap)
+{
+    memset(cap, 0, sizeof(*cap));
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        const struct pnode *n = c->nodes.items[i];
+
+        if (!n || n->unschedulable)
+            continue;
+        cap->v[POLICY_RES_CPU] += n->cpu;
+        cap->v[POLICY_RES_MEMORY] += n->memory;
+        cap->v[POLICY_RES_GPU] += n->gpus * POLICY_GPU_MILLI;
+    }
+    for (size_t i = 0; i < c->pods.n; i++) {
+        const struct ppod *p = c->pods.items[i];
+        struct policy_resources r;
+
+        if (!p || p->managed || p->place.node < 0)
+            continue;
+        ppod_charge_resources(p, p->place.share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            cap->v[k] -= r.v[k];
+    }
+}
+
+/* A queue's place in the tree, parents first. */
+static int32_t depth_of(const struct policy_cluster *c, const struct pqueue *q)
+{
+    int32_t d = 0;
+
+    for (q = pqueue_parent(c, q); q && d < POLICY_MAX_QUEUE_DEPTH; q = pqueue_parent(c, q))
+        d++;
+    return d;
+}
+
+struct qorder {
+    struct pqueue *q;
+    int32_t depth;
+};
+
+static int cmp_depth(const void *a, const void *b)
+{
+    const struct qorder *x = a, *y = b;
+
+    if (x->depth != y->depth)
+        return x->depth - y->depth;
+    return x->q->arrival < y->q->arrival ? -1 : x->q->arrival > y->q->arrival;
+}
+
+/* Every pod's part in its queue's demand, rolled up later. */
+static void add_demand(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+        struct pgang *g;
+        struct pqueue *q;
+        struct policy_resources r;
+
+        if (!p || !p->managed || p->phase == POLICY_POD_EVICTING)
+            continue;
+        g = ppod_gang(c, p);
+        if (p->phase == POLICY_POD_PENDING && (!g || !pgang_could_run(c, g)))
+            continue;
+        ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
+        if (!(q = pqueue_find(c, p->queue)))
+            continue;
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            q->demand.v[k] += r.v[k];
+    }
+}
+
+void pfair_refresh(struct policy_cluster *c)
+{
+    size_t n = 0;
+    struct qorder *order = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*order));
+    struct policy_share_queue *sq = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*sq));
+    struct policy_resources cap;
+
+    if (!c->fair_dirty)
+        goto out;
+    if (!order || !sq)
+        goto out;
+    for (size_t i = 0; i < c->queues.n; i++) {
+        struct pqueue *q = c->queues.items[i];
+
+        if (!q)
+            continue;
+        memset(&q->demand, 0, sizeof(q->demand));
+        order[n++] = (struct qorder){q, depth_of(c, q)};
+    }
+    qsort(order, n, sizeof(*order), cmp_depth);
+    add_demand(c);
+    /* Roll demand up, deepest first. */
+    for (size_t i = n; i-- > 0;) {
+        struct pqueue *parent = pqueue_parent(c, order[i].q);
+
+        for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
+            parent->demand.v[k] += order[i].q->demand.v[k];
+    }
+    capacity_of(c, &cap);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        for (size_t i = 0; i < n; i++) {
+            const struct pqueue *q = order[i].q, *parent = pqueue_parent(c, q);
+            int32_t pi = -1;
+
+            for (size_t k = 0; parent && order[i].depth > 0 && k < i && pi < 0; k++)
+                if (order[k].q == parent)
+                    pi = (int32_t)k;
+            sq[i] = (struct policy_share_queue){.parent = pi,
+                                                .priority = q->priority,
+                                                .quota = q->quota.v[r],
+                                                .limit = q->limit.v[r],
+                                                .weight = q->weight.v[r],
+                                                .demand = q->demand.v[r]};
+        }
+        policy_fair_share(cap.v[r], sq, n);
+        for (size_t i = 0; i < n; i++)
+            order[i].q->fair_share.v[r] = sq[i].fair_share;
+    }
+    c->fair_dirty = false;
+out:
+    free(order);
+    free(sq);
+}

@@ -1,0 +1,380 @@
+/*
+ * order.c - who goes first, and never idle.
+ *
+ * Waiting gangs are ordered as KAI orders them (plugins/proportion/queue_order):
+ * between two queues, at the level of the tree where their paths part —
+ * queues not over their fair share first, then queues that stay within quota
+ * with the gang, then queue priority, then no use of a resource the queue has
+ * no share of, then the lowest dominant share (used with the gang / what the
+ * queue may hold), then without the gang, then the smaller allocatable share,
+ * then the older queue; inside one queue by gang priority, then arrival.
+ * Every gang's minimum comes before any member beyond a minimum, and those
+ * extras take turns: a gang's k-th extra after every other gang's (k-1)-th.
+ *
+ * muster answers kube-scheduler one pod at a time, so the order is kept by a
+ * check rather than by a cycle: a placement is turned away only when a gang
+ * ahead of it waits, could run without it, and could not with it (a
+ * sequential dry run of the gangs ahead, in order, once without and once with
+ * the placement). Anything nobody ahead can use is given out: work conserving.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ORDER_MAX_AHEAD 16 /* gangs ahead dry-run per placement */
+
+/* ---- comparing queues, KAI's way --------------------------------------------- */
+
+static bool over_fair_share(const struct pqueue *q)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (q->fair_share.v[r] >= pqueue_used(q, r))
+            return false;
+    return true;
+}
+
+static bool within_quota_with(const struct pqueue *q, const struct policy_resources *need)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (q->quota.v[r] >= 0 && pqueue_used(q, r) + need->v[r] > q->quota.v[r])
+            return false;
+    return true;
+}
+
+static bool uses_without_share(const struct pqueue *q, const struct policy_resources *need)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (pqueue_allocatable(q, r) == 0 && pqueue_used(q, r) + need->v[r] > 0)
+            return true;
+    return false;
+}
+
+static double dominant_share(const struct pqueue *q, const struct policy_resources *need)
+{
+    double most = 0;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int64_t a = pqueue_allocatable(q, r), u = pqueue_used(q, r) + (need ? need->v[r] : 0);
+        double s = a > 0 ? (double)u / (double)a : (double)u * 1e9;
+
+        most = s > most ? s : most;
+    }
+    return most;
+}
+
+/* a's allocatable share is smaller than b's in one resource and not larger in any. */
+static bool smaller_share(const struct pqueue *a, const struct pqueue *b)
+{
+    bool less = false;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int64_t x = pqueue_allocatable(a, r), y = pqueue_allocatable(b, r);
+
+        if (x > y)
+            return false;
+        less |= x < y;
+    }
+    return less;
+}
+
+#define FIRST_IF(cond_a, cond_b)                                                                   \
+    do {                                                                                           \
+        bool ca_ = (cond_a), cb_ = (cond_b);                                                       \
+        if (ca_ != cb_)                                                                            \
+            return ca_ ? -1 : 1;                                                                   \
+    } while (0)
+
+static int cmp_queues(const struct pqueue *a, const struct policy_resources *na,
+                      const struct pqueue *b, const struct policy_resources *nb)
+{
+    double da, db;
+
+    FIRST_IF(!over_fair_share(a), !over_fair_share(b));
+    FIRST_IF(within_quota_with(a, na), within_quota_with(b, nb));
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    FIRST_IF(!uses_without_share(a, na), !uses_without_share(b, nb));
+    da = dominant_share(a, na);
+    db = dominant_share(b, nb);
+    if (da != db)
+        return da < db ? -1 : 1;
+    da = dominant_share(a, NULL);
+    db = dominant_share(b, NULL);
+    if (da != db)
+        return da < db ? -1 : 1;
+    FIRST_IF(smaller_share(a, b), smaller_share(b, a));
+    return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
+}
+
+/* The queues of a and b where their paths from the top part; NULL when one path is a prefix. */
+static void leveled(const struct policy_cluster *c, const char *qa, const char *qb,
+                    const struct pqueue **la, const struct pqueue **lb)
+{
+    const struct pqueue *pa[POLICY_MAX_QUEUE_DEPTH + 1], *pb[POLICY_MAX_QUEUE_DEPTH + 1];
+    int na = 0, nb = 0, i = 0;
+
+    for (const struct pqueue *q = pqueue_find(c, qa); q && na <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pa[na++] = q;
+    for (const struct pqueue *q = pqueue_find(c, qb); q && nb <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pb[nb++] = q;
+    /* From the top down: skip the common ancestors. */
+    while (i < na && i < nb && pa[na - 1 - i] == pb[nb - 1 - i])
+        i++;
+    *la = i < na ? pa[na - 1 - i] : NULL;
+    *lb = i < nb ? pb[nb - 1 - i] : NULL;
+}
+
+/* What a waiting gang's minimum asks (pending members up to the minimum, asked shares). */
+static void minimum_need(const struct policy_cluster *c, const struct pgang *g,
+                         struct policy_resources *need)
+{
+    int32_t left = pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
+
+    memset(need, 0, sizeof(*need));
+    for (size_t i = 0; i < g->nmembers && left > 0; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources r;
+
+        if (!p || p->phase != POLICY_POD_PENDING)
+            continue;
+        ppod_charge_resources(p, p->share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            need->v[k] += r.v[k];
+        left--;
+    }
+}
+
+static int cmp_queue_standing(struct policy_cluster *c, struct pgang *a,
+                              const struct policy_resources *na, struct pgang *b,
+                              const struct policy_resources *nb)
+{
+    const struct pqueue *la, *lb;
+
+    leveled(c, pgang_queue(c, a), pgang_queue(c, b), &la, &lb);
+    if (la && lb && la != lb)
+        return cmp_queues(la, na, lb, nb);
+    return 0;
+}
+
+static int cmp_in_queue(struct policy_cluster *c, const struct pgang *a, const struct pgang *b)
+{
+    if (pgang_priority(c, a) != pgang_priority(c, b))
+        return pgang_priority(c, a) > pgang_priority(c, b) ? -1 : 1;
+    return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
+}
+
+int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b)
+{
+    struct policy_resources na, nb;
+    int r;
+
+    minimum_need(c, a, &na);
+    minimum_need(c, b, &nb);
+    r = cmp_queue_standing(c, a, &na, b, &nb);
+    return r ? r : cmp_in_queue(c, a, b);
+}
+
+/* ---- units: a gang's minimum, or its next member beyond it ---------------------- */
+
+struct unit {
+    struct pgang *g;
+    bool extra;         /* one member beyond its minimum; else the minimum */
+    int32_t rank;       /* extras: how many of its gang's extras have a place before it */
+    struct policy_resources need;
+};
+
+static int cmp_units(const void *x_, const void *y_, void *c_)
+{
+    const struct unit *x = x_, *y = y_;
+    struct policy_cluster *c = c_;
+    int r;
+
+    if (x->extra != y->extra)
+        return x->extra ? 1 : -1;
+    if (x->extra && x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    r = cmp_queue_standing(c, x->g, &x->need, y->g, &y->need);
+    return r ? r : cmp_in_queue(c, x->g, y->g);
+}
+
+/* The first pending managed member of an admitted gang, and its rank. */
+static struct ppod *next_extra(const struct policy_cluster *c, const struct pgang *g,
+                               int32_t *rank)
+{
+    struct ppod *best = NULL;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->managed && p->phase == POLICY_POD_PENDING && ppod_ask_valid(p, NULL, 0) &&
+            (!best || p->arrival < best->arrival))
+            best = p;
+    }
+    *rank = pgang_tally(c, g, PGANG_PLACED, NULL) - pgang_min(c, g);
+    return best;
+}
+
+/* Pending members beyond what its minimum still needs. */
+static int32_t pending_extras(const struct policy_cluster *c, const struct pgang *g)
+{
+    int32_t members, bound, holding, missing;
+
+    pgang_counts(c, g, &members, &bound, &holding, NULL);
+    missing = g->admitted ? 0 : pgang_min(c, g) - bound - holding;
+    return members - bound - holding - (missing > 0 ? missing : 0);
+}
+
+/*
+ * The units a waiting gang offers, ahead of `self`: its minimum (if it waits
+ * for one) and then its extras, one per rank, up to self's rank when self is
+ * an extra. A gang that offers none leaves the waiting set.
+ */
+static size_t units_of(struct policy_cluster *c, struct pgang *g, const struct unit *self,
+                       struct unit *out, size_t max)
+{
+    /* A declared minimum of nothing (Volcano's minMember 0) has only extras. */
+    bool no_minimum = !g->singleton && pgang_declared(g) && pgang_min(c, g) == 0;
+    bool minimum = pgang_waits(c, g) && !no_minimum;
+    int32_t rank, extras = 0;
+    struct ppod *x = NULL;
+    size_t n = 0;
+
+    if (minimum && !pgang_could_run(c, g))
+        return 0;
+    if (minimum) {
+        out[n] = (struct unit){.g = g};
+        minimum_need(c, g, &out[n].need);
+        if (cmp_units(&out[n], self, c) < 0 && n < max)
+            n++;
+        rank = 0;
+        extras = pending_extras(c, g);
+    } else if ((g->admitted || no_minimum) && (x = next_extra(c, g, &rank))) {
+        extras = pending_extras(c, g);
+    } else {
+        pgang_unmark_waiting(c, g);
+        return 0;
+    }
+    for (int32_t k = 0; self->extra && k < extras && n < max; k++, rank++) {
+        struct unit u = {.g = g, .extra = true, .rank = rank};
+
+        if (x)
+            ppod_charge_resources(x, x->share, &u.need);
+        if (cmp_units(&u, self, c) >= 0)
+            break;
+        out[n++] = u;
+    }
+    return n;
+}
+
+/* The units ahead of `self`, in order, at most ORDER_MAX_AHEAD. */
+static size_t units_ahead(struct policy_cluster *c, const struct unit *self, struct unit *out)
+{
+    size_t cap = c->waiting.n * 2 + ORDER_MAX_AHEAD, n = 0, k = 0;
+    struct unit *all = malloc(cap * sizeof(*all));
+
+    if (!all)
+        return 0;
+    for (size_t i = c->waiting.n; i-- > 0;) {
+        struct pgang *g = pgang_at(c, c->waiting.v[i]);
+
+        if (!g) {
+            c->waiting.v[i] = c->waiting.v[--c->waiting.n];
+            continue;
+        }
+        if (g != self->g)
+            n += units_of(c, g, self, all + n, ORDER_MAX_AHEAD < cap - n ? ORDER_MAX_AHEAD : cap - n);
+    }
+    qsort_r(all, n, sizeof(*all), cmp_units, c);
+    for (k = 0; k < n && k < ORDER_MAX_AHEAD; k++)
+        out[k] = all[k];
+    free(all);
+    return k;
+}
+
+/* Dry-run the units in order, each on what the ones before left; ok[i] = it fits. */
+static void dry_run(struct policy_cluster *c, const struct unit *units, size_t n, bool *ok,
+                    struct pstatement *st)
+{
+    char why[POLICY_REASON_LEN];
+    enum preason_kind kind;
+
+    for (size_t i = 0; i < n; i++) {
+        struct pgang *g = units[i].g;
+        struct ppod *x;
+        int32_t rank;
+
+        if (!units[i].extra) {
+            ok[i] = pplan_gang_try(c, g, NULL, st, &kind, why, sizeof(why)) == 0;
+            continue;
+        }
+        /* An extra runs only once its gang's minimum has a place (here or for real). */
+        ok[i] = (g->admitted || pgang_satisfied(c, g, PGANG_PLACED)) &&
+                (x = next_extra(c, g, &rank)) &&
+                pplan_one_try(c, x, NULL, 0, st, why, sizeof(why)) == 0;
+    }
+}
+
+static bool touches(const struct pstatement *a, const struct pplace *b, size_t nb)
+{
+    for (size_t i = 0; i < a->n; i++)
+        for (size_t k = 0; k < nb; k++)
+            if (a->pods[i]->place.node == b[k].node)
+                return true;
+    return false;
+}
+
+struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
+                             struct pstatement *u_placed)
+{
+    struct unit self = {.g = u, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
+    bool before[ORDER_MAX_AHEAD] = {0}, after[ORDER_MAX_AHEAD] = {0}, any = false;
+    struct pplace *places = NULL;
+    struct pstatement sim = {0};
+    struct pgang *blocker = NULL;
+    size_t n, nplaced = u_placed->n;
+
+    if (c->waiting.n == 0 || (c->waiting.n == 1 && c->waiting.v[0] == u->id))
+        return NULL;
+    if (!(places = malloc((nplaced ? nplaced : 1) * sizeof(*places))))
+        return NULL;
+    /* Order and dry runs see the cluster without u's placement. */
+    for (size_t i = 0; i < nplaced; i++)
+        places[i] = u_placed->pods[i]->place;
+    pstatement_discard(c, u_placed);
+    pfair_refresh(c);
+    if (x)
+        next_extra(c, u, &self.rank);
+    if (x)
+        ppod_charge_resources(x, x->share, &self.need);
+    else
+        minimum_need(c, u, &self.need);
+    n = units_ahead(c, &self, ahead);
+    dry_run(c, ahead, n, before, &sim);
+    for (size_t i = 0; i < n; i++)
+        any |= before[i];
+    /* u's placement can only hurt a unit that ran, on a node u uses. */
+    any = any && touches(&sim, places, nplaced);
+    pstatement_discard(c, &sim);
+    for (size_t i = 0; i < nplaced; i++) {
+        struct ppod *p = u_placed->pods[i];
+
+        p->phase = POLICY_POD_PLANNED;
+        pcharge(c, p, &places[i]);
+        p->extra = x != NULL;
+    }
+    u_placed->n = nplaced;
+    if (any) {
+        dry_run(c, ahead, n, after, &sim);
+        pstatement_discard(c, &sim);
+        for (size_t i = 0; i < n && !blocker; i++)
+            if (before[i] && !after[i])
+                blocker = ahead[i].g;
+    }
+    pstatement_cleanup(&sim);
+    free(places);
+    return blocker;
+}

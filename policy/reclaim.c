@@ -1,0 +1,506 @@
+/*
+ * reclaim.c - taking room back for a gang that waits for capacity.
+ *
+ * Reclaim, between queues (KAI's reclaim action and proportion plugin): the
+ * waiting gang's queue must stay within its fair share with the gang (and,
+ * for a non-preemptible gang, within its quota). Victims are whole running
+ * gangs, or an elastic gang's members beyond its minimum, of other queues:
+ * preemptible, past their queue's reclaimMinRuntime, taken from the queue most
+ * over its fair share first (saturation = used / fair share, compared where
+ * the two queues' paths part), lowest priority and most recently started
+ * first. A victim is taken only while its queue is above what it may hold
+ * (max of quota and fair share: KAI's MaintainFairShare) or, when the waiting
+ * gang's queue is within its quota, above its quota (GuaranteeDeservedQuota):
+ * in-quota usage is never taken for over-quota work.
+ *
+ * Preemption, inside one queue: victims are running gangs of strictly lower
+ * priority, preemptible, past the queue's preemptMinRuntime, lowest priority
+ * and most recent first.
+ *
+ * Either way: victims are added one at a time until a dry run shows the
+ * waiting gang then fits whole, victims it turns out not to need are given
+ * back, and only then is anything decided — the victims are queued for
+ * eviction (evict.c) and the gang is planned on their room.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One victim: a whole gang's bound pods, or one member beyond its minimum. */
+struct victim {
+    struct pgang *g;
+    struct ppod **pods;
+    size_t npods;
+    const struct pqueue *leveled; /* its queue where its path parts from the reclaimer's */
+    double saturation;
+    int32_t priority;
+    int64_t since;
+    bool whole;            /* the whole gang (else one member beyond its minimum) */
+    char over[160];        /* how its queue stood before anything was taken */
+    bool taken;
+    struct pplace *places; /* while taken: where its pods were */
+};
+
+struct search {
+    struct policy_cluster *c;
+    struct pgang *g;
+    enum policy_eviction_kind kind;
+    const struct pqueue *rq; /* the reclaimer's queue */
+    struct policy_resources need;
+    struct victim *v;
+    size_t n, cap;
+    /* What each leveled victim queue would still use, in the same order as v. */
+    struct policy_resources *remaining;
+};
+
+static void victims_free(struct search *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].pods);
+        free(s->v[i].places);
+    }
+    free(s->v);
+    free(s->remaining);
+}
+
+static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
+                                                 const char *reclaimer, const char *victim)
+{
+    const struct pqueue *pa[POLICY_MAX_QUEUE_DEPTH + 1], *pb[POLICY_MAX_QUEUE_DEPTH + 1];
+    int na = 0, nb = 0, i = 0;
+
+    for (const struct pqueue *q = pqueue_find(c, reclaimer); q && na <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pa[na++] = q;
+    for (const struct pqueue *q = pqueue_find(c, victim); q && nb <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pb[nb++] = q;
+    while (i < na && i < nb && pa[na - 1 - i] == pb[nb - 1 - i])
+        i++;
+    /* Nothing is reclaimed from one's own queue, an ancestor or a descendant. */
+    return i < na && i < nb ? pb[nb - 1 - i] : NULL;
+}
+
+static void over_text(const struct pqueue *q, char *buf, size_t len);
+
+static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, size_t n, bool whole)
+{
+    struct policy_resources used;
+    struct victim *v;
+
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        struct victim *nv = realloc(s->v, cap * sizeof(*nv));
+
+        if (!nv)
+            return POLICY_ENOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    v = &s->v[s->n];
+    *v = (struct victim){.g = vg,
+                         .pods = malloc(n * sizeof(*pods)),
+                         .npods = n,
+                         .priority = pgang_priority(s->c, vg),
+                         .since = vg->running_since,
+                         .whole = whole,
+                         .places = malloc(n * sizeof(struct pplace))};
+    if (!v->pods || !v->places) {
+        free(v->pods);
+        free(v->places);
+        return POLICY_ENOMEM;
+    }
+    memcpy(v->pods, pods, n * sizeof(*pods));
+    v->leveled = s->kind == POLICY_EVICT_RECLAIM
+                     ? leveled_victim_queue(s->c, pgang_queue(s->c, s->g), pgang_queue(s->c, vg))
+                     : pqueue_find(s->c, pgang_queue(s->c, vg));
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        used.v[r] = v->leveled ? pqueue_used(v->leveled, r) : 0;
+    v->saturation = v->leveled ? pqueue_saturation(v->leveled, &used) : 0;
+    if (v->leveled)
+        over_text(v->leveled, v->over, sizeof(v->over));
+    s->n++;
+    return POLICY_OK;
+}
+
+/* May the gang be a victim of this search at all? */
+static bool eligible(const struct search *s, const struct pgang *vg, int64_t now)
+{
+    const struct policy_cluster *c = s->c;
+    const struct pqueue *vq = pqueue_find(c, pgang_queue(c, vg));
+    int64_t min_runtime;
+
+    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || !vq || !pgang_preemptible(c, vg))
+        return false;
+    if (s->kind == POLICY_EVICT_RECLAIM) {
+        min_runtime = vq->reclaim_min_runtime;
+        if (!leveled_victim_queue(c, pgang_queue(c, s->g), vq->name))
+            return false;
+    } else {
+        min_runtime = vq->preempt_min_runtime;
+        if (vq != s->rq || pgang_priority(c, vg) >= pgang_priority(c, s->g))
+            return false;
+    }
+    return min_runtime <= 0 || vg->running_since + min_runtime <= now;
+}
+
+static int cmp_arrival_desc(const void *a, const void *b)
+{
+    const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
+
+    return x->arrival > y->arrival ? -1 : x->arrival < y->arrival;
+}
+
+/*
+ * The gang's victim units: each bound member beyond its minimum (youngest
+ * first; per subgroup what is above that subgroup's minimum, and above the
+ * whole minimum), then the whole gang. Which members are "beyond" is a matter
+ * of counts, so it holds after a restart too.
+ */
+static int collect_gang(struct search *s, struct pgang *vg)
+{
+    struct ppod **pods = malloc((vg->nmembers ? vg->nmembers : 1) * sizeof(*pods));
+    int32_t stack[16], *keep = vg->nsubs <= 16 ? stack : calloc(vg->nsubs, sizeof(*keep));
+    int32_t spare;
+    size_t n = 0;
+    int rc = POLICY_OK;
+
+    if (!pods || !keep) {
+        free(pods);
+        if (keep != stack)
+            free(keep);
+        return POLICY_ENOMEM;
+    }
+    bool whole_may_go = true;
+
+    for (size_t i = 0; i < vg->nmembers; i++) {
+        struct ppod *p = ppod_at(s->c, vg->members[i]);
+
+        if (p && p->phase == POLICY_POD_BOUND && p->place.node >= 0) {
+            pods[n++] = p;
+            /* A member marked non-preemptible (Volcano's volcano.sh/preemptable:
+             * "false") keeps its gang from going whole. */
+            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO;
+        }
+    }
+    qsort(pods, n, sizeof(*pods), cmp_arrival_desc);
+    /* What each subgroup holds beyond its minimum may go, youngest first, as
+     * long as the whole minimum stays. */
+    pgang_tally(s->c, vg, PGANG_BOUND, keep);
+    spare = (int32_t)n - pgang_min(s->c, vg);
+    for (size_t i = 0; i < n && spare > 0 && rc == POLICY_OK; i++) {
+        struct ppod *p = pods[i];
+        bool above = p->sub < 0 || (size_t)p->sub >= vg->nsubs ||
+                     keep[p->sub] > vg->subs[p->sub].min;
+
+        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
+            continue;
+        if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
+            keep[p->sub]--;
+        spare--;
+        rc = add_victim(s, vg, &p, 1, false);
+    }
+    if (rc == POLICY_OK && n > 0 && whole_may_go)
+        rc = add_victim(s, vg, pods, n, true);
+    free(pods);
+    if (keep != stack)
+        free(keep);
+    return rc;
+}
+
+static int cmp_victims(const void *a_, const void *b_)
+{
+    const struct victim *a = a_, *b = b_;
+
+    if (a->saturation != b->saturation)
+        return a->saturation > b->saturation ? -1 : 1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->since != b->since)
+        return a->since > b->since ? -1 : 1;
+    if (a->g != b->g)
+        return a->g->arrival > b->g->arrival ? -1 : 1;
+    return a->whole - b->whole; /* a gang's extras before the gang */
+}
+
+static bool fits_under(const struct policy_resources *have, const struct policy_resources *cap)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (cap->v[r] >= 0 && have->v[r] > cap->v[r])
+            return false;
+    return true;
+}
+
+/* KAI's CanReclaimResources: the reclaimer stays within its fair share (and a
+ * non-preemptible one within its quota). */
+static bool may_reclaim(const struct search *s)
+{
+    struct policy_resources with, np;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        with.v[r] = pqueue_used(s->rq, r) + s->need.v[r];
+        np.v[r] = s->rq->nonpreemptible.v[r] + s->need.v[r];
+    }
+    if (!fits_under(&with, &s->rq->fair_share))
+        return false;
+    return s->g->preemptible || fits_under(&np, &s->rq->quota);
+}
+
+static bool reclaimer_within_quota(const struct search *s)
+{
+    struct policy_resources with;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        with.v[r] = pqueue_used(s->rq, r) + s->need.v[r];
+    return fits_under(&with, &s->rq->quota);
+}
+
+/* What the victim's leveled queue still uses: taken victims are uncharged already. */
+static void remaining_of(const struct pqueue *q, struct policy_resources *out)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        out->v[r] = pqueue_used(q, r);
+}
+
+/* KAI's strategies: may room still be taken from this victim's queue? */
+static bool strategy_allows(const struct search *s, const struct victim *v)
+{
+    struct policy_resources rem, allocatable;
+
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return true;
+    if (!v->leveled)
+        return false;
+    remaining_of(v->leveled, &rem);
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        allocatable.v[r] = pqueue_allocatable(v->leveled, r);
+    if (!fits_under(&rem, &allocatable))
+        return true; /* MaintainFairShare: it holds more than it may */
+    return reclaimer_within_quota(s) && !fits_under(&rem, &v->leveled->quota);
+}
+
+/* Take a victim's room away (its pods uncharged) or give it back. */
+static void take(struct search *s, struct victim *v)
+{
+    for (size_t k = 0; k < v->npods; k++) {
+        v->places[k] = v->pods[k]->place;
+        puncharge(s->c, v->pods[k]);
+    }
+    v->taken = true;
+}
+
+static void give_back(struct search *s, struct victim *v)
+{
+    for (size_t k = v->npods; k-- > 0;)
+        pcharge(s->c, v->pods[k], &v->places[k]);
+    v->taken = false;
+}
+
+/* Would the waiting gang fit whole now? Leaves its placements in st when it does. */
+static bool fits(struct search *s, struct pstatement *st)
+{
+    char why[POLICY_REASON_LEN];
+    enum preason_kind kind;
+
+    if (s->g->singleton) {
+        struct ppod *p = ppod_at(s->c, s->g->members[0]);
+
+        return p && pplan_one_try(s->c, p, NULL, 0, st, why, sizeof(why)) == 0;
+    }
+    return pplan_gang_try(s->c, s->g, NULL, st, &kind, why, sizeof(why)) == 0;
+}
+
+static bool dry_fits(struct search *s)
+{
+    struct pstatement st = {0};
+    bool ok = fits(s, &st);
+
+    pstatement_discard(s->c, &st);
+    pstatement_cleanup(&st);
+    return ok;
+}
+
+/* Greedy: take victims in order until the gang fits; then give back what it did not need. */
+static bool choose(struct search *s)
+{
+    bool ok = false;
+
+    for (size_t i = 0; i < s->n && !ok; i++) {
+        struct victim *v = &s->v[i];
+
+        /* The whole gang comes after its extras, and holds them: give those back first. */
+        for (size_t k = 0; v->whole && k < i; k++)
+            if (s->v[k].taken && s->v[k].g == v->g)
+                give_back(s, &s->v[k]);
+        if (!strategy_allows(s, v))
+            continue;
+        take(s, v);
+        ok = dry_fits(s);
+    }
+    if (!ok)
+        return false;
+    for (size_t i = s->n; i-- > 0;) {
+        if (!s->v[i].taken)
+            continue;
+        give_back(s, &s->v[i]);
+        if (!dry_fits(s))
+            take(s, &s->v[i]);
+    }
+    return true;
+}
+
+static void restore_all(struct search *s)
+{
+    for (size_t i = s->n; i-- > 0;)
+        if (s->v[i].taken)
+            give_back(s, &s->v[i]);
+}
+
+/* The resource q is most over `mark` in (relative), or -1 when it is over in none. */
+static int most_over(const struct pqueue *q, const struct policy_resources *mark)
+{
+    double most = 0;
+    int best = -1;
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int64_t over = pqueue_used(q, r) - mark->v[r];
+        double rel;
+
+        if (mark->v[r] < 0 || over <= 0)
+            continue;
+        rel = mark->v[r] > 0 ? (double)over / (double)mark->v[r] : 1e300;
+        if (rel > most) {
+            most = rel;
+            best = r;
+        }
+    }
+    return best;
+}
+
+/* "queue team-a is 2 GPUs over its fair share" (or over its quota) for the resource it is most
+ * over. */
+static void over_text(const struct pqueue *q, char *buf, size_t len)
+{
+    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
+    const struct policy_resources *mark = &q->fair_share;
+    const char *what = "fair share";
+    int r = most_over(q, mark);
+    char amount[32];
+
+    if (r < 0) {
+        mark = &q->quota;
+        what = "quota";
+        r = most_over(q, mark);
+    }
+    if (r < 0) {
+        snprintf(buf, len, "queue %s holds room a queue within its quota needs", q->name);
+        return;
+    }
+    pamount_text(r, pqueue_used(q, r) - mark->v[r], amount, sizeof(amount));
+    snprintf(buf, len, "queue %s is %s%s over its %s", q->name, amount, unit[r], what);
+}
+
+static int decide(struct search *s, int64_t now)
+{
+    struct pstatement st = {0};
+    char reason[POLICY_REASON_LEN];
+    int rc = POLICY_OK;
+
+    if (!fits(s, &st)) { /* cannot happen: choose() just saw it fit */
+        pstatement_cleanup(&st);
+        restore_all(s);
+        return -1;
+    }
+    pstatement_cleanup(&st);
+    for (size_t i = 0; i < s->n && rc == POLICY_OK; i++) {
+        struct victim *v = &s->v[i];
+
+        if (!v->taken)
+            continue;
+        if (s->kind == POLICY_EVICT_RECLAIM) {
+            snprintf(reason, sizeof(reason), "evicted for gang %s of queue %s: %s", s->g->key,
+                     pgang_queue(s->c, s->g), v->over);
+        } else {
+            snprintf(reason, sizeof(reason),
+                     "preempted for gang %s of queue %s: its priority %d is above %d",
+                     s->g->key, pgang_queue(s->c, s->g), pgang_priority(s->c, s->g),
+                     v->priority);
+        }
+        for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
+            /* Back on its node, then out of its queues as a leaver: the plan made
+             * above sits on its room until it is gone. */
+            pcharge(s->c, v->pods[k], &v->places[k]);
+            rc = pevict_queue(s->c, v->pods[k], s->g, s->kind, reason);
+        }
+        if (v->whole) {
+            /* The gang is leaving whole: it takes no new member until it is placed whole
+             * again (its planned extras give their room back). */
+            pplan_release(s->c, v->g);
+            v->g->admitted = false;
+            v->g->running_since = 0;
+        }
+        v->taken = false;
+    }
+    s->g->planned = true;
+    pgang_unmark_waiting(s->c, s->g);
+    pgang_plan_renew(s->c, s->g, now);
+    return rc;
+}
+
+static int search(struct policy_cluster *c, struct pgang *g, enum policy_eviction_kind kind,
+                  int64_t now)
+{
+    struct search s = {.c = c, .g = g, .kind = kind, .rq = pqueue_find(c, pgang_queue(c, g))};
+    int32_t left = pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
+    int rc = -1;
+
+    if (!s.rq)
+        return -1;
+    for (size_t i = 0; i < g->nmembers && left > 0; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources r;
+
+        if (!p || p->phase != POLICY_POD_PENDING)
+            continue;
+        ppod_charge_resources(p, p->share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            s.need.v[k] += r.v[k];
+        left--;
+    }
+    if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
+        return -1;
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *vg = c->gangs.items[i];
+
+        if (vg && eligible(&s, vg, now) && collect_gang(&s, vg) != POLICY_OK)
+            goto out;
+    }
+    if (s.n == 0)
+        goto out;
+    qsort(s.v, s.n, sizeof(*s.v), cmp_victims);
+    if (!choose(&s))
+        goto restore;
+    rc = decide(&s, now);
+    goto out;
+restore:
+    restore_all(&s);
+out:
+    victims_free(&s);
+    return rc;
+}
+
+int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len)
+{
+    if (g->admitted || !pgang_could_run(c, g))
+        return -1;
+    pfair_refresh(c);
+    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+        return 0;
+    if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
+        return 0;
+    (void)why;
+    (void)len;
+    return -1;
+}

@@ -1,0 +1,105 @@
+/*
+ * daemon_test.h - a `muster serve` daemon inside a Check test: built with
+ * ext_daemon_init (no reflectors, housekeeping, events or HTTP servers unless
+ * the test starts them), talking to the canned API server (canned_api.h),
+ * its cluster loaded from fixture Lists of Kubernetes objects.
+ */
+#ifndef MUSTER_TEST_DAEMON_TEST_H
+#define MUSTER_TEST_DAEMON_TEST_H
+
+#include <check.h>
+#include <string.h>
+
+#include "canned_api.h"
+#include "daemon_int.h"
+#include "fixture.h"
+
+/* Settings at their defaults; api NULL: no API server (the --offline daemon). */
+static inline void daemon_test_up(struct ext_daemon *d, const struct canned_api *api)
+{
+    char err[256] = "";
+
+    memset(d, 0, sizeof(*d));
+    ck_assert_int_eq(cfg_settings_init(&d->settings), CFG_OK);
+    d->kube = api ? canned_api_client(api, NULL) : NULL;
+    ck_assert_msg(ext_daemon_init(d, err, sizeof(err)) == EXT_OK, "ext_daemon_init: %s", err);
+}
+
+static inline void daemon_test_down(struct ext_daemon *d)
+{
+    ext_daemon_cleanup(d);
+}
+
+/* The cache source a Kubernetes object comes from, by apiVersion and kind. */
+static inline enum cache_source daemon_test_source(const cJSON *obj)
+{
+    static const struct {
+        const char *api_version, *kind;
+        enum cache_source src;
+    } kinds[] = {
+        {"v1", "Node", CACHE_NODES},
+        {"v1", "Pod", CACHE_PODS},
+        {"ray.io/v1", "RayCluster", CACHE_RAYCLUSTERS},
+        {"muster.dev/v1alpha1", "Queue", CACHE_QUEUES},
+        {"scheduling.x-k8s.io/v1alpha1", "PodGroup", CACHE_PODGROUPS_X},
+        {"scheduling.volcano.sh/v1beta1", "PodGroup", CACHE_PODGROUPS_VOLCANO},
+    };
+    const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+
+    for (size_t i = 0; av && kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(av, kinds[i].api_version) == 0 && strcmp(kind, kinds[i].kind) == 0)
+            return kinds[i].src;
+    ck_abort_msg("no cache source for %s %s", av ? av : "?", kind ? kind : "?");
+    return CACHE_SOURCE_COUNT;
+}
+
+/* Apply one object as a watch event of this type would. */
+static inline void daemon_test_apply(struct cache *c, const char *type, const cJSON *obj)
+{
+    cache_apply(c, daemon_test_source(obj), type, obj);
+}
+
+/* FIXTURES/dir/name: one object, or a List whose items are applied in order. */
+static inline void daemon_test_load(struct cache *c, const char *dir, const char *name,
+                                    const char *type)
+{
+    char *text = fixture_read(dir, name, NULL);
+    cJSON *doc = cJSON_Parse(text), *items, *obj;
+
+    ck_assert_msg(doc != NULL, "%s/%s is not JSON", dir, name);
+    items = cJSON_GetObjectItemCaseSensitive(doc, "items");
+    if (cJSON_IsArray(items)) {
+        cJSON_ArrayForEach(obj, items)
+        {
+            daemon_test_apply(c, type, obj);
+        }
+    } else {
+        daemon_test_apply(c, type, doc);
+    }
+    cJSON_Delete(doc);
+    free(text);
+}
+
+/* The engine's view of pod ns/name, copied out under the lock: its phase, or -1 if unknown. */
+static inline int daemon_test_phase(struct ext_daemon *d, const char *ns, const char *name)
+{
+    struct policy_pod_view v;
+    int phase = -1;
+
+    pthread_mutex_lock(&d->cache.lock);
+    if (policy_pod_view_get(d->cache.engine, ns, name, &v))
+        phase = (int)v.phase;
+    pthread_mutex_unlock(&d->cache.lock);
+    return phase;
+}
+
+/* A counter or gauge series of the daemon's registry (one label value or none). */
+static inline double daemon_test_metric(struct ext_metric *m, const char *value)
+{
+    const char *v[] = {value};
+
+    return ext_series_value(ext_metric_with(m, value ? v : NULL));
+}
+
+#endif

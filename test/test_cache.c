@@ -1,0 +1,229 @@
+/*
+ * test_cache.c - the reflectors into the engine (daemon/cache.c). The six
+ * reflectors list and watch the canned API server at once (nodes and pods
+ * answer, every CRD is absent), so their requests are compared with
+ * fixtures/daemon/NAME.req in any order; what the engine then holds is the
+ * outcome. Which objects are workloads and which changes nudge
+ * kube-scheduler are asked through cache_apply.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_test.h"
+
+#define DIR "daemon"
+#define PODS_WATCH "/api/v1/pods?watch=1*"
+
+/* ---- list, then watch ---------------------------------------------------------------------- */
+
+struct pod_want {
+    const char *ns, *name;
+    int phase; /* -1: the engine does not know it */
+};
+
+static const struct reflect_case {
+    const char *name;
+    const char *pods_list[3];  /* replies to GET /api/v1/pods?limit=500, in turn */
+    const char *pods_watch[3]; /* replies to the pods watch, in turn; the last one hangs */
+    size_t watches;            /* pods watches made once the last reply is reached */
+    const char *req;
+    struct pod_want pods[5];
+    int64_t node_cpu_used; /* n1: bound and planned pods, in millicores */
+} reflect_cases[] = {
+    {"list then events add, modify and delete",
+     {"cache_pods_list.http"},
+     {"cache_pods_events.http", CANNED_HANG},
+     2,
+     "cache_events.req",
+     {{"lab", "w-0", POLICY_POD_BOUND},
+      {"lab", "w-1", -1},
+      {"lab", "w-2", POLICY_POD_PENDING},
+      {"muster-system", "gpu-reservation-n1-g0", -1}}, /* not a workload */
+     1000},
+    {"a relist after 410 Gone forgets what vanished meanwhile",
+     {"cache_pods_list.http", "cache_pods_relist.http"},
+     {"status_410.http", CANNED_HANG},
+     2,
+     "cache_relist.req",
+     {{"lab", "w-0", POLICY_POD_PENDING}, {"lab", "w-1", -1}},
+     0},
+    {"a pod that finished is forgotten",
+     {"cache_pods_list.http"},
+     {"cache_pods_done.http", CANNED_HANG},
+     2,
+     "cache_done.req",
+     {{"lab", "w-0", POLICY_POD_PENDING}, {"lab", "w-1", -1}},
+     0},
+};
+
+static void wait_ready(struct cache *c)
+{
+    struct timespec pause = {0, 2000000};
+    char why[128] = "";
+
+    for (int i = 0; i < 5000 && !cache_ready(c, why, sizeof(why)); i++)
+        nanosleep(&pause, NULL);
+    ck_assert_msg(cache_ready(c, why, sizeof(why)), "cache not ready: %s", why);
+}
+
+static void node_used(const struct policy_node_view *v, void *ctx)
+{
+    if (strcmp(v->name, "n1") == 0)
+        *(int64_t *)ctx = v->cpu_used;
+}
+
+START_TEST(test_reflect)
+{
+    const struct reflect_case *t = &reflect_cases[_i];
+    struct canned_route routes[] = {
+        {"GET", "/api/v1/nodes?limit=500", {"cache_nodes_list.http"}},
+        {"GET", "/api/v1/nodes?watch=1*", {CANNED_HANG}},
+        {"GET", "/api/v1/pods?limit=500", {t->pods_list[0], t->pods_list[1], t->pods_list[2]}},
+        {"GET", PODS_WATCH, {t->pods_watch[0], t->pods_watch[1], t->pods_watch[2]}},
+        {"GET", "/apis/*", {"status_404.http"}}, /* no CRD is installed */
+    };
+    struct cfg_settings s;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct cache c;
+    char err[256] = "";
+    int64_t used = -1;
+
+    canned_api_start_routes(&api, DIR, routes, sizeof(routes) / sizeof(routes[0]));
+    kube = canned_api_client(&api, NULL);
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, kube, err, sizeof(err)), EXT_OK);
+    ck_assert_int_eq(cache_start(&c, err, sizeof(err)), EXT_OK);
+    /* The pods watch that hangs is made after every earlier event was applied. */
+    canned_api_wait_hits(&api, "GET", PODS_WATCH, t->watches);
+    canned_api_expect_unordered(&api, t->req);
+    wait_ready(&c);
+    pthread_mutex_lock(&c.lock);
+    for (size_t i = 0; i < 5 && t->pods[i].name; i++) {
+        const struct pod_want *w = &t->pods[i];
+        struct policy_pod_view v;
+        bool known = policy_pod_view_get(c.engine, w->ns, w->name, &v);
+
+        ck_assert_msg(known == (w->phase >= 0), "%s: %s/%s %s", t->name, w->ns, w->name,
+                      known ? "is known" : "is unknown");
+        if (known)
+            ck_assert_msg((int)v.phase == w->phase, "%s: %s/%s is %s", t->name, w->ns, w->name,
+                          policy_pod_phase_name(v.phase));
+    }
+    policy_each_node(c.engine, node_used, &used);
+    pthread_mutex_unlock(&c.lock);
+    ck_assert_int_eq(used, t->node_cpu_used);
+    cache_cleanup(&c);
+    kube_client_free(kube);
+    cfg_settings_cleanup(&s);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* ---- which pods are workloads -------------------------------------------------------------- */
+
+static const struct reservation_case {
+    const char *pod;
+    bool reservation;
+} reservation_cases[] = {
+    {"{\"metadata\":{\"name\":\"r\",\"namespace\":\"muster-system\",\"labels\":"
+     "{\"app.kubernetes.io/name\":\"muster-gpu-reservation\"}}}",
+     true},
+    /* The label alone, outside the reservation namespace, is anybody's pod. */
+    {"{\"metadata\":{\"name\":\"r\",\"namespace\":\"lab\",\"labels\":"
+     "{\"app.kubernetes.io/name\":\"muster-gpu-reservation\"}}}",
+     false},
+    {"{\"metadata\":{\"name\":\"r\",\"namespace\":\"muster-system\",\"labels\":"
+     "{\"app.kubernetes.io/name\":\"muster\"}}}",
+     false},
+    {"{\"metadata\":{\"name\":\"r\",\"namespace\":\"muster-system\"}}", false},
+    {"{\"metadata\":{\"name\":\"r\",\"labels\":"
+     "{\"app.kubernetes.io/name\":\"muster-gpu-reservation\"}}}",
+     false},
+};
+
+START_TEST(test_reservation_pod)
+{
+    const struct reservation_case *t = &reservation_cases[_i];
+    struct cfg_settings s;
+    struct cache c;
+    char err[256];
+    cJSON *pod = cJSON_Parse(t->pod);
+
+    ck_assert_ptr_nonnull(pod);
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    ck_assert_int_eq(cache_is_reservation_pod(&c, pod), t->reservation);
+    cJSON_Delete(pod);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+/* ---- what nudges kube-scheduler ------------------------------------------------------------ */
+
+static const struct nudge_case {
+    const char *first; /* applied ADDED, then the flag is cleared */
+    const char *then;  /* applied MODIFIED (ADDED when it is another object) */
+    const char *type;
+    bool nudge;
+} nudge_cases[] = {
+    {"queue_team_a.json", "queue_team_a_status.json", "MODIFIED", false},
+    {"queue_team_a.json", "queue_team_a.json", "MODIFIED", false},
+    {"queue_team_a.json", "queue_team_a_limit.json", "MODIFIED", true},
+    {"queue_team_a.json", "queue_team_b.json", "ADDED", true},
+    {"pg_trainers.json", "pg_trainers_status.json", "MODIFIED", false},
+    {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", true},
+};
+
+START_TEST(test_nudge)
+{
+    const struct nudge_case *t = &nudge_cases[_i];
+    struct cfg_settings s;
+    struct cache c;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    daemon_test_load(&c, DIR, t->first, "ADDED");
+    ck_assert_msg(c.nudge, "%s: a new object must nudge", t->first);
+    c.nudge = false;
+    daemon_test_load(&c, DIR, t->then, t->type);
+    ck_assert_msg(c.nudge == t->nudge, "%s after %s: nudge %d", t->then, t->first, c.nudge);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+static Suite *cache_suite(void)
+{
+    Suite *s = suite_create("cache");
+    TCase *tc;
+
+#define N(a) (int)(sizeof(a) / sizeof((a)[0]))
+    tc = tcase_create("reflect");
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_reflect, 0, N(reflect_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("objects");
+    tcase_add_loop_test(tc, test_reservation_pod, 0, N(reservation_cases));
+    tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
+    suite_add_tcase(s, tc);
+#undef N
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(cache_suite());
+    int failed;
+
+    ext_log_setup(CFG_LOG_PLAIN, CFG_LOG_ERROR);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,211 @@
+/*
+ * test_housekeeping.c - the daemon's periodic writer (daemon/housekeeping.c),
+ * one period at a time (housekeeping_tick) against the canned API server:
+ * Queue status written only when it changed, waiting pods handed back to
+ * kube-scheduler after a change, and reservation pods reaped when their GPU
+ * group holds no pod. One thread calls, so transcripts (fixtures/daemon/
+ * NAME.req) are compared in order. The reaper runs on ticks 0, 3, 6...:
+ * tests of the other two use the ticks between.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_test.h"
+#include "housekeeping.h"
+
+#define DIR "daemon"
+#define QUEUE_STATUS "/apis/muster.dev/v1alpha1/queues/team-a/status"
+#define RESERVATIONS                                                                               \
+    "/api/v1/namespaces/muster-system/pods?labelSelector=app.kubernetes.io/name%3D"                \
+    "muster-gpu-reservation"
+
+struct rig {
+    struct canned_api api;
+    struct ext_daemon d;
+    struct housekeeping *hk;
+};
+
+static void rig_up(struct rig *r, const struct canned_route *routes, size_t nroutes,
+                   const char *cluster)
+{
+    canned_api_start_routes(&r->api, DIR, routes, nroutes);
+    daemon_test_up(&r->d, &r->api);
+    daemon_test_load(&r->d.cache, DIR, cluster, "ADDED");
+    r->hk = housekeeping_new(&r->d);
+    ck_assert_ptr_nonnull(r->hk);
+}
+
+static void rig_down(struct rig *r)
+{
+    ck_assert_uint_eq(canned_api_unmatched(&r->api), 0);
+    housekeeping_free(r->hk);
+    daemon_test_down(&r->d);
+    canned_api_stop(&r->api);
+}
+
+/* ---- Queue status -------------------------------------------------------------------------- */
+
+static const struct status_case {
+    const char *name;
+    const char *replies[3]; /* to the status PATCH, in turn */
+    const char *req;
+} status_cases[] = {
+    /* Written at the first period, not again until the usage changes. */
+    {"written when changed", {"patched.http"}, "housekeeping_status.req"},
+    /* A write the API server refused is not taken as written. */
+    {"a refused write is tried again",
+     {"status_500.http", "patched.http"},
+     "housekeeping_status_retry.req"},
+};
+
+START_TEST(test_queue_status)
+{
+    const struct status_case *t = &status_cases[_i];
+    const struct canned_route routes[] = {
+        {"PATCH", QUEUE_STATUS, {t->replies[0], t->replies[1], t->replies[2]}},
+    };
+    struct rig r;
+
+    rig_up(&r, routes, 1, "queue_cluster.json");
+    r.d.cache.nudge = false; /* the Queue was just added: no pod waits, nothing to hand back */
+    housekeeping_tick(r.hk, 1);
+    housekeeping_tick(r.hk, 2);
+    daemon_test_load(&r.d.cache, DIR, "queue_a1_pod.json", "ADDED"); /* team-a uses more */
+    housekeeping_tick(r.hk, 4);
+    housekeeping_tick(r.hk, 5);
+    canned_api_expect(&r.api, t->req, canned_api_nreq(&r.api));
+    rig_down(&r);
+}
+END_TEST
+
+/* ---- handing waiting pods back ------------------------------------------------------------- */
+
+static const struct canned_route pod_patches[] = {
+    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
+};
+
+/*
+ * Pending pods of muster's are touched after a Queue or gang spec changed,
+ * once per change; others' pods and bound pods never are.
+ */
+START_TEST(test_nudge_after_change)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "nudge_cluster.json"); /* its PodGroup is news */
+    housekeeping_tick(r.hk, 1);
+    housekeeping_tick(r.hk, 2); /* nothing changed since */
+    daemon_test_load(&r.d.cache, DIR, "pg_trainers_status.json", "MODIFIED");
+    housekeeping_tick(r.hk, 4); /* status only */
+    daemon_test_load(&r.d.cache, DIR, "pg_trainers_min4.json", "MODIFIED");
+    housekeeping_tick(r.hk, 5);
+    housekeeping_tick(r.hk, 7);
+    canned_api_expect(&r.api, "housekeeping_nudge.req", 4);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 4);
+    rig_down(&r);
+}
+END_TEST
+
+/* A gang planned after kube-scheduler turned some members away: those members are touched. */
+START_TEST(test_nudge_gang)
+{
+    const char *nodes[] = {"n1"};
+    struct policy_filter_result fr;
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "gang3.json");
+    r.d.cache.nudge = false;
+    pthread_mutex_lock(&r.d.cache.lock);
+    ck_assert_int_eq(policy_filter(r.d.cache.engine, "lab", "w-1", nodes, 1, ext_now_ms(), &fr),
+                     POLICY_OK);
+    cache_nudge_gang(&r.d.cache, "lab/trainers");
+    pthread_mutex_unlock(&r.d.cache.lock);
+    ck_assert_ptr_null(fr.reason);
+    policy_filter_result_cleanup(&fr);
+    housekeeping_tick(r.hk, 1);
+    housekeeping_tick(r.hk, 2);
+    canned_api_expect(&r.api, "housekeeping_nudge_gang.req", 3);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    rig_down(&r);
+}
+END_TEST
+
+/* ---- the reaper ---------------------------------------------------------------------------- */
+
+static const struct reaper_case {
+    const char *name;
+    const char *cluster;
+    const char *list; /* the reservation pods the API server lists */
+    const char *req;
+    size_t nreq;
+} reaper_cases[] = {
+    /*
+     * Of reaper_list.http only the pods of a group that holds no pod (n1/g1)
+     * or of a node the engine does not know (n2) go; one in use (n1/g0), one
+     * already terminating, one created moments ago (a commit may be in flight)
+     * and one without its labels stay.
+     */
+    {"only groups that hold no pod", "reaper_cluster.json", "reaper_list.http",
+     "housekeeping_reaper.req", 3},
+    /*
+     * A node name over 63 characters is no label value: the reservation pod's
+     * muster.dev/node label holds a cut name with a hash. Its group is in use.
+     */
+    {"a node name too long for a label", "reaper_long_cluster.json", "reaper_long_list.http",
+     "housekeeping_reaper_long.req", 1},
+};
+
+START_TEST(test_reaper)
+{
+    const struct reaper_case *t = &reaper_cases[_i];
+    const struct canned_route routes[] = {
+        {"GET", RESERVATIONS, {t->list}},
+        {"DELETE", "/api/v1/namespaces/muster-system/pods/*", {"patched.http"}},
+    };
+    struct rig r;
+
+    rig_up(&r, routes, 2, t->cluster);
+    housekeeping_tick(r.hk, 0);
+    housekeeping_tick(r.hk, 1); /* not a reaping period */
+    housekeeping_tick(r.hk, 2);
+    canned_api_expect(&r.api, t->req, t->nreq);
+    ck_assert_msg(canned_api_nreq(&r.api) == t->nreq, "%s: %zu requests", t->name,
+                  canned_api_nreq(&r.api));
+    rig_down(&r);
+}
+END_TEST
+
+static Suite *housekeeping_suite(void)
+{
+    Suite *s = suite_create("housekeeping");
+    TCase *tc;
+
+    tc = tcase_create("queue_status");
+    tcase_add_loop_test(tc, test_queue_status, 0,
+                        (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("nudge");
+    tcase_add_test(tc, test_nudge_after_change);
+    tcase_add_test(tc, test_nudge_gang);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reaper");
+    tcase_add_loop_test(tc, test_reaper, 0, (int)(sizeof(reaper_cases) / sizeof(reaper_cases[0])));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(housekeeping_suite());
+    int failed;
+
+    ext_log_setup(CFG_LOG_PLAIN, CFG_LOG_ERROR);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
