@@ -65,18 +65,29 @@ static int32_t priority_of(const struct policy_cluster *c, const struct pgang *g
     return best;
 }
 
-/* May it be evicted for another gang? A source's word, else a member's, else KAI's line. */
+/*
+ * May it be evicted for another gang? A source's word; else a member marked
+ * preemptible makes it so; else KAI's line on its priority. A member marked not
+ * preemptible stays whatever its gang is, and keeps the gang from going whole
+ * (reclaim.c); a gang of one marked so is not preemptible.
+ */
 static bool preemptible_of(const struct policy_cluster *c, const struct pgang *g)
 {
+    bool yes = false, no = false;
+
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
         if (g->decl[s].on && g->decl[s].preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
             return g->decl[s].preemptible == POLICY_PREEMPTIBLE_YES;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (p && p->preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
-            return p->preemptible == POLICY_PREEMPTIBLE_YES;
+        yes |= p && p->preemptible == POLICY_PREEMPTIBLE_YES;
+        no |= p && p->preemptible == POLICY_PREEMPTIBLE_NO;
     }
+    if (yes)
+        return true;
+    if (no && g->singleton)
+        return false;
     return g->priority < POLICY_NONPREEMPTIBLE_PRIORITY;
 }
 

@@ -395,10 +395,12 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity: may evictions (reclaim from over-fair-share queues,
- * then preemption inside its own) make it fit whole? 0 when they are decided:
- * g is planned on its victims' room and awaits them. */
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len);
+/* g waits for capacity (or for room under its queue's limit, queue_full): may
+ * evictions (reclaim from over-fair-share queues, then preemption inside its
+ * own; only the latter for a limit) make it fit whole? 0 when they are
+ * decided: g is planned on its victims' room and awaits them. */
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

@@ -491,12 +491,14 @@ out:
     return rc;
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len)
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len)
 {
     if (g->admitted || !pgang_could_run(c, g))
         return -1;
     pfair_refresh(c);
-    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+    /* Room in its own queue (a limit) can only come from its own queue's gangs. */
+    if (!queue_full && !c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
     if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;
