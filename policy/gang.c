@@ -363,8 +363,6 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
 {
     int32_t bound, holding;
 
-    bool planned = g->planned, admitted = g->admitted;
-
     pgang_counts(c, g, NULL, &bound, &holding, NULL);
     if (holding == 0 && g->awaiting == 0)
         g->planned = false;
@@ -374,8 +372,6 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
     }
     if (!g->planned && !g->admitted)
         pgang_mark_waiting(c, g);
-    if (planned != g->planned || admitted != g->admitted)
-        c->fair_dirty = true;
 }
 
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
@@ -398,7 +394,6 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     g->planned = false;
     g->awaiting = 0;
     pgang_mark_waiting(c, g);
-    c->fair_dirty = true;
 }
 
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
@@ -414,5 +409,4 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
     } else if (!g->admitted && pgang_tally(c, g, PGANG_BOUND, NULL) > 0) {
         c->maybe_partial = true;
     }
-    c->fair_dirty = true;
 }
