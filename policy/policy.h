@@ -442,6 +442,7 @@ struct policy_pod_view {
     const char *reason;       /* why it waits; NULL otherwise */
     uint64_t arrival;
     int32_t priority;
+    const char *subgroup; /* NULL = none */
 };
 
 enum policy_gang_state {

@@ -44,6 +44,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
         .arrival = p->arrival,
         .priority = p->priority,
+        .subgroup = p->subgroup,
     };
 }
 
