@@ -16,6 +16,9 @@ static const struct {
     [CACHE_PODS] = {"pods", "/api/v1/pods", false},
     [CACHE_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true},
     [CACHE_QUEUES] = {"queues", "/apis/muster.dev/v1alpha1/queues", true},
+    /* KAI-Scheduler's Queues, for clusters moving from KAI (KubeRay's kai-scheduler name):
+     * the same engine queues, read only; a muster.dev Queue of the same name is the same queue. */
+    [CACHE_QUEUES_KAI] = {"queues.scheduling.run.ai", "/apis/scheduling.run.ai/v2/queues", true},
     [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io",
                            "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
     [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
@@ -152,7 +155,8 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
         return false;
     if (is_podgroup(src))
         return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_PRIORITYCLASSES || !ns)
+    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_QUEUES_KAI ||
+        src == CACHE_PRIORITYCLASSES || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -200,8 +204,15 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
         policy_node_forget(c->engine, key);
         break;
     case CACHE_QUEUES:
-        policy_queue_forget(c->engine, key);
+    case CACHE_QUEUES_KAI: {
+        /* The same name under the other API group is the same queue: it stays while one does. */
+        bool other;
+
+        keys_find(&c->known[src == CACHE_QUEUES ? CACHE_QUEUES_KAI : CACHE_QUEUES], key, &other);
+        if (!other)
+            policy_queue_forget(c->engine, key);
         break;
+    }
     case CACHE_PODS:
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
             memcpy(ns, key, (size_t)(slash - key));
@@ -294,7 +305,8 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
             rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
         break;
     }
-    case CACHE_QUEUES: {
+    case CACHE_QUEUES:
+    case CACHE_QUEUES_KAI: {
         struct policy_queue_spec s;
 
         if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
