@@ -12,11 +12,9 @@ void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_re
     out->v[POLICY_RES_GPU] = p->gpus * POLICY_GPU_MILLI + (int64_t)share * p->devices;
 }
 
-void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
+void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct policy_resources *r,
                     bool bound, int sign)
 {
-    struct pqueue *q = pqueue_find(c, queue);
-
     for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
         struct policy_resources *dst = bound ? &q->allocated : &q->reserved;
 
@@ -24,7 +22,6 @@ void pqueue_account(struct policy_cluster *c, const char *queue, const struct po
             dst->v[i] += sign * r->v[i];
         q = pqueue_parent(c, q);
     }
-    c->fair_dirty = true;
 }
 
 /* A pod's part in its queues: managed, not leaving, in phase `bound` or not. */
@@ -36,9 +33,9 @@ static void pod_account(struct policy_cluster *c, struct ppod *p, bool bound, in
     if (!p->managed || p->phase == POLICY_POD_EVICTING)
         return;
     ppod_charge_resources(p, p->place.share, &r);
-    pqueue_account(c, p->queue, &r, bound, sign);
+    pqueue_account(c, ppod_queue(c, p), &r, bound, sign);
     if (g && !g->preemptible) {
-        struct pqueue *q = pqueue_find(c, p->queue);
+        struct pqueue *q = ppod_queue(c, p);
 
         for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
             for (int i = 0; i < POLICY_RES_COUNT; i++)
@@ -69,6 +66,8 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     }
     ppod_groups_text(n, p);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, +1);
+    if (!p->managed)
+        c->fair_dirty = true; /* what other schedulers hold is not capacity */
 }
 
 void puncharge(struct policy_cluster *c, struct ppod *p)
@@ -93,6 +92,8 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
     }
     pgroup_drop_empty(n);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
+    if (!p->managed)
+        c->fair_dirty = true;
     p->place = (struct pplace){.node = -1};
     pset_str(&p->groups_text, NULL);
 }

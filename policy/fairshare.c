@@ -167,26 +167,44 @@ out:
 
 void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
 {
+    /* Children grouped by parent (slot 0 for the top, slot p + 1 for queue p). */
+    size_t *start = calloc(n + 2, sizeof(*start));
     int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+    int32_t *parent_of = malloc((n ? n : 1) * sizeof(*parent_of));
     int64_t *scratch = malloc((n ? n : 1) * 3 * sizeof(*scratch));
     int64_t *children_demand = calloc(n ? n : 1, sizeof(*children_demand));
 
     for (size_t i = 0; i < n; i++)
         q[i].fair_share = 0;
-    if (!ids || !scratch || !children_demand)
+    if (!start || !ids || !parent_of || !scratch || !children_demand)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        if (q[i].parent >= 0 && (size_t)q[i].parent < n)
+    for (size_t i = 0; i < n; i++) {
+        bool child = q[i].parent >= 0 && (size_t)q[i].parent < i;
+
+        /* An unknown or later parent: taken as the top. */
+        parent_of[i] = child ? q[i].parent : -1;
+        start[(size_t)(parent_of[i] + 1) + 1]++;
+        if (child)
             children_demand[q[i].parent] += q[i].demand > 0 ? q[i].demand : 0;
+    }
+    for (size_t p = 1; p <= n + 1; p++)
+        start[p] += start[p - 1];
+    {
+        size_t *fill = malloc((n + 1) * sizeof(*fill));
+
+        if (!fill)
+            goto out;
+        memcpy(fill, start, (n + 1) * sizeof(*fill));
+        for (size_t i = 0; i < n; i++)
+            ids[fill[parent_of[i] + 1]++] = (int32_t)i;
+        free(fill);
+    }
     /* Level by level: the top, then the children of each queue in array order
      * (parents come first, so a parent's share is known before its children's). */
     for (int64_t parent = -1; parent < (int64_t)n; parent++) {
+        size_t lo = start[parent + 1], k = start[parent + 2] - lo;
         int64_t cap = capacity;
-        size_t k = 0;
 
-        for (size_t i = 0; i < n; i++)
-            if (q[i].parent == parent)
-                ids[k++] = (int32_t)i;
         if (k == 0)
             continue;
         if (parent >= 0) {
@@ -195,10 +213,12 @@ void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
 
             cap = q[parent].fair_share - (own > 0 ? own : 0);
         }
-        divide_level(cap, q, ids, k, scratch, scratch + n, scratch + 2 * n);
+        divide_level(cap, q, ids + lo, k, scratch, scratch + n, scratch + 2 * n);
     }
 out:
+    free(start);
     free(ids);
+    free(parent_of);
     free(scratch);
     free(children_demand);
 }
@@ -262,7 +282,7 @@ bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
     return g->could_run;
 }
 
-/* The cluster's allocatable less what pods muster does not schedule hold. */
+/* The cluster's allocatable; what other schedulers' pods hold comes off in add_demand. */
 static void capacity_of(const struct policy_cluster *c, struct policy_resources *cap)
 {
     memset(cap, 0, sizeof(*cap));
@@ -274,16 +294,6 @@ static void capacity_of(const struct policy_cluster *c, struct policy_resources 
         cap->v[POLICY_RES_CPU] += n->cpu;
         cap->v[POLICY_RES_MEMORY] += n->memory;
         cap->v[POLICY_RES_GPU] += n->gpus * POLICY_GPU_MILLI;
-    }
-    for (size_t i = 0; i < c->pods.n; i++) {
-        const struct ppod *p = c->pods.items[i];
-        struct policy_resources r;
-
-        if (!p || p->managed || p->place.node < 0)
-            continue;
-        ppod_charge_resources(p, p->place.share, &r);
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
-            cap->v[k] -= r.v[k];
     }
 }
 
@@ -311,8 +321,9 @@ static int cmp_depth(const void *a, const void *b)
     return x->q->arrival < y->q->arrival ? -1 : x->q->arrival > y->q->arrival;
 }
 
-/* Every pod's part in its queue's demand, rolled up later. */
-static void add_demand(struct policy_cluster *c)
+/* One pass over the pods: each managed pod's part in its queue's demand (rolled up
+ * later), and what other schedulers' pods hold off the capacity. */
+static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
 {
     for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
@@ -320,14 +331,21 @@ static void add_demand(struct policy_cluster *c)
         struct pqueue *q;
         struct policy_resources r;
 
-        if (!p || !p->managed || p->phase == POLICY_POD_EVICTING)
+        if (!p || p->phase == POLICY_POD_EVICTING)
             continue;
-        g = ppod_gang(c, p);
-        if (p->phase == POLICY_POD_PENDING && (!g || !pgang_could_run(c, g)))
+        if (!p->managed) {
+            if (p->place.node < 0)
+                continue;
+            ppod_charge_resources(p, p->place.share, &r);
+            for (int k = 0; k < POLICY_RES_COUNT; k++)
+                cap->v[k] -= r.v[k];
+            continue;
+        }
+        if (p->phase == POLICY_POD_PENDING && (!(g = ppod_gang(c, p)) || !pgang_could_run(c, g)))
+            continue;
+        if (!(q = ppod_queue(c, p)))
             continue;
         ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
-        if (!(q = pqueue_find(c, p->queue)))
-            continue;
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             q->demand.v[k] += r.v[k];
     }
@@ -353,7 +371,8 @@ void pfair_refresh(struct policy_cluster *c)
         order[n++] = (struct qorder){q, depth_of(c, q)};
     }
     qsort(order, n, sizeof(*order), cmp_depth);
-    add_demand(c);
+    capacity_of(c, &cap);
+    add_demand(c, &cap);
     /* Roll demand up, deepest first. */
     for (size_t i = n; i-- > 0;) {
         struct pqueue *parent = pqueue_parent(c, order[i].q);
@@ -361,7 +380,6 @@ void pfair_refresh(struct policy_cluster *c)
         for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
             parent->demand.v[k] += order[i].q->demand.v[k];
     }
-    capacity_of(c, &cap);
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         for (size_t i = 0; i < n; i++) {
             const struct pqueue *q = order[i].q, *parent = pqueue_parent(c, q);

@@ -138,7 +138,8 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
 {
     char why[POLICY_REASON_LEN];
 
-    if (g->reason_kind != PREASON_CAPACITY || preclaim(c, g, now, why, sizeof(why)) != 0)
+    if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
+        preclaim(c, g, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return -1;
     out->evictions = true;
     return awaiting_victims(c, g, p, out);

@@ -107,6 +107,8 @@ struct ppod {
     char *invalid;
     struct pselector sel;
     char *queue; /* resolved name; never NULL */
+    int32_t queue_id;      /* ppod_queue's cache, valid for queue_epoch */
+    uint64_t queue_epoch;
     char *gang_key;
     int32_t gang; /* id in c->gangs */
     char *subgroup; /* its subgroup's name, or NULL */
@@ -161,6 +163,8 @@ struct pqueue {
     int32_t priority;
     bool implicit; /* the default queue, made because nobody defined it */
     uint64_t arrival;
+    int32_t parent_id;      /* pqueue_parent's cache, valid for parent_epoch */
+    uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
     struct policy_resources allocated, reserved; /* rolled up */
@@ -205,6 +209,7 @@ struct policy_cluster {
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
@@ -241,6 +246,8 @@ struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id);
 struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name);
 struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name);
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q);
+/* The pod's queue (NULL while no such queue exists), without a name lookup each time. */
+struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p);
 
 int pids_add(struct pids *s, int32_t id);
 void pids_remove(struct pids *s, int32_t id);
@@ -303,7 +310,7 @@ void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound);
 /* Phase EVICTING: out of its queues, still on its node; and back to BOUND. */
 void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p);
 void pcharge_mark_staying(struct policy_cluster *c, struct ppod *p);
-void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
+void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct policy_resources *r,
                     bool bound, int sign);
 /* Usage is rolled up along parents; when the tree changes, count it again. */
 void pqueue_recount(struct policy_cluster *c);
@@ -414,10 +421,12 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity: may evictions (reclaim from over-fair-share queues,
- * then preemption inside its own) make it fit whole? 0 when they are decided:
- * g is planned on its victims' room and awaits them. */
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len);
+/* g waits for capacity (or for room under its queue's limit, queue_full): may
+ * evictions (reclaim from over-fair-share queues, then preemption inside its
+ * own; only the latter for a limit) make it fit whole? 0 when they are
+ * decided: g is planned on its victims' room and awaits them. */
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

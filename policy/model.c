@@ -60,6 +60,7 @@ static int ensure_default_queue(struct policy_cluster *c)
     }
     q->arrival = c->next_arrival++;
     c->fair_dirty = true;
+    c->queues_epoch++;
     return POLICY_OK;
 }
 
@@ -347,6 +348,8 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
         }
         q->arrival = c->next_arrival++;
     }
+    c->queues_epoch++;
+    c->nodes_epoch++; /* limits changed: which gangs could ever run, again */
     pqueue_recount(c);
     c->fair_dirty = true;
     return POLICY_OK;
@@ -400,6 +403,8 @@ int policy_queue_forget(struct policy_cluster *c, const char *name)
     pidx_del(&c->queue_ix, name);
     ptable_remove(&c->queues, id);
     queue_free(q);
+    c->queues_epoch++;
+    c->nodes_epoch++;
     if (ensure_default_queue(c) != POLICY_OK)
         return POLICY_ENOMEM;
     pqueue_recount(c);
@@ -532,13 +537,21 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
         requeue = true;
     }
     if (requeue) {
+        bool moved = false;
+
         for (size_t i = 0; i < g->nmembers; i++) {
             struct ppod *p = ppod_at(c, g->members[i]);
 
-            if (p)
+            if (p && strcmp(p->queue, g->queue) != 0) {
+                if (p->place.node >= 0)
+                    moved = true;
                 pset_str(&p->queue, g->queue);
+                p->queue_epoch = 0;
+            }
         }
-        pqueue_recount(c);
+        /* Only members that hold room move usage between queues. */
+        if (moved)
+            pqueue_recount(c);
     }
     if (!g->admitted) {
         c->maybe_partial = true;

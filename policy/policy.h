@@ -171,7 +171,9 @@ struct policy_queue_spec {
     int32_t priority;
     struct policy_resources quota;  /* -1 = unlimited */
     struct policy_resources limit;  /* -1 = unlimited */
-    struct policy_resources over_quota_weight; /* capped at POLICY_MAX_WEIGHT */
+    /* Only ratios matter; the decoders give thousandths (1000 = weight 1), so fractional
+     * weights keep their ratio. Capped at POLICY_MAX_WEIGHT. */
+    struct policy_resources over_quota_weight;
     int64_t reclaim_min_runtime_ms; /* a gang running less long is not reclaimed from it */
     int64_t preempt_min_runtime_ms; /* ... nor preempted inside it */
 };
@@ -440,6 +442,7 @@ struct policy_pod_view {
     const char *reason;       /* why it waits; NULL otherwise */
     uint64_t arrival;
     int32_t priority;
+    const char *subgroup; /* NULL = none */
 };
 
 enum policy_gang_state {

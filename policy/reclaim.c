@@ -31,8 +31,7 @@
 /* One victim: a whole gang's bound pods, or one member beyond its minimum. */
 struct victim {
     struct pgang *g;
-    struct ppod **pods;
-    size_t npods;
+    size_t first, npods; /* its pods: s->pool[first .. first + npods) */
     const struct pqueue *leveled; /* its queue where its path parts from the reclaimer's */
     double saturation;
     int32_t priority;
@@ -40,7 +39,6 @@ struct victim {
     bool whole;            /* the whole gang (else one member beyond its minimum) */
     char over[160];        /* how its queue stood before anything was taken */
     bool taken;
-    struct pplace *places; /* while taken: where its pods were */
 };
 
 struct search {
@@ -51,18 +49,23 @@ struct search {
     struct policy_resources need;
     struct victim *v;
     size_t n, cap;
-    /* What each leveled victim queue would still use, in the same order as v. */
-    struct policy_resources *remaining;
+    /* Every victim's pods, and while taken where each was (one slot per pod). */
+    struct ppod **pool;
+    struct pplace *places;
+    size_t npool, cap_pool;
+    /* Per queue id: how it stood before anything was taken, said once ("" = not yet). */
+    char (*over)[160];
 };
+
+#define VPOD(s, v, k) ((s)->pool[(v)->first + (k)])
+#define VPLACE(s, v, k) ((s)->places[(v)->first + (k)])
 
 static void victims_free(struct search *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].pods);
-        free(s->v[i].places);
-    }
+    free(s->pool);
+    free(s->places);
     free(s->v);
-    free(s->remaining);
+    free(s->over);
 }
 
 static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
@@ -91,7 +94,7 @@ static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, si
     struct victim *v;
 
     if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
+        size_t cap = s->cap ? s->cap * 2 : 256;
         struct victim *nv = realloc(s->v, cap * sizeof(*nv));
 
         if (!nv)
@@ -99,30 +102,53 @@ static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, si
         s->v = nv;
         s->cap = cap;
     }
+    while (s->npool + n > s->cap_pool) {
+        size_t cap = s->cap_pool ? s->cap_pool * 2 : 1024;
+        struct ppod **np = realloc(s->pool, cap * sizeof(*np));
+        struct pplace *nl = np ? realloc(s->places, cap * sizeof(*nl)) : NULL;
+
+        if (np)
+            s->pool = np;
+        if (!np || !nl)
+            return POLICY_ENOMEM;
+        s->places = nl;
+        s->cap_pool = cap;
+    }
+    memcpy(s->pool + s->npool, pods, n * sizeof(*pods));
     v = &s->v[s->n];
     *v = (struct victim){.g = vg,
-                         .pods = malloc(n * sizeof(*pods)),
+                         .first = s->npool,
                          .npods = n,
                          .priority = pgang_priority(s->c, vg),
                          .since = vg->running_since,
-                         .whole = whole,
-                         .places = malloc(n * sizeof(struct pplace))};
-    if (!v->pods || !v->places) {
-        free(v->pods);
-        free(v->places);
-        return POLICY_ENOMEM;
-    }
-    memcpy(v->pods, pods, n * sizeof(*pods));
+                         .whole = whole};
+    s->npool += n;
     v->leveled = s->kind == POLICY_EVICT_RECLAIM
                      ? leveled_victim_queue(s->c, pgang_queue(s->c, s->g), pgang_queue(s->c, vg))
                      : pqueue_find(s->c, pgang_queue(s->c, vg));
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         used.v[r] = v->leveled ? pqueue_used(v->leveled, r) : 0;
     v->saturation = v->leveled ? pqueue_saturation(v->leveled, &used) : 0;
-    if (v->leveled)
-        over_text(v->leveled, v->over, sizeof(v->over));
+    if (v->leveled) {
+        int32_t qid = pidx_get(&s->c->queue_ix, v->leveled->name);
+
+        if (s->over && qid >= 0) {
+            if (!s->over[qid][0])
+                over_text(v->leveled, s->over[qid], sizeof(s->over[qid]));
+            snprintf(v->over, sizeof(v->over), "%s", s->over[qid]);
+        } else {
+            over_text(v->leveled, v->over, sizeof(v->over));
+        }
+    }
     s->n++;
     return POLICY_OK;
+}
+
+static bool strategy_allows_queue(const struct search *s, const struct pqueue *q);
+
+static bool queue_may_lose(const struct search *s, const struct pqueue *q)
+{
+    return strategy_allows_queue(s, q);
 }
 
 /* May the gang be a victim of this search at all? */
@@ -135,8 +161,11 @@ static bool eligible(const struct search *s, const struct pgang *vg, int64_t now
     if (vg == s->g || !vg->admitted || vg->awaiting > 0 || !vq || !pgang_preemptible(c, vg))
         return false;
     if (s->kind == POLICY_EVICT_RECLAIM) {
+        const struct pqueue *lv = leveled_victim_queue(c, pgang_queue(c, s->g), vq->name);
+
         min_runtime = vq->reclaim_min_runtime;
-        if (!leveled_victim_queue(c, pgang_queue(c, s->g), vq->name))
+        /* A queue that holds no more than it may now never will as victims go. */
+        if (!lv || !queue_may_lose(s, lv))
             return false;
     } else {
         min_runtime = vq->preempt_min_runtime;
@@ -264,29 +293,32 @@ static void remaining_of(const struct pqueue *q, struct policy_resources *out)
         out->v[r] = pqueue_used(q, r);
 }
 
-/* KAI's strategies: may room still be taken from this victim's queue? */
-static bool strategy_allows(const struct search *s, const struct victim *v)
+/* KAI's strategies: may room still be taken from this (leveled victim) queue? */
+static bool strategy_allows_queue(const struct search *s, const struct pqueue *q)
 {
     struct policy_resources rem, allocatable;
 
-    if (s->kind == POLICY_EVICT_PREEMPT)
-        return true;
-    if (!v->leveled)
-        return false;
-    remaining_of(v->leveled, &rem);
+    remaining_of(q, &rem);
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        allocatable.v[r] = pqueue_allocatable(v->leveled, r);
+        allocatable.v[r] = pqueue_allocatable(q, r);
     if (!fits_under(&rem, &allocatable))
         return true; /* MaintainFairShare: it holds more than it may */
-    return reclaimer_within_quota(s) && !fits_under(&rem, &v->leveled->quota);
+    return reclaimer_within_quota(s) && !fits_under(&rem, &q->quota);
+}
+
+static bool strategy_allows(const struct search *s, const struct victim *v)
+{
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return true;
+    return v->leveled && strategy_allows_queue(s, v->leveled);
 }
 
 /* Take a victim's room away (its pods uncharged) or give it back. */
 static void take(struct search *s, struct victim *v)
 {
     for (size_t k = 0; k < v->npods; k++) {
-        v->places[k] = v->pods[k]->place;
-        puncharge(s->c, v->pods[k]);
+        VPLACE(s, v, k) = VPOD(s, v, k)->place;
+        puncharge(s->c, VPOD(s, v, k));
     }
     v->taken = true;
 }
@@ -294,7 +326,7 @@ static void take(struct search *s, struct victim *v)
 static void give_back(struct search *s, struct victim *v)
 {
     for (size_t k = v->npods; k-- > 0;)
-        pcharge(s->c, v->pods[k], &v->places[k]);
+        pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
     v->taken = false;
 }
 
@@ -431,8 +463,8 @@ static int decide(struct search *s, int64_t now)
         for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
             /* Back on its node, then out of its queues as a leaver: the plan made
              * above sits on its room until it is gone. */
-            pcharge(s->c, v->pods[k], &v->places[k]);
-            rc = pevict_queue(s->c, v->pods[k], s->g, s->kind, reason);
+            pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+            rc = pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, reason);
         }
         if (v->whole) {
             /* The gang is leaving whole: it takes no new member until it is placed whole
@@ -471,6 +503,7 @@ static int search(struct policy_cluster *c, struct pgang *g, enum policy_evictio
     }
     if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
         return -1;
+    s.over = calloc(c->queues.n ? c->queues.n : 1, sizeof(*s.over));
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *vg = c->gangs.items[i];
 
@@ -491,12 +524,14 @@ out:
     return rc;
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len)
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len)
 {
     if (g->admitted || !pgang_could_run(c, g))
         return -1;
     pfair_refresh(c);
-    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+    /* Room in its own queue (a limit) can only come from its own queue's gangs. */
+    if (!queue_full && !c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
     if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;

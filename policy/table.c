@@ -264,9 +264,29 @@ struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name)
     return pqueue_at(c, pidx_get(&c->queue_ix, name));
 }
 
+/* Names resolve once per change of the queue set; the ids are a cache, hence the casts. */
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q)
 {
-    return q->parent ? pqueue_find(c, q->parent) : NULL;
+    struct pqueue *m = (struct pqueue *)q;
+
+    if (!q->parent)
+        return NULL;
+    if (q->parent_epoch != c->queues_epoch + 1) {
+        m->parent_id = pidx_get(&c->queue_ix, q->parent);
+        m->parent_epoch = c->queues_epoch + 1;
+    }
+    return pqueue_at(c, q->parent_id);
+}
+
+struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p)
+{
+    struct ppod *m = (struct ppod *)p;
+
+    if (p->queue_epoch != c->queues_epoch + 1) {
+        m->queue_id = pidx_get(&c->queue_ix, p->queue);
+        m->queue_epoch = c->queues_epoch + 1;
+    }
+    return pqueue_at(c, p->queue_id);
 }
 
 static const char *const error_text[] = {

@@ -44,6 +44,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
         .arrival = p->arrival,
         .priority = p->priority,
+        .subgroup = p->subgroup,
     };
 }
 
@@ -268,18 +269,20 @@ static int cmp_queue_name(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int32_t pending_gangs_of(const struct policy_cluster *c, const char *queue)
+/* How many gangs wait in each queue (by queue id), in one pass over the gangs. */
+static int32_t *pending_gangs(const struct policy_cluster *c)
 {
-    int32_t n = 0;
+    int32_t *n = calloc(c->queues.n ? c->queues.n : 1, sizeof(*n));
 
-    for (size_t i = 0; i < c->gangs.n; i++) {
+    for (size_t i = 0; n && i < c->gangs.n; i++) {
         const struct pgang *g = c->gangs.items[i];
-        int32_t bound;
+        int32_t q, bound;
 
-        if (!g || g->nmembers == 0 || strcmp(pgang_queue(c, g), queue) != 0)
+        if (!g || g->nmembers == 0 || g->admitted || g->planned)
             continue;
         pgang_counts(c, g, NULL, &bound, NULL, NULL);
-        n += !g->admitted && bound < pgang_min(c, g) && !g->planned;
+        if (bound < pgang_min(c, g) && (q = pidx_get(&c->queue_ix, pgang_queue(c, g))) >= 0)
+            n[q]++;
     }
     return n;
 }
@@ -287,12 +290,14 @@ static int32_t pending_gangs_of(const struct policy_cluster *c, const char *queu
 void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void *ctx)
 {
     const struct pqueue **all = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*all));
+    int32_t *pending;
     size_t n = 0;
 
     if (!all)
         return;
     /* Fair shares are a cache of the engine's state: brought up to date here. */
     pfair_refresh((struct policy_cluster *)c);
+    pending = pending_gangs(c);
     for (size_t i = 0; i < c->queues.n; i++)
         if (c->queues.items[i])
             all[n++] = c->queues.items[i];
@@ -313,12 +318,13 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
             .fair_share = q->fair_share,
             .reclaim_min_runtime_ms = q->reclaim_min_runtime,
             .preempt_min_runtime_ms = q->preempt_min_runtime,
-            .pending_gangs = pending_gangs_of(c, q->name),
+            .pending_gangs = pending ? pending[pidx_get(&c->queue_ix, q->name)] : 0,
         };
 
         fn(&v, ctx);
     }
     free(all);
+    free(pending);
 }
 
 static int cmp_node_name(const void *a, const void *b)

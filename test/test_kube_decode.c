@@ -775,13 +775,13 @@ START_TEST(test_queue_full)
     ck_assert_int_eq(q.priority, 50);
     ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 8000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_CPU], -1);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2000); /* weights in thousandths */
     ck_assert_int_eq(q.quota.v[POLICY_RES_MEMORY], 32LL << 30);
     ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], 64LL << 30);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_MEMORY], 1);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_MEMORY], 1000);
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], 3000);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 2); /* 1.5 rounds up */
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 1500); /* 1.5 kept exactly */
     ext_arena_free(a);
     cJSON_Delete(j);
 }
@@ -799,7 +799,7 @@ START_TEST(test_queue_defaults)
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 500);
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         ck_assert_int_eq(q.limit.v[r], -1);
-        ck_assert_int_eq(q.over_quota_weight.v[r], 1);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 1000); /* weight 1, in thousandths */
     }
     ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 0);
     cJSON_Delete(j);
@@ -828,14 +828,14 @@ START_TEST(test_queue_kai_units)
     /* cpu in millicores: 8000 is 8 cores */
     ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 8000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_CPU], 16000);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2000); /* weights in thousandths */
     /* memory in MB: 16000 is 16e9 bytes */
     ck_assert_int_eq(q.quota.v[POLICY_RES_MEMORY], 16000000000LL);
     ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], -1);
     /* GPUs in devices, fractions allowed */
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2500);
     ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], -1);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 1); /* 0.5 rounds up */
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 500); /* 0.5 kept exactly */
     ck_assert_int_eq(q.reclaim_min_runtime_ms, 600000);
     ck_assert_int_eq(q.preempt_min_runtime_ms, 90000);
     ext_arena_free(a);
@@ -870,7 +870,7 @@ START_TEST(test_queue_defaults_per_api)
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 4000); /* "4" devices as a quantity */
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         ck_assert_int_eq(q.limit.v[r], -1);
-        ck_assert_int_eq(q.over_quota_weight.v[r], 1);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 1000); /* weight 1, in thousandths */
     }
     ext_arena_free(a);
     cJSON_Delete(j);
@@ -896,7 +896,10 @@ static const struct queue_field_case queue_field_cases[] = {
      POLICY_MAX_WEIGHT, 0},
     {"muster.dev/v1alpha1", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": 5000000}}}", NULL, 0,
      -1, POLICY_MAX_WEIGHT, 0},
-    {"muster.dev/v1alpha1", "{\"reclaimMinRuntime\": \"1h30m\"}", NULL, 0, -1, 1, 5400000},
+    {"muster.dev/v1alpha1", "{\"reclaimMinRuntime\": \"1h30m\"}", NULL, 0, -1, 1000, 5400000},
+    /* KAI's fractional weights keep their ratio: 0.5 is half of 1. */
+    {"scheduling.run.ai/v2", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": 0.5}}}", NULL, 0, 0,
+     500, 0},
     {"scheduling.run.ai/v2", "{\"reclaimMinRuntime\": \"2s\"}", NULL, 0, 0, 0, 2000},
     {"scheduling.run.ai/v2", "{\"resources\": {\"memory\": {\"quota\": \"16Gi\"}}}",
      "Queue q: spec.resources.memory.quota: must be a number (MB)", 0, 0, 0, 0},

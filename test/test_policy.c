@@ -246,6 +246,12 @@ static void check_gang(const struct policy_gang_view *v, void *ctx)
     /* No gang partly bound: either none, or at least its minimum. */
     ck_assert_msg(v->bound == 0 || v->bound >= v->min_members,
                   "gang %s partly bound: %d of %d", v->key, v->bound, v->min_members);
+    /* No subgroup below its minimum while its gang counts as placed. */
+    for (size_t s = 0; v->state != POLICY_GANG_PENDING && s < v->nsubgroups; s++)
+        ck_assert_msg(v->subgroups[s].placed >= v->subgroups[s].min_members,
+                      "gang %s is %s with subgroup %s at %d of %d", v->key,
+                      policy_gang_state_name(v->state), v->subgroups[s].name,
+                      v->subgroups[s].placed, v->subgroups[s].min_members);
     (void)ctx;
 }
 
@@ -1455,6 +1461,8 @@ static int evict_all(void)
                                             .memory_bytes = v.memory_bytes,
                                             .gpus = v.gpus,
                                             .gang = gang,
+                                            .subgroup = v.subgroup,
+                                            .priority = v.priority,
                                             .queue = queue,
                                             .managed = true};
 
@@ -1577,6 +1585,33 @@ START_TEST(reclaim_min_runtime_protects_a_young_gang)
     NOW += 31000;
     settle();
     ck_assert_int_eq(evict_all(), 8);
+}
+END_TEST
+
+/* A young gang is protected by its queue's preemptMinRuntime too. */
+START_TEST(preempt_min_runtime_protects_a_young_gang)
+{
+    struct policy_queue_spec q = {.name = "q", .preempt_min_runtime_ms = 60000};
+
+    add_node("n1", 64, 2);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    add_gang("lab/low", 2, "q");
+    add_pod("lab", "lab/low", "q", (struct pod_ask){"low-0", 1, 1, 0, false, NULL, 50});
+    add_pod("lab", "lab/low", "q", (struct pod_ask){"low-1", 1, 1, 0, false, NULL, 50});
+    settle();
+    add_gang("lab/high", 1, "q");
+    add_pod("lab", "lab/high", "q", (struct pod_ask){"high-0", 1, 2, 0, false, NULL, 75});
+    NOW += 59000;
+    settle();
+    ck_assert_int_eq(evict_all(), 0);
+    NOW += 2000;
+    settle();
+    ck_assert_int_eq(evict_all(), 2);
 }
 END_TEST
 
@@ -1718,7 +1753,7 @@ static void copy_pending_members(const struct policy_pod_view *v, void *ctx)
                                  .cpu_milli = v->cpu_milli, .memory_bytes = v->memory_bytes,
                                  .gpus = v->gpus, .gpu_share_milli = v->gpu_share_milli,
                                  .gang = g->gang, .queue = v->queue, .managed = true,
-                                 .priority = v->priority};
+                                 .priority = v->priority, .subgroup = v->subgroup};
     ck_assert_int_eq(policy_pod_upsert(g->dst, &s, NOW), POLICY_OK);
     if (!g->first[0])
         snprintf(g->first, sizeof(g->first), "%s", v->name);
@@ -1730,6 +1765,13 @@ static bool fits_alone(const struct policy_gang_view *gv)
     struct policy_cluster *orig = C;
     struct gang_copy g = {.gang = gv->key};
     struct policy_gang_spec spec = {.key = gv->key, .min_members = gv->min_members};
+    struct policy_subgroup_spec subs[8];
+
+    for (size_t i = 0; i < gv->nsubgroups && i < 8; i++)
+        subs[i] = (struct policy_subgroup_spec){gv->subgroups[i].name,
+                                                gv->subgroups[i].min_members};
+    spec.subgroups = gv->nsubgroups ? subs : NULL;
+    spec.nsubgroups = gv->nsubgroups < 8 ? gv->nsubgroups : 8;
     const char *names[8];
     struct policy_filter_result fr;
     size_t n;
@@ -1812,16 +1854,26 @@ START_TEST(random_queues_keep_every_promise)
             const char *q = queues[rng() % 3];
             int32_t priority = (int32_t)(rng() % 3) * 50;
             struct policy_gang_spec spec = {.key = gang, .min_members = members, .queue = q};
+            struct policy_subgroup_spec subs[2] = {{"head", 1}, {"workers", 0}};
+            bool composed = members > 1 && rng() % 3 == 0;
 
             snprintf(gang, sizeof(gang), "ns/g%d", g);
             if (rng() % 3 == 0)
                 spec.min_members = 1 + (int32_t)(rng() % members); /* elastic */
+            if (composed) {
+                /* A head and a worker group, whose minimum may be below its size. */
+                subs[1].min_members = (int32_t)(rng() % members);
+                spec.subgroups = subs;
+                spec.nsubgroups = 2;
+                spec.min_members = 1 + subs[1].min_members;
+            }
             ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
             for (int m = 0; m < members; m++) {
                 snprintf(name, sizeof(name), "g%d-%d", g, m);
                 add_pod("ns", gang, q,
                         (struct pod_ask){name, 1 + rng() % 8, rng() % 3, 0, m == 0,
-                                         NULL, priority});
+                                         composed ? (m == 0 ? "head" : "workers") : NULL,
+                                         priority});
             }
             live[g] = members;
         }
@@ -1897,6 +1949,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
+         tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));
     CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
          tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);

@@ -17,6 +17,9 @@ static const struct {
     [CACHE_PODS] = {"pods", "/api/v1/pods", false},
     [CACHE_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true},
     [CACHE_QUEUES] = {"queues", "/apis/muster.dev/v1alpha1/queues", true},
+    /* KAI-Scheduler's Queues, for clusters moving from KAI (KubeRay's kai-scheduler name):
+     * the same engine queues, read only; a muster.dev Queue of the same name is the same queue. */
+    [CACHE_QUEUES_KAI] = {"queues.scheduling.run.ai", "/apis/scheduling.run.ai/v2/queues", true},
     [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io",
                            "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
     [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
@@ -153,7 +156,8 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
         return false;
     if (is_podgroup(src))
         return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_PRIORITYCLASSES || !ns)
+    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_QUEUES_KAI ||
+        src == CACHE_PRIORITYCLASSES || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -208,8 +212,15 @@ static void forget_engine(struct cache *c, enum cache_source src, const char *ke
         policy_node_forget(c->engine, key);
         break;
     case CACHE_QUEUES:
-        policy_queue_forget(c->engine, key);
+    case CACHE_QUEUES_KAI: {
+        /* The same name under the other API group is the same queue: it stays while one does. */
+        bool other;
+
+        keys_find(&c->known[src == CACHE_QUEUES ? CACHE_QUEUES_KAI : CACHE_QUEUES], key, &other);
+        if (!other)
+            policy_queue_forget(c->engine, key);
         break;
+    }
     case CACHE_PODS:
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
             memcpy(ns, key, (size_t)(slash - key));
@@ -335,6 +346,7 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
         d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, err, len, NULL);
         break;
     case CACHE_QUEUES:
+    case CACHE_QUEUES_KAI:
         d->rc = kube_queue_decode(obj, a, &d->spec.queue, err, len, NULL);
         break;
     case CACHE_RAYCLUSTERS:
@@ -381,6 +393,7 @@ static bool apply(struct cache *c, struct decoded *d)
             rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
             break;
         case CACHE_QUEUES:
+        case CACHE_QUEUES_KAI:
             if (!policy_queue_changes(c->engine, &d->spec.queue))
                 break;
             rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);

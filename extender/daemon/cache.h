@@ -24,7 +24,8 @@ enum cache_source {
     CACHE_NODES,
     CACHE_PODS,
     CACHE_RAYCLUSTERS,
-    CACHE_QUEUES,
+    CACHE_QUEUES,             /* muster.dev/v1alpha1 (status written back) */
+    CACHE_QUEUES_KAI,         /* scheduling.run.ai/v2, KAI-Scheduler's (read only) */
     CACHE_PODGROUPS_X,        /* scheduling.x-k8s.io/v1alpha1 */
     CACHE_PODGROUPS_VOLCANO,  /* scheduling.volcano.sh/v1beta1 */
     CACHE_PODGROUPS_KAI,      /* scheduling.run.ai/v2alpha2 */

@@ -104,6 +104,13 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
                      r.reason);
         ext_events_post(d->events, spec.namespace_, spec.name, spec.uid, "GangWaiting", "Warning",
                         r.reason);
+        /* A gang ahead of this one could use the room: kube-scheduler may not retry it on
+         * its own (its pods were turned away before), so hand it back. */
+        if (r.ahead) {
+            pthread_mutex_lock(&d->cache.lock);
+            cache_nudge_gang(&d->cache, r.ahead);
+            pthread_mutex_unlock(&d->cache.lock);
+        }
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
         /* Its gang's other members were turned away before the plan. */

@@ -567,32 +567,36 @@ static int kube__parse_bool(const char *s)
     return -1;
 }
 
-/* KAI's label kai.scheduler/preemptibility, else Volcano's annotation volcano.sh/preemptable. */
+/*
+ * KAI's label kai.scheduler/preemptibility and Volcano's annotation
+ * volcano.sh/preemptable: a pod either one marks as not preemptible is never
+ * a victim; else one marked preemptible is; else its priority decides.
+ */
 static int kube__pod_preemptible(struct kube__ctx *c, const cJSON *meta, struct policy_pod_spec *s)
 {
     const char *kai = kube__map_value(kube__get(meta, "labels"), EXT_LABEL_KAI_PREEMPTIBILITY);
     const char *vol =
         kube__map_value(kube__get(meta, "annotations"), EXT_ANNOTATION_VOLCANO_PREEMPTABLE);
+    enum policy_preemptible by_kai = POLICY_PREEMPTIBLE_BY_PRIORITY, by_volcano = by_kai;
     int b;
 
-    if (kai != NULL) {
-        if (!kube__preemptibility(kai, &s->preemptible))
-            return kube__invalid(c, s,
-                                 "label " EXT_LABEL_KAI_PREEMPTIBILITY
-                                 " \"%.32s\" is not preemptible or non-preemptible",
-                                 kai);
-        if (s->preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
-            return EXT_OK;
-    }
-    if (vol == NULL)
-        return EXT_OK;
-    b = kube__parse_bool(vol);
-    if (b < 0)
+    if (kai != NULL && !kube__preemptibility(kai, &by_kai))
         return kube__invalid(c, s,
-                             "annotation " EXT_ANNOTATION_VOLCANO_PREEMPTABLE
-                             " \"%.32s\" is not true or false",
-                             vol);
-    s->preemptible = b ? POLICY_PREEMPTIBLE_YES : POLICY_PREEMPTIBLE_NO;
+                             "label " EXT_LABEL_KAI_PREEMPTIBILITY
+                             " \"%.32s\" is not preemptible or non-preemptible",
+                             kai);
+    if (vol != NULL) {
+        if ((b = kube__parse_bool(vol)) < 0)
+            return kube__invalid(c, s,
+                                 "annotation " EXT_ANNOTATION_VOLCANO_PREEMPTABLE
+                                 " \"%.32s\" is not true or false",
+                                 vol);
+        by_volcano = b ? POLICY_PREEMPTIBLE_YES : POLICY_PREEMPTIBLE_NO;
+    }
+    if (by_kai == POLICY_PREEMPTIBLE_NO || by_volcano == POLICY_PREEMPTIBLE_NO)
+        s->preemptible = POLICY_PREEMPTIBLE_NO;
+    else if (by_kai == POLICY_PREEMPTIBLE_YES || by_volcano == POLICY_PREEMPTIBLE_YES)
+        s->preemptible = POLICY_PREEMPTIBLE_YES;
     return EXT_OK;
 }
 

@@ -140,7 +140,8 @@ static int kube__queue_amount(struct kube__queue_ctx *q, const cJSON *res, const
     return EXT_OK;
 }
 
-/* A weight is a ratio: a fraction rounds up to a whole weight, capped at the engine's. */
+/* A weight is a ratio, kept in thousandths so KAI's 0.5 against 1 stays 1:2; capped at the
+ * engine's. */
 static int kube__queue_weight(struct kube__queue_ctx *q, const cJSON *res, enum policy_resource r,
                               int64_t *out)
 {
@@ -153,7 +154,7 @@ static int kube__queue_weight(struct kube__queue_ctx *q, const cJSON *res, enum 
         return EXT_OK;
     snprintf(what, sizeof(what), "spec.resources.%s.overQuotaWeight",
              kube__queue_resource_names[r]);
-    rc = kube__queue_number(q, w, 1, what, "a ratio", &v);
+    rc = kube__queue_number(q, w, 1000, what, "a ratio", &v);
     if (rc != EXT_OK)
         return rc;
     if (v < 0)
@@ -232,7 +233,7 @@ static int kube__queue_spec(struct kube__queue_ctx *q, const cJSON *spec,
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         s->quota.v[r] = 0;
         s->limit.v[r] = q->u->limit_default;
-        s->over_quota_weight.v[r] = q->u->weight_default;
+        s->over_quota_weight.v[r] = q->u->weight_default * 1000;
         rc = kube__queue_resource(q, kube__get(res, kube__queue_resource_names[r]), r, s);
         if (rc != EXT_OK)
             return rc;

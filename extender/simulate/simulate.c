@@ -834,6 +834,14 @@ static int sim_evict(struct sim_run *r)
         policy_pod_forget(r->cluster, v[i].namespace_, v[i].name);
         if (p == NULL)
             continue;
+        /* KubeRay (or the Job's controller) makes the pod again: it is back, pending, and
+         * its gang waits whole; simulate shows it evicted and does not place it again. */
+        p->spec.node = NULL;
+        p->spec.gpu_groups = NULL;
+        if (policy_pod_upsert(r->cluster, &p->spec, r->now) != POLICY_OK) {
+            fprintf(stderr, "muster simulate: out of memory\n");
+            rc = SIM_EXIT_FAIL;
+        }
         p->evicted = true;
         p->bound = false;
         p->waiting = false;
