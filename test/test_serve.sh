@@ -6,7 +6,7 @@
 #   test_serve.sh MUSTER_BIN TEST_DIR
 set -uo pipefail
 exec python3 - "$@" <<'PY'
-import json, os, re, socket, subprocess, sys, threading, time, urllib.request, urllib.error
+import atexit, json, os, re, socket, subprocess, sys, threading, time, urllib.request, urllib.error
 
 muster, tdir = sys.argv[1], sys.argv[2]
 fx = f"{tdir}/fixtures"
@@ -28,6 +28,8 @@ base = f"http://127.0.0.1:{port}"
 proc = subprocess.Popen([muster, "serve", "--offline", "--config", f"{fx}/serve/muster.yaml",
                          "--listen", f"127.0.0.1:{port}", "-f", f"{fx}/serve/cluster.yaml"],
                         stderr=subprocess.PIPE, text=True)
+# A check that raises must not leave the daemon behind: ctest waits for its output pipe.
+atexit.register(lambda: proc.poll() is None and proc.kill())
 log_lines = []
 threading.Thread(target=lambda: log_lines.extend(proc.stderr), daemon=True).start()
 
@@ -50,7 +52,9 @@ for _ in range(100):
 def pod(name, cluster=None, head=False, gpus=1, share=None):
     labels = {}
     if cluster:
-        labels = {"ray.io/cluster": cluster, "ray.io/node-type": "head" if head else "worker"}
+        # As KubeRay labels them: the node type, and the group ("headgroup" for the head).
+        labels = {"ray.io/cluster": cluster, "ray.io/node-type": "head" if head else "worker",
+                  "ray.io/group": "headgroup" if head else "w"}
     ann = {"gpu-fraction": share} if share else {}
     res = {"cpu": "1"}
     if gpus: res["nvidia.com/gpu"] = str(gpus)
@@ -87,7 +91,7 @@ check("prioritize", st == 200 and sorted(scores.values()) == [0, 10], body)
 # 4. the gang barrier: lab/pair needs 2 (head + 1 worker). The head alone waits whole.
 st, r = filt(pod("pair-head", "pair", head=True))
 check("gang waits for members", r["NodeNames"] in (None, []) and
-      "gang lab/pair: 1 of 2 members exist" in json.dumps(r), r)
+      "gang lab/pair: worker group w has 0 of 1 pods" in json.dumps(r), r)
 st, r = filt(pod("pair-w-0", "pair"))
 node_w = (r["NodeNames"] or [None])[0]
 st, r = filt(pod("pair-head", "pair", head=True))
