@@ -43,6 +43,15 @@ check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gp
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpusLowerBound": 2}'
 check demo 'list(j) == ["pods", "queues", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
 
+# The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
+# the API server (items without kind), JSON values one per line (jq -c).
+for form in list stream nodelist; do
+    if [ $form = nodelist ]; then run $form -f nodelist.json -f demo.yaml; else run $form -f $form.json; fi
+    [ "$rc" = 0 ] || fail "$form: exit $rc: $(cat "$TMP/$form.err")"
+    check $form '[p["name"] for p in j["pods"]] == ["demo-head", "demo-workers-worker-0", "demo-workers-worker-1"]'
+    check $form 'all(p["node"] == "gpu-lab-worker" for p in j["pods"]) and s["gpusUsed"] == 2'
+done
+
 # 1-GPU head + four 0.5 workers = 3 GPUs; a queue limit of 2 keeps all five pending.
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
 [ "$rc" = 0 ] || fail "limit2: exit $rc"

@@ -547,6 +547,50 @@ static const struct sim_kind sim_kinds[] = {
 };
 
 static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        cJSON *holder);
+
+/* A List, or a typed list as the API server returns one (NodeList, PodList, ...). */
+static bool sim_is_list(const cJSON *doc, const char *kind)
+{
+    size_t n = strlen(kind);
+
+    return strcmp(kind, "List") == 0 ||
+           (n > 4 && strcmp(kind + n - 4, "List") == 0 &&
+            cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "items")));
+}
+
+/*
+ * Its items in order. The API server leaves kind and apiVersion off the items
+ * of a typed list; as kubectl does, they are the list's kind without "List"
+ * and the list's apiVersion.
+ */
+static int sim_read_list(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         const char *kind, const char *api, cJSON *holder)
+{
+    int n = (int)strlen(kind) - 4;
+    cJSON *item;
+    int rc;
+
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        if (n > 0 && cJSON_IsObject(item) &&
+            cJSON_GetObjectItemCaseSensitive(item, "kind") == NULL) {
+            char k[128];
+
+            snprintf(k, sizeof(k), "%.*s", n, kind);
+            if (!cJSON_AddStringToObject(item, "kind", k) ||
+                (cJSON_GetObjectItemCaseSensitive(item, "apiVersion") == NULL &&
+                 !cJSON_AddStringToObject(item, "apiVersion", api)))
+                return SIM_EXIT_FAIL;
+        }
+        rc = sim_read_doc(r, d, item, holder);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+    }
+    return SIM_EXIT_OK;
+}
+
+static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                         cJSON *holder)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
@@ -559,18 +603,8 @@ static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON
         return sim_fail(d, kind, doc, "kind missing");
     if (!cJSON_IsString(api))
         return sim_fail(d, api, doc, "%.64s: apiVersion missing", kind->valuestring);
-    if (strcmp(kind->valuestring, "List") == 0) {
-        const cJSON *item;
-        int rc;
-
-        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
-        {
-            rc = sim_read_doc(r, d, item, holder);
-            if (rc != SIM_EXIT_OK)
-                return rc;
-        }
-        return SIM_EXIT_OK;
-    }
+    if (sim_is_list(doc, kind->valuestring))
+        return sim_read_list(r, d, doc, kind->valuestring, api->valuestring, holder);
     for (i = 0; i < sizeof(sim_kinds) / sizeof(sim_kinds[0]); i++) {
         const struct sim_kind *k = &sim_kinds[i];
 
