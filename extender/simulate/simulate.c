@@ -34,13 +34,13 @@ static void sim_usage(FILE *out)
 {
     fprintf(out,
             "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread]\n"
-            "                       [-o json|table] [--plan-ttl DURATION]\n\n"
+            "                       [-o json|table|html] [--plan-ttl DURATION]\n\n"
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
             "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1), RayCluster\n"
             "(ray.io/v1), PodGroup and Pod; '-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
             "      --strategy S      binpack (default) or spread\n"
-            "  -o, --output FORMAT   json (default) or table\n"
+            "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
             "  -h, --help            this text\n\n"
             "Exit status: 0 when the simulation ran (pending pods included), 2 for bad input.\n");
@@ -73,6 +73,8 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
                 a->output = SIM_OUTPUT_JSON;
             else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0)
                 a->output = SIM_OUTPUT_TABLE;
+            else if (strcmp(optarg, "html") == 0)
+                a->output = SIM_OUTPUT_HTML;
             else
                 goto bad_value;
             break;
@@ -112,7 +114,7 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
-            ch == 'o'   ? "--output (json or table)"
+            ch == 'o'   ? "--output (json, table or html)"
             : ch == 's' ? "--strategy (binpack or spread)"
                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
@@ -857,8 +859,12 @@ int simulate_main(int argc, char **argv)
         goto out;
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
-    else
+    else if (a.output == SIM_OUTPUT_TABLE)
         sim_report_table(r, stdout);
+    else if (sim_report_html(r, stdout) != 0) {
+        rc = SIM_EXIT_FAIL;
+        goto out_oom;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "muster simulate: writing the result: %s\n", strerror(errno));
         rc = SIM_EXIT_FAIL;
