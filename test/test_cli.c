@@ -176,7 +176,7 @@ START_TEST(test_why_waiting)
 }
 END_TEST
 
-/* --events 1: the newest one only. */
+/* --events 1: the newest one only; the reason is still muster's own, from all of them. */
 START_TEST(test_why_events_cap)
 {
     struct cli_opts o = text_opts;
@@ -189,13 +189,46 @@ START_TEST(test_why_events_cap)
     kube = canned_api_client(&api, NULL);
     why(kube, &o, "demo", &r);
     ck_assert_int_eq(r.rc, CLI_EXIT_OK);
-    ck_assert_ptr_nonnull(strstr(r.out, "EVENTS (the newest 1)\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "EVENTS (the newest 1 of 4)\n"));
     ck_assert_ptr_nonnull(
-        strstr(r.out, "5s    Pod/demo-gpu-worker-4tq9z   Warning   FailedScheduling"));
+        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   Warning   FailedScheduling"));
     ck_assert_ptr_null(strstr(r.out, "GangWaiting   queue"));
-    /* muster's own Event is no longer among those shown: kube-scheduler's says why */
-    ck_assert_ptr_nonnull(strstr(r.out, "(kube-scheduler's Event FailedScheduling on Pod "
-                                        "demo-gpu-worker-4tq9z, 5s ago)"));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)"));
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* Where the reason comes from when muster posted none: kube-scheduler's Event, then the count. */
+static const struct {
+    const char *pods, *events;
+    const char *why, *from;
+} reason_cases[] = {
+    {"pods.http", "events_scheduler.http",
+     "Why:          0/2 nodes are available: 2 queue team-a: gpu limit 4, in use 3, gang needs "
+     "2.5. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming "
+     "pod.\n",
+     "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
+    {"pods_partial.http", "events_none.http", "Why:          gang lab/demo: 3 of 4 members exist\n",
+     "              (its pods)\n"},
+};
+
+START_TEST(test_why_reason_sources)
+{
+    const char *script[] = {"raycluster_demo.http", reason_cases[_i].pods, reason_cases[_i].events,
+                            "queue_team_a.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_OK);
+    ck_assert_msg(strstr(r.out, reason_cases[_i].why) != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, reason_cases[_i].from) != NULL, "%s", r.out);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -575,6 +608,7 @@ static Suite *cli_suite(void)
     tc = tcase_create("why");
     tcase_add_loop_test(tc, test_why_waiting, 0, N(waiting_cases));
     tcase_add_test(tc, test_why_events_cap);
+    tcase_add_loop_test(tc, test_why_reason_sources, 0, N(reason_cases));
     tcase_add_test(tc, test_why_muster);
     tcase_add_test(tc, test_why_muster_down);
     tcase_add_test(tc, test_why_bound);

@@ -349,13 +349,14 @@ static int event_order(const void *x, const void *y)
     return strcmp(nx != NULL ? nx : "", ny != NULL ? ny : "");
 }
 
-/* The newest o->events Events about it, oldest first. Not being able to list them is not fatal. */
+/* Every Event about it, oldest first (o->events of them are shown). Not being able to list them is
+ * not fatal. */
 static int find_events(struct why *w)
 {
     char path[512], err[256];
     cJSON *e, **v;
     bool truncated;
-    size_t n = 0, from;
+    size_t n = 0;
     int rc;
 
     w->events = cJSON_CreateArray();
@@ -376,8 +377,7 @@ static int find_events(struct why *w)
             v[n++] = e;
     }
     qsort(v, n, sizeof(*v), event_order);
-    from = n > w->o->events ? n - w->o->events : 0;
-    for (size_t i = from; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         cJSON_AddItemReferenceToArray(w->events, v[i]);
     free(v);
     return EXT_OK;

@@ -167,6 +167,7 @@ static cJSON *report_json(struct why *w)
     cJSON *o = cJSON_CreateObject(), *pods, *events, *muster;
     const cJSON *p;
     char declared[600];
+    int skip;
 
     cJSON_AddStringToObject(o, "kind", w->kind);
     cJSON_AddStringToObject(o, "namespace", w->ns);
@@ -185,11 +186,15 @@ static cJSON *report_json(struct why *w)
     {
         cJSON_AddItemToArray(pods, pod_json(w, p));
     }
+    /* The newest o->events of them; the reason was looked for in all. */
     events = cJSON_AddArrayToObject(o, "events");
+    skip = cJSON_GetArraySize(w->events) - (int)w->o->events;
     cJSON_ArrayForEach(p, w->events)
     {
-        cJSON_AddItemToArray(events, event_json(p));
+        if (skip-- <= 0)
+            cJSON_AddItemToArray(events, event_json(p));
     }
+    cJSON_AddNumberToObject(o, "eventsAbout", cJSON_GetArraySize(w->events));
     cJSON_AddItemToObject(o, "eventsError", str_or_null(w->events_err[0] ? w->events_err : NULL));
     muster = cJSON_AddObjectToObject(o, "muster");
     cJSON_AddBoolToObject(muster, "asked", w->o->muster != NULL);
@@ -319,6 +324,7 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
     static const char *const head[] = {"AGE", "OBJECT", "TYPE", "REASON", "MESSAGE"};
     const cJSON *e;
     struct cli_table t;
+    int shown;
     bool ok;
 
     if (cli__str(r, "eventsError") != NULL) {
@@ -343,7 +349,11 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
         cli__table_add(&t, cli__str(e, "reason"));
         cli__table_add(&t, cli__str(e, "message"));
     }
-    fprintf(out, "\nEVENTS (the newest %u)\n", w->o->events);
+    shown = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "events"));
+    if (shown < num_of(r, "eventsAbout"))
+        fprintf(out, "\nEVENTS (the newest %d of %d)\n", shown, num_of(r, "eventsAbout"));
+    else
+        fprintf(out, "\nEVENTS\n");
     cli__table_print(&t, out);
     ok = !t.oom;
     cli__table_cleanup(&t);
