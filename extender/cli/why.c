@@ -156,6 +156,7 @@ static int find_pods(struct why *w)
     rc = cli__list(w->kube, path, &all, &truncated, w->err, w->errlen);
     if (rc != EXT_OK)
         return rc;
+    w->pods_cut = truncated;
     v = calloc((size_t)cJSON_GetArraySize(all) + 1, sizeof(*v));
     w->pods = cJSON_CreateArray();
     if (v == NULL || w->pods == NULL) {
@@ -364,6 +365,7 @@ static int find_events(struct why *w)
         return ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", w->ns);
     rc = cli__list(w->kube, path, &w->events_all, &truncated, err, sizeof(err));
+    w->events_cut = truncated;
     if (rc != EXT_OK) {
         snprintf(w->events_err, sizeof(w->events_err), "%s", err);
         return cli__unreachable(rc) ? ext_errf(w->err, w->errlen, rc, "%s", err) : EXT_OK;

@@ -23,7 +23,8 @@ struct why {
     const char *key; /* the gang's key; for a pod of its own "ns/pod" */
     bool lone;       /* a pod of its own, in no gang */
 
-    cJSON *pods;                   /* its members (owned), heads first, then by name */
+    cJSON *pods;   /* its members (owned), heads first, then by name */
+    bool pods_cut; /* the namespace holds more pods than were listed (CLI_MAX_ITEMS) */
     struct policy_cluster *engine; /* the members alone, to count them as muster does */
     bool have_view;
     struct policy_gang_view view; /* counts what muster placed (planned, at bind) as placed */
@@ -32,6 +33,7 @@ struct why {
     cJSON *events;        /* the newest Events about it, oldest first: references into events_all */
     cJSON *events_all;    /* the namespace's Events (owned) */
     char events_err[256]; /* why they could not be listed; "" when they were */
+    bool events_cut;      /* ... more Events than were listed */
 
     const char *queue_name;
     bool have_queue; /* a Queue object of that name exists */

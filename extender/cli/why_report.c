@@ -196,6 +196,9 @@ static cJSON *report_json(struct why *w)
     }
     cJSON_AddNumberToObject(o, "eventsAbout", cJSON_GetArraySize(w->events));
     cJSON_AddItemToObject(o, "eventsError", str_or_null(w->events_err[0] ? w->events_err : NULL));
+    /* The namespace held more than CLI_MAX_ITEMS pods or Events: only those were looked at. */
+    cJSON_AddBoolToObject(o, "podsCut", w->pods_cut);
+    cJSON_AddBoolToObject(o, "eventsCut", w->events_cut);
     muster = cJSON_AddObjectToObject(o, "muster");
     cJSON_AddBoolToObject(muster, "asked", w->o->muster != NULL);
     cJSON_AddItemToObject(muster, "url",
@@ -362,6 +365,13 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
 
 static void print_source(const struct why *w, FILE *out)
 {
+    if (w->pods_cut || w->events_cut)
+        fprintf(out, "\nThe namespace holds more than %d %s: only the first %d were read.\n",
+                CLI_MAX_ITEMS,
+                w->pods_cut && w->events_cut ? "pods and Events"
+                : w->pods_cut                ? "pods"
+                                             : "Events",
+                CLI_MAX_ITEMS);
     if (w->o->muster == NULL)
         fprintf(out, "\nRead from the Kubernetes objects. What only muster holds (a plan, a bind "
                      "held at the gang's barrier) needs --muster-url.\n");
