@@ -179,54 +179,6 @@ static int find_pods(struct why *w)
 }
 
 /*
- * A RayCluster's composition, when the decoder gave only its count: the head
- * (minimum 1) and each worker group with its minimum, as KubeRay counts them
- * (REFERENCE 9), so the engine shows "head 1/1, gpu 0/2". Subgroup names
- * follow policy.h: "head", then the worker groups' names.
- */
-static void raycluster_subgroups(struct why *w)
-{
-    const cJSON *rc = w->declarer != NULL ? w->declarer : w->object;
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(rc, "spec"), *g;
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(spec, "workerGroupSpecs");
-    bool autoscaling =
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "enableInTreeAutoscaling"));
-    struct policy_subgroup_spec *subs;
-    size_t n = 1;
-    char err[128];
-
-    if (!w->has_spec || w->spec.nsubgroups > 0 || strcmp(w->gang_kind, "RayCluster") != 0)
-        return;
-    subs = ext_arena_calloc(w->a, (size_t)cJSON_GetArraySize(groups) + 1, sizeof(*subs));
-    if (subs == NULL)
-        return;
-    subs[0] = (struct policy_subgroup_spec){.name = "head", .min_members = 1};
-    cJSON_ArrayForEach(g, groups)
-    {
-        const char *name = cli__str(g, "groupName");
-        int32_t desired, min;
-
-        if (name == NULL || kube_worker_group_replicas(g, autoscaling, &desired, &min, err,
-                                                       sizeof(err), NULL) != EXT_OK)
-            return; /* muster could not read it either: the count stands */
-        subs[n++] = (struct policy_subgroup_spec){.name = name, .min_members = min};
-    }
-    w->spec.subgroups = subs;
-    w->spec.nsubgroups = n;
-}
-
-/* A pod's part of its RayCluster, when the decoder did not say. */
-static void raycluster_subgroup(const struct why *w, const cJSON *pod, struct policy_pod_spec *s)
-{
-    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels");
-
-    if (s->subgroup != NULL || w->spec.nsubgroups == 0)
-        return;
-    s->subgroup = is_head(pod) ? "head" : cli__str(labels, EXT_LABEL_RAY_GROUP);
-}
-
-/*
  * Where muster placed a pod it has not bound (planned, held at the barrier,
  * its Binding in flight), from /debug/state. The lens counts such a pod as if
  * bound there, so the composition counts it placed, as muster's does.
@@ -271,7 +223,6 @@ static int count_members(struct why *w)
     w->engine = policy_cluster_new(&po);
     if (w->engine == NULL)
         return ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
-    raycluster_subgroups(w);
     if (w->has_spec && policy_gang_upsert(w->engine, &w->spec) == POLICY_ENOMEM)
         return ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
     cJSON_ArrayForEach(pod, w->pods)
@@ -281,7 +232,6 @@ static int count_members(struct why *w)
         if (kube_pod_decode(pod, &kube_decode_defaults, w->a, &s, err, sizeof(err), NULL) != EXT_OK)
             continue;     /* muster cannot read it either: it shows as pending */
         s.managed = true; /* the lens counts every member, whoever schedules it */
-        raycluster_subgroup(w, pod, &s);
         w->bound += s.node != NULL;
         if (s.node == NULL)
             s.node = placed_by_muster(w, pod);
