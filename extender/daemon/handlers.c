@@ -117,6 +117,9 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
             pthread_mutex_unlock(&d->cache.lock);
         }
     }
+    /* Victims were chosen for this gang: the evictor carries them out off this path. */
+    if (r.evictions)
+        evictor_kick(d->evictor);
     policy_filter_result_cleanup(&r);
     ext_arena_free(arena);
     return EXT_OK;

@@ -171,6 +171,8 @@ static bool check_leading(struct housekeeping *qs)
     bool leading = lease_leading(qs->d->kube, le, holder, sizeof(holder));
 
     ext_series_set(ext_metric_with(qs->d->leader, NULL), leading);
+    /* The evictor evicts only on the leader; this is also its tick. */
+    evictor_lead(qs->d->evictor, leading);
     if ((int)leading == qs->leading)
         return leading;
     qs->leading = leading;
