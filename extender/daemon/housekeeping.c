@@ -56,6 +56,7 @@ static void build_one(const struct policy_queue_view *v, void *ctx)
     status = cJSON_CreateObject();
     cJSON_AddItemToObject(status, "allocated", resources_json(&v->allocated));
     cJSON_AddItemToObject(status, "reserved", resources_json(&v->reserved));
+    cJSON_AddItemToObject(status, "fairShare", resources_json(&v->fair_share));
     cJSON_AddNumberToObject(status, "pendingGangs", v->pending_gangs);
     cJSON_AddItemToObject(qs->pending, v->name, status);
 }
