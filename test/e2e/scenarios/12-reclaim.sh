@@ -199,6 +199,14 @@ scenario() {
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
     -f "$E2E_LIB_DIR/manifests/reclaim-queues.yaml"
   f12_poll_invariants
+  # What muster evicts with, granted by manifests/rbac.yaml alone (its ServiceAccount's token).
+  local sa=system:serviceaccount:muster-system:muster
+  kubectl_ auth can-i create pods --subresource=eviction -n "$F12_NS" --as="$sa" >/dev/null ||
+    { e2e_err "muster's ServiceAccount may not create pods/eviction (manifests/rbac.yaml)"; return 1; }
+  kubectl_ auth can-i list poddisruptionbudgets.policy -n "$F12_NS" --as="$sa" >/dev/null ||
+    { e2e_err "muster's ServiceAccount may not list poddisruptionbudgets (manifests/rbac.yaml)"; return 1; }
+  kubectl_ auth can-i delete pods -n "$F12_NS" --as="$sa" >/dev/null 2>&1 &&
+    { e2e_err "muster's ServiceAccount may delete workload pods: evictions only"; return 1; }
 
   # ---- team-a borrows the whole node
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-reclaim-borrow.yaml"
