@@ -118,6 +118,13 @@ check("barrier time-out names the missing member", "waiting for lonely-w-0" in b
 state = json.loads(call("/debug/state")[1])
 g = {x["gang"]: x for x in state["gangs"]}
 check("debug state", g["lab/pair"]["state"] == "Bound" and g["lab/lonely"]["bound"] == 0, g)
+check("debug state: gang priority, composition, conflict, subgroups",
+      all(k in g["lab/pair"] for k in ("priority", "preemptible", "composition", "conflict"))
+      and isinstance(g["lab/pair"].get("subgroups"), list), g["lab/pair"])
+check("debug state: queue fair share and demand",
+      state["queues"] and all(set(q.get("fairShare", {})) == set(q.get("demand", {})) == {"cpu", "memory", "gpu"}
+                              for q in state["queues"]), state["queues"])
+check("debug state: evictions (none offline)", state.get("evictions") == [], state.get("evictions"))
 
 # 6. bad input: answered with a reason, and the daemon keeps serving.
 bad = {
@@ -141,7 +148,10 @@ check("still healthy", call("/healthz")[0] == 200)
 metrics = call("/metrics")[1]
 for m in ['muster_extender_requests_total{verb="filter",code="400"}',
           'muster_bind_outcomes_total{outcome="commit"}', 'muster_bind_outcomes_total{outcome="timeout"}',
-          'muster_gangs{state="Bound"}', "muster_extender_request_duration_seconds_bucket"]:
+          'muster_gangs{state="Bound"}', "muster_extender_request_duration_seconds_bucket",
+          'muster_evictions_total{kind="reclaim",result="evicted"} 0',
+          'muster_evictions_total{kind="preempt",result="refused"} 0',
+          'muster_queue_fair_share{queue="', 'muster_queue_demand{queue="']:
     check(f"metric {m}", m in metrics, "")
 
 # 8. one log line per decision, naming the pod.
