@@ -83,7 +83,8 @@ static cJSON *get_list(struct kube_client *kube, const char *path)
     cJSON *list = NULL;
 
     if (kube_request(kube, "GET", path, NULL, NULL, NULL, &list, err, sizeof(err)) != EXT_OK) {
-        ext_log_debug("disruption budget check skipped", "error", err);
+        ext_log_warn("disruption budgets not read; the dry runs still ask the API server", "error",
+                     err);
         cJSON_Delete(list);
         return NULL;
     }
