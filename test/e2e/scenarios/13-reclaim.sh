@@ -21,9 +21,7 @@
 # Transitions. Kubernetes applies a gang's Bindings, and its evictions, one pod at a time, so a
 # snapshot can land inside one; the poller counts a broken invariant only when a second
 # snapshot a second later still shows it (a gang partly bound for longer than that is a bug).
-#
-# This scenario needs the engine's reclaim (policy_evictions_take returning victims): without
-# it, it stops at "borrow's pods get a Reclaimed Warning".
+
 F13_NS=kuberay-lab
 F13_DIR= # set by scenario: $MUSTER_E2E_DIR/13
 
