@@ -26,16 +26,25 @@
 #define DIR_ "evict"
 #define WAIT_MS 10000
 
+/* Does this line start a transcript record ("METHOD /path")? */
+static bool record_start(const char *line)
+{
+    static const char *const methods[] = {"GET /", "POST /", "PATCH /", "PUT /", "DELETE /"};
+
+    for (size_t i = 0; i < N(methods); i++)
+        if (strncmp(line, methods[i], strlen(methods[i])) == 0)
+            return true;
+    return false;
+}
+
 /* The evictor's requests, in order, are exactly the fixture's (NULL: none at all). */
 static void expect_requests(struct canned_api *s, const char *req)
 {
     char *want = req ? fixture_read(DIR_, req, NULL) : NULL;
-    size_t n = 0;
+    size_t n = want && record_start(want);
 
     for (const char *p = want; p && (p = strchr(p, '\n')); p++)
-        if (strncmp(p + 1, "GET /", 5) == 0 || strncmp(p + 1, "POST /", 6) == 0)
-            n++;
-    n += want != NULL; /* the first record starts the file */
+        n += record_start(p + 1);
     free(want);
     if (req)
         canned_api_expect(s, req, n);
@@ -173,7 +182,8 @@ static void rig_start(struct rig *r, const struct canned_route *routes, size_t n
                                  .source = {.take = fake_take, .done = fake_done, .ctx = &r->fake},
                                  .events = r->events,
                                  .evictions = r->evictions,
-                                 .retry_ms = 1});
+                                 .retry_ms = 1,
+                                 .retry_refused_ms = 1});
     ck_assert_ptr_nonnull(r->evictor);
 }
 
@@ -283,6 +293,30 @@ START_TEST(test_dry_run_refused)
                                     "gang lab/a of queue team-a was not evicted for this gang: dry "
                                     "run refused"),
                       1);
+    rig_stop(&r);
+}
+END_TEST
+
+START_TEST(test_refused_then_handed_back)
+{
+    /* Refused: the engine abandons its plan, and kube-scheduler would not try lab/b again until
+     * something it watches changes. A while later its pending pods are handed back. */
+    const struct canned_route routes[] = {
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", {"pdb_none.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/a-worker/eviction", {"too_many.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/*", {"created.http"}},
+        {"PATCH", "/api/v1/namespaces/lab/pods/b-*", {"patched.http"}}};
+    struct rig r;
+
+    rig_start(&r, routes, N(routes));
+    evictor_lead(r.evictor, true);
+    rig_wait_passes(&r, 1);
+    ext_sleep_ms(5); /* past the first pause (1 ms here) */
+    evictor_kick(r.evictor);
+    rig_wait_passes(&r, 2);
+    rig_settle(&r);
+    expect_requests(&r.api, "refused_handed_back.req");
+    ck_assert_int_eq(r.fake.takes, 2); /* the second pass found nothing new to evict */
     rig_stop(&r);
 }
 END_TEST
@@ -456,6 +490,7 @@ static Suite *evict_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dry_run_then_real);
     tcase_add_test(tc, test_dry_run_refused);
+    tcase_add_test(tc, test_refused_then_handed_back);
     tcase_add_test(tc, test_real_retried);
     tcase_add_test(tc, test_real_fails);
     suite_add_tcase(s, tc);

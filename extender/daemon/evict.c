@@ -13,6 +13,8 @@
 #define EVICT_REAL_TRIES 3   /* a real eviction after a passed dry run */
 #define EVICT_BY_PODS_MAX 64 /* the reclaimer's pods told about it */
 #define EVICT_WHY_MAX 512
+#define EVICT_RETRY_MAX 64        /* gangs remembered after a refusal */
+#define EVICT_RETRY_CAP_MS 300000 /* the longest pause between hand-backs */
 
 struct evict_outcome {
     char *pod, *gang, *by, *why;
@@ -30,6 +32,14 @@ struct evictor {
     unsigned long passes;
     struct evict_outcome recent[EVICT_RECENT];
     size_t recent_next, nrecent;
+
+    /* The worker thread's alone: gangs whose victims were refused, to hand back later. */
+    struct evict_retry {
+        char *gang;
+        int64_t due, backoff; /* ms */
+    } retry[EVICT_RETRY_MAX];
+    size_t nretry;
+    unsigned long handbacks;
 };
 
 /* One pod of a victim gang and how it went. */
@@ -290,6 +300,7 @@ static void evict_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool
 /* The gang the victims made room for, and its pods (for their Event). */
 struct by_pods {
     const char *gang;
+    bool pending_only;
     size_t n;
     struct {
         char *ns, *name, *uid;
@@ -300,7 +311,8 @@ static void collect_by(const struct policy_pod_view *v, void *ctx)
 {
     struct by_pods *b = ctx;
 
-    if (b->n == EVICT_BY_PODS_MAX || !v->gang || strcmp(v->gang, b->gang) != 0)
+    if (b->n == EVICT_BY_PODS_MAX || !v->gang || strcmp(v->gang, b->gang) != 0 ||
+        (b->pending_only && (!v->managed || v->phase != POLICY_POD_PENDING)))
         return;
     b->pod[b->n].ns = strdup(v->namespace_);
     b->pod[b->n].name = strdup(v->name);
@@ -403,13 +415,106 @@ static void tell_by(struct evictor *e, const struct evict_pod *pods, size_t n, s
                      evict_kind_name(first->kind), "why", failed);
 }
 
+/* ---- after a refusal: the reclaimer handed back to kube-scheduler, later ------- */
+
+static struct evict_retry *retry_find(struct evictor *e, const char *gang)
+{
+    for (size_t i = 0; i < e->nretry; i++)
+        if (strcmp(e->retry[i].gang, gang) == 0)
+            return &e->retry[i];
+    return NULL;
+}
+
+static void retry_forget(struct evictor *e, struct evict_retry *r)
+{
+    free(r->gang);
+    *r = e->retry[--e->nretry];
+}
+
+static void retry_later(struct evict_retry *r, int64_t now)
+{
+    r->due = now + r->backoff;
+    r->backoff = r->backoff * 2 < EVICT_RETRY_CAP_MS ? r->backoff * 2 : EVICT_RETRY_CAP_MS;
+}
+
+/* A gang's victims were refused (or, evicted, it needs no more reminding). */
+static void retry_note(struct evictor *e, const char *gang, bool refused)
+{
+    struct evict_retry *r = retry_find(e, gang);
+
+    if (!refused) {
+        if (r)
+            retry_forget(e, r);
+        return;
+    }
+    if (!r && e->nretry < EVICT_RETRY_MAX && (e->retry[e->nretry].gang = strdup(gang))) {
+        r = &e->retry[e->nretry++];
+        r->backoff = e->cfg.retry_refused_ms;
+    }
+    if (r && r->due == 0)
+        retry_later(r, ext_now_ms());
+}
+
+/* Touch each pending pod of the gang, as housekeeping's nudges do. Returns how many. */
+static size_t hand_back(struct evictor *e, const char *gang)
+{
+    struct by_pods pending = {.gang = gang, .pending_only = true};
+    char path[600], stamp[32], err[256];
+    cJSON *patch = cJSON_CreateObject();
+    size_t n;
+
+    pthread_mutex_lock(&e->cfg.cache->lock);
+    policy_each_pod(e->cfg.cache->engine, collect_by, &pending);
+    pthread_mutex_unlock(&e->cfg.cache->lock);
+    snprintf(stamp, sizeof(stamp), "evict-%lu", ++e->handbacks);
+    cJSON_AddStringToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
+        EXT_ANNOTATION_REQUEUE, stamp);
+    for (size_t i = 0; i < pending.n; i++) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", pending.pod[i].ns,
+                 pending.pod[i].name);
+        if (kube_patch_merge(e->cfg.kube, path, patch, NULL, err, sizeof(err)) != EXT_OK)
+            ext_log_debug("pod not handed back", "error", err);
+    }
+    cJSON_Delete(patch);
+    if (pending.n) {
+        snprintf(stamp, sizeof(stamp), "%zu", pending.n);
+        ext_log_info("handed back to kube-scheduler after a refused eviction", "gang", gang, "pods",
+                     stamp);
+    }
+    n = pending.n;
+    by_pods_cleanup(&pending);
+    return n;
+}
+
+/* The gangs whose time has come; a gang with nothing pending any more is forgotten. */
+static void retry_due(struct evictor *e)
+{
+    int64_t now = ext_now_ms();
+
+    for (size_t i = e->nretry; i-- > 0;) {
+        struct evict_retry *r = &e->retry[i];
+
+        if (now < r->due)
+            continue;
+        if (hand_back(e, r->gang) == 0)
+            retry_forget(e, r);
+        else
+            retry_later(r, now);
+    }
+}
+
 static void carry_out(struct evictor *e, struct evict_pod *pods, size_t n, bool leading)
 {
     struct by_pods by = {.gang = pods[0].ev->by};
+    size_t evicted;
 
     evict_gang(e, pods, n, leading);
     report(e, pods, n, &by);
-    tell_by(e, pods, n, tell_victims(e, pods, n), &by);
+    evicted = tell_victims(e, pods, n);
+    tell_by(e, pods, n, evicted, &by);
+    if (by.gang && leading)
+        retry_note(e, by.gang, evicted == 0);
     by_pods_cleanup(&by);
 }
 
@@ -482,6 +587,8 @@ static void *evict_run(void *arg)
         /* Until housekeeping has asked the Lease, the evictions wait in the engine. */
         if (leading >= 0)
             evict_pass(e, leading == 1);
+        if (leading == 1)
+            retry_due(e);
         pthread_mutex_lock(&e->lock);
         e->passes++;
     }
@@ -501,6 +608,8 @@ struct evictor *evictor_start(const struct evictor_config *cfg)
     e->cfg = *cfg;
     if (e->cfg.retry_ms <= 0)
         e->cfg.retry_ms = 500;
+    if (e->cfg.retry_refused_ms <= 0)
+        e->cfg.retry_refused_ms = 30000;
     e->leading = -1;
     pthread_mutex_init(&e->lock, NULL);
     pthread_condattr_init(&ca);
@@ -527,6 +636,8 @@ void evictor_stop(struct evictor *e)
     pthread_join(e->thread, NULL);
     for (size_t i = 0; i < EVICT_RECENT; i++)
         outcome_free(&e->recent[i]);
+    for (size_t i = 0; i < e->nretry; i++)
+        free(e->retry[i].gang);
     pthread_mutex_destroy(&e->lock);
     pthread_cond_destroy(&e->wake);
     free(e);

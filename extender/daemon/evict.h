@@ -20,6 +20,12 @@
  * real eviction that fails after the dry run passed is retried a few times;
  * the gang is broken by then, so finishing is better than stopping.
  *
+ * After a refusal the engine abandons its plan, and nothing kube-scheduler
+ * watches changes when the obstacle goes (a budget is deleted or relaxed):
+ * the gang's pending pods are handed back to kube-scheduler (annotation
+ * muster.dev/requeue) after 30 s, then after 1, 2, 4 and every 5 minutes,
+ * until its pods are placed or an eviction for it goes through.
+ *
  * Each evicted pod gets a Warning Event `Reclaimed` (or `Preempted`) with the
  * engine's reason, the pods of the gang it made room for a Normal one naming
  * the victims; counter muster_evictions_total{kind,result} counts every pod.
@@ -61,6 +67,7 @@ struct evictor_config {
     struct ext_events *events;    /* NULL: no Events */
     struct ext_metric *evictions; /* counter {kind,result}; NULL: not counted */
     int retry_ms;                 /* pause between tries of a failed real eviction; 0 = 500 */
+    int retry_refused_ms;         /* first hand-back after a refusal (doubling); 0 = 30000 */
 };
 
 struct evictor;
