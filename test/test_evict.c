@@ -139,6 +139,14 @@ struct rig {
 
 static const char *const victims[] = {"a-head", "a-worker"};
 
+/* The hand-backs' clock, moved by the test only. */
+static int64_t fake_ms;
+
+static int64_t fake_now(void)
+{
+    return __atomic_load_n(&fake_ms, __ATOMIC_SEQ_CST);
+}
+
 /* The reclaimer's two pods, known to the engine, so they get their Event. */
 static void add_reclaimer(struct cache *c)
 {
@@ -183,7 +191,8 @@ static void rig_start(struct rig *r, const struct canned_route *routes, size_t n
                                  .events = r->events,
                                  .evictions = r->evictions,
                                  .retry_ms = 1,
-                                 .retry_refused_ms = 1});
+                                 .retry_refused_ms = 1000,
+                                 .now = fake_now});
     ck_assert_ptr_nonnull(r->evictor);
 }
 
@@ -308,15 +317,22 @@ START_TEST(test_refused_then_handed_back)
         {"PATCH", "/api/v1/namespaces/lab/pods/b-*", {"patched.http"}}};
     struct rig r;
 
+    __atomic_store_n(&fake_ms, 0, __ATOMIC_SEQ_CST);
     rig_start(&r, routes, N(routes));
     evictor_lead(r.evictor, true);
     rig_wait_passes(&r, 1);
-    ext_sleep_ms(5); /* past the first pause (1 ms here) */
-    evictor_kick(r.evictor);
+    evictor_kick(r.evictor); /* before the first pause (1 s here) is over: nothing */
     rig_wait_passes(&r, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    __atomic_store_n(&fake_ms, 1000, __ATOMIC_SEQ_CST);
+    evictor_kick(r.evictor);
+    rig_wait_passes(&r, 3);
+    __atomic_store_n(&fake_ms, 2999, __ATOMIC_SEQ_CST); /* the next pause is 2 s */
+    evictor_kick(r.evictor);
+    rig_wait_passes(&r, 4);
     rig_settle(&r);
     expect_requests(&r.api, "refused_handed_back.req");
-    ck_assert_int_eq(r.fake.takes, 2); /* the second pass found nothing new to evict */
+    ck_assert_int_eq(r.fake.takes, 4); /* the later passes found nothing new to evict */
     rig_stop(&r);
 }
 END_TEST

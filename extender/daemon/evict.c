@@ -452,7 +452,7 @@ static void retry_note(struct evictor *e, const char *gang, bool refused)
         r->backoff = e->cfg.retry_refused_ms;
     }
     if (r && r->due == 0)
-        retry_later(r, ext_now_ms());
+        retry_later(r, e->cfg.now());
 }
 
 /* Touch each pending pod of the gang, as housekeeping's nudges do. Returns how many. */
@@ -490,7 +490,7 @@ static size_t hand_back(struct evictor *e, const char *gang)
 /* The gangs whose time has come; a gang with nothing pending any more is forgotten. */
 static void retry_due(struct evictor *e)
 {
-    int64_t now = ext_now_ms();
+    int64_t now = e->cfg.now();
 
     for (size_t i = e->nretry; i-- > 0;) {
         struct evict_retry *r = &e->retry[i];
@@ -610,6 +610,8 @@ struct evictor *evictor_start(const struct evictor_config *cfg)
         e->cfg.retry_ms = 500;
     if (e->cfg.retry_refused_ms <= 0)
         e->cfg.retry_refused_ms = 30000;
+    if (!e->cfg.now)
+        e->cfg.now = ext_now_ms;
     e->leading = -1;
     pthread_mutex_init(&e->lock, NULL);
     pthread_condattr_init(&ca);

@@ -39,6 +39,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cache.h"
 #include "events.h"
@@ -68,6 +69,7 @@ struct evictor_config {
     struct ext_metric *evictions; /* counter {kind,result}; NULL: not counted */
     int retry_ms;                 /* pause between tries of a failed real eviction; 0 = 500 */
     int retry_refused_ms;         /* first hand-back after a refusal (doubling); 0 = 30000 */
+    int64_t (*now)(void);         /* the hand-backs' clock, ms; NULL = ext_now_ms (tests move it) */
 };
 
 struct evictor;
