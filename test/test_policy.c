@@ -1365,13 +1365,14 @@ static int evict_all(void)
     ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
     for (size_t i = 0; i < n; i++) {
         struct policy_pod_view v;
-        char self[256], *gang, *queue;
+        char self[256], *gang, *queue, *subgroup;
 
         ck_assert(policy_pod_view_get(C, ev[i].namespace_, ev[i].name, &v));
         ck_assert_int_eq(v.phase, POLICY_POD_EVICTING);
         snprintf(self, sizeof(self), "%s/%s", ev[i].namespace_, ev[i].name);
         gang = strcmp(v.gang, self) != 0 ? strdup(v.gang) : NULL;
         queue = strdup(v.queue);
+        subgroup = v.subgroup ? strdup(v.subgroup) : NULL; /* the view goes with the pod */
         {
             struct policy_pod_spec again = {.namespace_ = ev[i].namespace_,
                                             .name = ev[i].name,
@@ -1380,7 +1381,7 @@ static int evict_all(void)
                                             .memory_bytes = v.memory_bytes,
                                             .gpus = v.gpus,
                                             .gang = gang,
-                                            .subgroup = v.subgroup,
+                                            .subgroup = subgroup,
                                             .priority = v.priority,
                                             .queue = queue,
                                             .managed = true};
@@ -1392,6 +1393,7 @@ static int evict_all(void)
         }
         free(gang);
         free(queue);
+        free(subgroup);
     }
     policy_evictions_free(ev, n);
     return (int)n;
