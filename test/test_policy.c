@@ -1386,8 +1386,8 @@ static int evict_all(void)
                                             .queue = queue,
                                             .managed = true};
 
-            ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL),
-                             POLICY_OK);
+            ck_assert_int_eq(
+                policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL, NOW), POLICY_OK);
             ck_assert_int_eq(policy_pod_forget(C, ev[i].namespace_, ev[i].name), POLICY_OK);
             ck_assert_int_eq(policy_pod_upsert(C, &again, NOW), POLICY_OK);
         }
@@ -1592,7 +1592,8 @@ START_TEST(a_refused_eviction_abandons_the_plan)
     for (size_t i = 0; i < n; i++)
         ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, false,
                                               "Cannot evict pod as it would violate the pod's "
-                                              "disruption budget."),
+                                              "disruption budget.",
+                                              NOW),
                          POLICY_OK);
     policy_evictions_free(ev, n);
     ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
@@ -1605,6 +1606,19 @@ START_TEST(a_refused_eviction_abandons_the_plan)
                       strstr(g.reason, " was refused: Cannot evict pod as it would violate the "
                                        "pod's disruption budget."),
                   "%s", g.reason);
+    check_invariants();
+    /* The refused gang is no victim again for refusedVictimWait (30 s by default): asked a
+     * second later, the engine evicts nothing; 30 s after the refusal, it tries again. */
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 0);
+    policy_evictions_free(ev, n);
+    NOW += 29000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 8);
+    policy_evictions_free(ev, n);
     check_invariants();
 }
 END_TEST
