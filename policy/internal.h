@@ -147,6 +147,7 @@ struct pgang {
     int64_t deadline;      /* plan released after this */
     uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
     int64_t running_since; /* when it was last admitted */
+    int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;

@@ -74,6 +74,8 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         c->opts = *opts;
     if (c->opts.plan_ttl_ms <= 0)
         c->opts.plan_ttl_ms = 60000;
+    if (c->opts.refused_victim_ms <= 0)
+        c->opts.refused_victim_ms = 30000;
     c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
     c->opts.default_queue = c->default_queue;
     if (!c->default_queue || ensure_default_queue(c) != POLICY_OK) {

@@ -31,13 +31,13 @@
 /* One victim: a whole gang's bound pods, or one member beyond its minimum. */
 struct victim {
     struct pgang *g;
-    size_t first, npods; /* its pods: s->pool[first .. first + npods) */
+    size_t first, npods;          /* its pods: s->pool[first .. first + npods) */
     const struct pqueue *leveled; /* its queue where its path parts from the reclaimer's */
     double saturation;
     int32_t priority;
     int64_t since;
-    bool whole;            /* the whole gang (else one member beyond its minimum) */
-    char over[160];        /* how its queue stood before anything was taken */
+    int32_t over; /* its leveled queue's id: s->over[over] says how it stood, or -1 */
+    bool whole;   /* the whole gang (else one member beyond its minimum) */
     bool taken;
 };
 
@@ -55,7 +55,15 @@ struct search {
     size_t npool, cap_pool;
     /* Per queue id: how it stood before anything was taken, said once ("" = not yet). */
     char (*over)[160];
+    /* Per victim queue id, while victims are collected: its leveled queue's id
+     * (LEVEL_UNKNOWN until asked, LEVEL_NONE when nothing may be taken from it). */
+    int32_t *level;
+    struct ppod **scratch; /* collect_gang's members */
+    size_t cap_scratch;
 };
+
+#define LEVEL_UNKNOWN (-2)
+#define LEVEL_NONE (-1)
 
 #define VPOD(s, v, k) ((s)->pool[(v)->first + (k)])
 #define VPLACE(s, v, k) ((s)->places[(v)->first + (k)])
@@ -66,6 +74,8 @@ static void victims_free(struct search *s)
     free(s->places);
     free(s->v);
     free(s->over);
+    free(s->level);
+    free(s->scratch);
 }
 
 static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
@@ -88,7 +98,8 @@ static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
 
 static void over_text(const struct pqueue *q, char *buf, size_t len);
 
-static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, size_t n, bool whole)
+static int add_victim(struct search *s, struct pgang *vg, const struct pqueue *leveled,
+                      struct ppod **pods, size_t n, bool whole)
 {
     struct policy_resources used;
     struct victim *v;
@@ -121,25 +132,16 @@ static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, si
                          .npods = n,
                          .priority = pgang_priority(s->c, vg),
                          .since = vg->running_since,
+                         .leveled = leveled,
+                         .over = -1,
                          .whole = whole};
     s->npool += n;
-    v->leveled = s->kind == POLICY_EVICT_RECLAIM
-                     ? leveled_victim_queue(s->c, pgang_queue(s->c, s->g), pgang_queue(s->c, vg))
-                     : pqueue_find(s->c, pgang_queue(s->c, vg));
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        used.v[r] = v->leveled ? pqueue_used(v->leveled, r) : 0;
-    v->saturation = v->leveled ? pqueue_saturation(v->leveled, &used) : 0;
-    if (v->leveled) {
-        int32_t qid = pidx_get(&s->c->queue_ix, v->leveled->name);
-
-        if (s->over && qid >= 0) {
-            if (!s->over[qid][0])
-                over_text(v->leveled, s->over[qid], sizeof(s->over[qid]));
-            snprintf(v->over, sizeof(v->over), "%s", s->over[qid]);
-        } else {
-            over_text(v->leveled, v->over, sizeof(v->over));
-        }
-    }
+        used.v[r] = pqueue_used(leveled, r);
+    v->saturation = pqueue_saturation(leveled, &used);
+    v->over = pidx_get(&s->c->queue_ix, leveled->name);
+    if (v->over >= 0 && !s->over[v->over][0])
+        over_text(leveled, s->over[v->over], sizeof(s->over[v->over]));
     s->n++;
     return POLICY_OK;
 }
@@ -151,28 +153,50 @@ static bool queue_may_lose(const struct search *s, const struct pqueue *q)
     return strategy_allows_queue(s, q);
 }
 
-/* May the gang be a victim of this search at all? */
-static bool eligible(const struct search *s, const struct pgang *vg, int64_t now)
+/*
+ * Where room would be taken from the victim's queue (id vqid): for reclaim
+ * the queue where its path parts from the reclaimer's, once per queue for the
+ * whole collection (nothing is taken yet, so the answer holds); NULL when
+ * nothing may be taken from there.
+ */
+static const struct pqueue *leveled(struct search *s, const struct pqueue *vq, int32_t vqid)
 {
     const struct policy_cluster *c = s->c;
-    const struct pqueue *vq = pqueue_find(c, pgang_queue(c, vg));
+    const struct pqueue *lv;
+
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return vq == s->rq ? vq : NULL;
+    if (s->level[vqid] == LEVEL_UNKNOWN) {
+        lv = leveled_victim_queue(c, pgang_queue(c, s->g), vq->name);
+        /* A queue that holds no more than it may now never will as victims go. */
+        s->level[vqid] =
+            lv && queue_may_lose(s, lv) ? pidx_get(&c->queue_ix, lv->name) : LEVEL_NONE;
+    }
+    return s->level[vqid] >= 0 ? pqueue_at(c, s->level[vqid]) : NULL;
+}
+
+/* May the gang be a victim of this search at all? Its leveled queue when it may. */
+static const struct pqueue *eligible(struct search *s, const struct pgang *vg, int64_t now)
+{
+    const struct policy_cluster *c = s->c;
+    int32_t vqid;
+    const struct pqueue *vq, *lv;
     int64_t min_runtime;
 
-    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || !vq || !pgang_preemptible(c, vg))
-        return false;
+    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || vg->refused_until > now)
+        return NULL;
+    vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
+    if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
+        !(lv = leveled(s, vq, vqid)) || !pgang_preemptible(c, vg))
+        return NULL;
     if (s->kind == POLICY_EVICT_RECLAIM) {
-        const struct pqueue *lv = leveled_victim_queue(c, pgang_queue(c, s->g), vq->name);
-
         min_runtime = vq->reclaim_min_runtime;
-        /* A queue that holds no more than it may now never will as victims go. */
-        if (!lv || !queue_may_lose(s, lv))
-            return false;
     } else {
         min_runtime = vq->preempt_min_runtime;
-        if (vq != s->rq || pgang_priority(c, vg) >= pgang_priority(c, s->g))
-            return false;
+        if (pgang_priority(c, vg) >= pgang_priority(c, s->g))
+            return NULL;
     }
-    return min_runtime <= 0 || vg->running_since + min_runtime <= now;
+    return min_runtime <= 0 || vg->running_since + min_runtime <= now ? lv : NULL;
 }
 
 static int cmp_arrival_desc(const void *a, const void *b)
@@ -188,21 +212,29 @@ static int cmp_arrival_desc(const void *a, const void *b)
  * whole minimum), then the whole gang. Which members are "beyond" is a matter
  * of counts, so it holds after a restart too.
  */
-static int collect_gang(struct search *s, struct pgang *vg)
+static int collect_gang(struct search *s, struct pgang *vg, const struct pqueue *lv)
 {
-    struct ppod **pods = malloc((vg->nmembers ? vg->nmembers : 1) * sizeof(*pods));
     int32_t stack[16], *keep = vg->nsubs <= 16 ? stack : calloc(vg->nsubs, sizeof(*keep));
+    struct ppod **pods;
     int32_t spare;
     size_t n = 0;
     int rc = POLICY_OK;
+    bool whole_may_go = true;
 
-    if (!pods || !keep) {
-        free(pods);
+    if (vg->nmembers > s->cap_scratch) {
+        struct ppod **grown = realloc(s->scratch, vg->nmembers * sizeof(*grown));
+
+        if (grown) {
+            s->scratch = grown;
+            s->cap_scratch = vg->nmembers;
+        }
+    }
+    pods = s->scratch;
+    if (!keep || vg->nmembers > s->cap_scratch) {
         if (keep != stack)
             free(keep);
         return POLICY_ENOMEM;
     }
-    bool whole_may_go = true;
 
     for (size_t i = 0; i < vg->nmembers; i++) {
         struct ppod *p = ppod_at(s->c, vg->members[i]);
@@ -221,19 +253,18 @@ static int collect_gang(struct search *s, struct pgang *vg)
     spare = (int32_t)n - pgang_min(s->c, vg);
     for (size_t i = 0; i < n && spare > 0 && rc == POLICY_OK; i++) {
         struct ppod *p = pods[i];
-        bool above = p->sub < 0 || (size_t)p->sub >= vg->nsubs ||
-                     keep[p->sub] > vg->subs[p->sub].min;
+        bool above =
+            p->sub < 0 || (size_t)p->sub >= vg->nsubs || keep[p->sub] > vg->subs[p->sub].min;
 
         if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
             continue;
         if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
             keep[p->sub]--;
         spare--;
-        rc = add_victim(s, vg, &p, 1, false);
+        rc = add_victim(s, vg, lv, &p, 1, false);
     }
     if (rc == POLICY_OK && n > 0 && whole_may_go)
-        rc = add_victim(s, vg, pods, n, true);
-    free(pods);
+        rc = add_victim(s, vg, lv, pods, n, true);
     if (keep != stack)
         free(keep);
     return rc;
@@ -453,12 +484,11 @@ static int decide(struct search *s, int64_t now)
             continue;
         if (s->kind == POLICY_EVICT_RECLAIM) {
             snprintf(reason, sizeof(reason), "evicted for gang %s of queue %s: %s", s->g->key,
-                     pgang_queue(s->c, s->g), v->over);
+                     pgang_queue(s->c, s->g), v->over >= 0 ? s->over[v->over] : "");
         } else {
             snprintf(reason, sizeof(reason),
-                     "preempted for gang %s of queue %s: its priority %d is above %d",
-                     s->g->key, pgang_queue(s->c, s->g), pgang_priority(s->c, s->g),
-                     v->priority);
+                     "preempted for gang %s of queue %s: its priority %d is above %d", s->g->key,
+                     pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
         }
         for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
             /* Back on its node, then out of its queues as a leaver: the plan made
@@ -504,10 +534,16 @@ static int search(struct policy_cluster *c, struct pgang *g, enum policy_evictio
     if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
         return -1;
     s.over = calloc(c->queues.n ? c->queues.n : 1, sizeof(*s.over));
+    s.level = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*s.level));
+    if (!s.over || !s.level)
+        goto out;
+    for (size_t i = 0; i < c->queues.n; i++)
+        s.level[i] = LEVEL_UNKNOWN;
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *vg = c->gangs.items[i];
+        const struct pqueue *lv = vg ? eligible(&s, vg, now) : NULL;
 
-        if (vg && eligible(&s, vg, now) && collect_gang(&s, vg) != POLICY_OK)
+        if (lv && collect_gang(&s, vg, lv) != POLICY_OK)
             goto out;
     }
     if (s.n == 0)

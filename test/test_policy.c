@@ -1446,13 +1446,14 @@ static int evict_all(void)
     ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
     for (size_t i = 0; i < n; i++) {
         struct policy_pod_view v;
-        char self[256], *gang, *queue;
+        char self[256], *gang, *queue, *subgroup;
 
         ck_assert(policy_pod_view_get(C, ev[i].namespace_, ev[i].name, &v));
         ck_assert_int_eq(v.phase, POLICY_POD_EVICTING);
         snprintf(self, sizeof(self), "%s/%s", ev[i].namespace_, ev[i].name);
         gang = strcmp(v.gang, self) != 0 ? strdup(v.gang) : NULL;
         queue = strdup(v.queue);
+        subgroup = v.subgroup ? strdup(v.subgroup) : NULL; /* the view goes with the pod */
         {
             struct policy_pod_spec again = {.namespace_ = ev[i].namespace_,
                                             .name = ev[i].name,
@@ -1461,18 +1462,19 @@ static int evict_all(void)
                                             .memory_bytes = v.memory_bytes,
                                             .gpus = v.gpus,
                                             .gang = gang,
-                                            .subgroup = v.subgroup,
+                                            .subgroup = subgroup,
                                             .priority = v.priority,
                                             .queue = queue,
                                             .managed = true};
 
-            ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL),
-                             POLICY_OK);
+            ck_assert_int_eq(
+                policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL, NOW), POLICY_OK);
             ck_assert_int_eq(policy_pod_forget(C, ev[i].namespace_, ev[i].name), POLICY_OK);
             ck_assert_int_eq(policy_pod_upsert(C, &again, NOW), POLICY_OK);
         }
         free(gang);
         free(queue);
+        free(subgroup);
     }
     policy_evictions_free(ev, n);
     return (int)n;
@@ -1671,7 +1673,8 @@ START_TEST(a_refused_eviction_abandons_the_plan)
     for (size_t i = 0; i < n; i++)
         ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, false,
                                               "Cannot evict pod as it would violate the pod's "
-                                              "disruption budget."),
+                                              "disruption budget.",
+                                              NOW),
                          POLICY_OK);
     policy_evictions_free(ev, n);
     ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
@@ -1684,6 +1687,19 @@ START_TEST(a_refused_eviction_abandons_the_plan)
                       strstr(g.reason, " was refused: Cannot evict pod as it would violate the "
                                        "pod's disruption budget."),
                   "%s", g.reason);
+    check_invariants();
+    /* The refused gang is no victim again for refusedVictimWait (30 s by default): asked a
+     * second later, the engine evicts nothing; 30 s after the refusal, it tries again. */
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 0);
+    policy_evictions_free(ev, n);
+    NOW += 29000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 8);
+    policy_evictions_free(ev, n);
     check_invariants();
 }
 END_TEST

@@ -46,6 +46,15 @@ check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", 
 check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason"]'
 check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
+# The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
+# the API server (items without kind), JSON values one per line (jq -c).
+for form in list stream nodelist; do
+    if [ $form = nodelist ]; then run $form -f nodelist.json -f demo.yaml; else run $form -f $form.json; fi
+    [ "$rc" = 0 ] || fail "$form: exit $rc: $(cat "$TMP/$form.err")"
+    check $form '[p["name"] for p in j["pods"]] == ["demo-head", "demo-workers-worker-0", "demo-workers-worker-1"]'
+    check $form 'all(p["node"] == "gpu-lab-worker" for p in j["pods"]) and s["gpusUsed"] == 2'
+done
+
 # 1-GPU head + four 0.5 workers = 3 GPUs; a queue limit of 2 keeps all five pending.
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
 [ "$rc" = 0 ] || fail "limit2: exit $rc"

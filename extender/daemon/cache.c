@@ -643,8 +643,12 @@ static bool locked_pod_group(void *ctx, const char *ns, const char *name, const 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen)
 {
-    struct policy_options po = {
-        .strategy = s->strategy, .plan_ttl_ms = s->plan_ttl_ms, .default_queue = s->default_queue};
+    struct policy_options po = {.strategy = s->strategy,
+                                .plan_ttl_ms = s->plan_ttl_ms,
+                                .default_queue = s->default_queue,
+                                .no_reclaim = !s->evictions.reclaim,
+                                .no_preemption = !s->evictions.preemption,
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);

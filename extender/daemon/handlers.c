@@ -120,6 +120,9 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
             pthread_mutex_unlock(&d->cache.lock);
         }
     }
+    /* Victims were chosen for this gang: the evictor carries them out off this path. */
+    if (r.evictions)
+        evictor_kick(d->evictor);
     policy_filter_result_cleanup(&r);
     ext_arena_free(arena);
     return EXT_OK;
@@ -236,6 +239,34 @@ static void add_resources(cJSON *parent, const char *name, const struct policy_r
     }
 }
 
+/* A string, or null: the key is always there. */
+static void add_text(cJSON *o, const char *key, const char *text)
+{
+    if (text)
+        cJSON_AddStringToObject(o, key, text);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static void add_subgroups(cJSON *g, const struct policy_gang_view *v)
+{
+    cJSON *list = cJSON_AddArrayToObject(g, "subgroups");
+
+    for (size_t i = 0; list && i < v->nsubgroups; i++) {
+        const struct policy_subgroup_view *sg = &v->subgroups[i];
+        cJSON *o = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(o, "name", sg->name ? sg->name : "");
+        cJSON_AddNumberToObject(o, "minMembers", sg->min_members);
+        cJSON_AddNumberToObject(o, "members", sg->members);
+        cJSON_AddNumberToObject(o, "placed", sg->placed);
+        cJSON_AddNumberToObject(o, "extrasPlaced", sg->extras_placed);
+        cJSON_AddNumberToObject(o, "extrasWaiting", sg->extras_waiting);
+        add_text(o, "extraReason", sg->extra_reason);
+        cJSON_AddItemToArray(list, o);
+    }
+}
+
 static void state_gang(const struct policy_gang_view *v, void *ctx)
 {
     cJSON *g = cJSON_CreateObject();
@@ -251,6 +282,11 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
         cJSON_AddStringToObject(g, "reason", v->reason);
     else
         cJSON_AddNullToObject(g, "reason");
+    cJSON_AddNumberToObject(g, "priority", v->priority);
+    cJSON_AddBoolToObject(g, "preemptible", v->preemptible);
+    add_text(g, "composition", v->composition);
+    add_text(g, "conflict", v->conflict);
+    add_subgroups(g, v);
     cJSON_AddItemToArray(ctx, g);
 }
 
@@ -286,6 +322,8 @@ static void state_queue(const struct policy_queue_view *v, void *ctx)
         cJSON_AddNullToObject(q, "parent");
     add_resources(q, "allocated", &v->allocated);
     add_resources(q, "reserved", &v->reserved);
+    add_resources(q, "fairShare", &v->fair_share);
+    add_resources(q, "demand", &v->demand);
     cJSON_AddNumberToObject(q, "pendingGangs", v->pending_gangs);
     cJSON_AddItemToArray(ctx, q);
 }
@@ -302,6 +340,8 @@ static int debug_state(void *ctx, char **json, size_t *len)
     policy_each_queue(d->cache.engine, state_queue, cJSON_AddArrayToObject(root, "queues"));
     policy_each_pod(d->cache.engine, state_pod, cJSON_AddArrayToObject(root, "pods"));
     pthread_mutex_unlock(&d->cache.lock);
+    /* The evictor's last outcomes (its own lock). */
+    evictor_debug(d->evictor, cJSON_AddArrayToObject(root, "evictions"));
     *json = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!*json)

@@ -34,7 +34,7 @@ static void sim_usage(FILE *out)
 {
     fprintf(out,
             "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread]\n"
-            "                       [-o json|table] [--plan-ttl DURATION]\n\n"
+            "                       [-o json|table|html] [--plan-ttl DURATION]\n\n"
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
             "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1 or KAI's\n"
             "scheduling.run.ai/v2), RayCluster (ray.io/v1), PodGroup (scheduler-plugins,\n"
@@ -42,7 +42,7 @@ static void sim_usage(FILE *out)
             "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
             "      --strategy S      binpack (default) or spread\n"
-            "  -o, --output FORMAT   json (default) or table\n"
+            "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
             "  -h, --help            this text\n\n"
             "Exit status: 0 when the simulation ran (pending pods included), 2 for bad input.\n");
@@ -75,6 +75,8 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
                 a->output = SIM_OUTPUT_JSON;
             else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0)
                 a->output = SIM_OUTPUT_TABLE;
+            else if (strcmp(optarg, "html") == 0)
+                a->output = SIM_OUTPUT_HTML;
             else
                 goto bad_value;
             break;
@@ -114,7 +116,7 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
-            ch == 'o'   ? "--output (json or table)"
+            ch == 'o'   ? "--output (json, table or html)"
             : ch == 's' ? "--strategy (binpack or spread)"
                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
@@ -685,6 +687,50 @@ static bool sim_api_matches(const char *api, const char *prefix)
 }
 
 static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        cJSON *holder, enum sim_pass pass);
+
+/* A List, or a typed list as the API server returns one (NodeList, PodList, ...). */
+static bool sim_is_list(const cJSON *doc, const char *kind)
+{
+    size_t n = strlen(kind);
+
+    return strcmp(kind, "List") == 0 ||
+           (n > 4 && strcmp(kind + n - 4, "List") == 0 &&
+            cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "items")));
+}
+
+/*
+ * Its items in order. The API server leaves kind and apiVersion off the items
+ * of a typed list; as kubectl does, they are the list's kind without "List"
+ * and the list's apiVersion.
+ */
+static int sim_read_list(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         const char *kind, const char *api, cJSON *holder, enum sim_pass pass)
+{
+    int n = (int)strlen(kind) - 4;
+    cJSON *item;
+    int rc;
+
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        if (n > 0 && cJSON_IsObject(item) &&
+            cJSON_GetObjectItemCaseSensitive(item, "kind") == NULL) {
+            char k[128];
+
+            snprintf(k, sizeof(k), "%.*s", n, kind);
+            if (!cJSON_AddStringToObject(item, "kind", k) ||
+                (cJSON_GetObjectItemCaseSensitive(item, "apiVersion") == NULL &&
+                 !cJSON_AddStringToObject(item, "apiVersion", api)))
+                return SIM_EXIT_FAIL;
+        }
+        rc = sim_read_doc(r, d, item, holder, pass);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+    }
+    return SIM_EXIT_OK;
+}
+
+static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                         cJSON *holder, enum sim_pass pass)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
@@ -697,18 +743,8 @@ static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON
         return sim_fail(d, kind, doc, "kind missing");
     if (!cJSON_IsString(api))
         return sim_fail(d, api, doc, "%.64s: apiVersion missing", kind->valuestring);
-    if (strcmp(kind->valuestring, "List") == 0) {
-        const cJSON *item;
-        int rc;
-
-        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
-        {
-            rc = sim_read_doc(r, d, item, holder, pass);
-            if (rc != SIM_EXIT_OK)
-                return rc;
-        }
-        return SIM_EXIT_OK;
-    }
+    if (sim_is_list(doc, kind->valuestring))
+        return sim_read_list(r, d, doc, kind->valuestring, api->valuestring, holder, pass);
     for (i = 0; i < sizeof(sim_kinds) / sizeof(sim_kinds[0]); i++) {
         const struct sim_kind *k = &sim_kinds[i];
         sim_reader read = pass == SIM_PASS_REFS ? k->refs : k->read;
@@ -830,7 +866,7 @@ static int sim_evict(struct sim_run *r)
         struct sim_pod *p = sim_find_pod(r, v[i].namespace_, v[i].name);
 
         rc = sim_record_eviction(r, &v[i]);
-        policy_eviction_done(r->cluster, v[i].namespace_, v[i].name, true, NULL);
+        policy_eviction_done(r->cluster, v[i].namespace_, v[i].name, true, NULL, 0);
         policy_pod_forget(r->cluster, v[i].namespace_, v[i].name);
         if (p == NULL)
             continue;
@@ -1051,8 +1087,12 @@ int simulate_main(int argc, char **argv)
         goto out;
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
-    else
+    else if (a.output == SIM_OUTPUT_TABLE)
         sim_report_table(r, stdout);
+    else if (sim_report_html(r, stdout) != 0) {
+        rc = SIM_EXIT_FAIL;
+        goto out_oom;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "muster simulate: writing the result: %s\n", strerror(errno));
         rc = SIM_EXIT_FAIL;

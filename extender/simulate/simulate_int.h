@@ -16,6 +16,7 @@
 enum sim_output {
     SIM_OUTPUT_JSON,
     SIM_OUTPUT_TABLE,
+    SIM_OUTPUT_HTML,
 };
 
 struct sim_pod {
@@ -60,5 +61,7 @@ struct sim_run {
 /* Prints the result of a finished run on out. */
 void sim_report_json(struct sim_run *r, FILE *out);
 void sim_report_table(struct sim_run *r, FILE *out);
+/* A self-contained page (report_html.c); -1, nothing printed, when out of memory. */
+int sim_report_html(struct sim_run *r, FILE *out);
 
 #endif
