@@ -115,6 +115,80 @@ static void keys_cleanup(struct cache_keys *k)
     memset(k, 0, sizeof(*k));
 }
 
+/* ---- Workload-API pods that came before their PodGroup or Workload -------- */
+
+#define CACHE_EARLY_MAX 10000 /* pods kept; past it a pod waits for its next update */
+
+static void early_drop(struct cache_early *e, const char *key)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found), after;
+
+    if (!found)
+        return;
+    after = e->keys.n - at - 1;
+    free(e->keys.v[at]);
+    cJSON_Delete(e->pods[at]);
+    memmove(&e->keys.v[at], &e->keys.v[at + 1], after * sizeof(*e->keys.v));
+    memmove(&e->pods[at], &e->pods[at + 1], after * sizeof(*e->pods));
+    e->keys.n--;
+}
+
+static bool early_grow(struct cache_early *e)
+{
+    size_t cap = e->cap ? e->cap * 2 : 16;
+    char **keys = realloc(e->keys.v, cap * sizeof(*keys));
+    cJSON **pods;
+
+    if (!keys)
+        return false;
+    e->keys.v = keys;
+    pods = realloc(e->pods, cap * sizeof(*pods));
+    if (!pods)
+        return false;
+    e->pods = pods;
+    e->cap = e->keys.cap = cap;
+    return true;
+}
+
+/* Keep a copy of pod under key, replacing an older one; false if it cannot be kept. */
+static bool early_put(struct cache_early *e, const char *key, const cJSON *pod)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found);
+    cJSON *copy;
+    char *name;
+
+    if (!found && (e->keys.n == CACHE_EARLY_MAX || (e->keys.n == e->cap && !early_grow(e))))
+        return false;
+    if (!(copy = cJSON_Duplicate(pod, true)))
+        return false;
+    if (found) {
+        cJSON_Delete(e->pods[at]);
+        e->pods[at] = copy;
+        return true;
+    }
+    if (!(name = strdup(key))) {
+        cJSON_Delete(copy);
+        return false;
+    }
+    memmove(&e->keys.v[at + 1], &e->keys.v[at], (e->keys.n - at) * sizeof(*e->keys.v));
+    memmove(&e->pods[at + 1], &e->pods[at], (e->keys.n - at) * sizeof(*e->pods));
+    e->keys.v[at] = name;
+    e->pods[at] = copy;
+    e->keys.n++;
+    return true;
+}
+
+static void early_cleanup(struct cache_early *e)
+{
+    for (size_t i = 0; i < e->keys.n; i++)
+        cJSON_Delete(e->pods[i]);
+    free(e->pods);
+    keys_cleanup(&e->keys);
+    memset(e, 0, sizeof(*e));
+}
+
 /* ---- one object in ------------------------------------------------------- */
 
 static const char *meta_string(const cJSON *obj, const char *key)
@@ -174,6 +248,44 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
+static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key);
+
+/* A pod told to the engine: kept for later if its PodGroup or Workload is not known yet. */
+static void early_note(struct cache *c, const char *key, const cJSON *pod)
+{
+    const char *group = kube_pod_scheduling_group(pod);
+    const char *ns = meta_string(pod, "namespace");
+
+    if (group && !kube_refs_pod_group_known(c->refs, ns ? ns : "default", group)) {
+        if (!early_put(&c->early, key, pod))
+            ext_log_warn("pod kept in the gang its PodGroup's name gives until it changes", "pod",
+                         key, "podGroup", group);
+        return;
+    }
+    early_drop(&c->early, key);
+}
+
+/* A Workload or Workload-API PodGroup of namespace ns arrived: the pods kept for it are
+ * decoded again, now into the gang and subgroup it gives them. */
+static void early_resolve(struct cache *c, const char *ns)
+{
+    size_t nl = ns ? strlen(ns) : 0;
+
+    for (size_t i = c->early.keys.n; nl && i-- > 0;) {
+        cJSON *pod = c->early.pods[i];
+        char key[512];
+
+        if (strncmp(c->early.keys.v[i], ns, nl) != 0 || c->early.keys.v[i][nl] != '/' ||
+            !kube_refs_pod_group_known(c->refs, ns, kube_pod_scheduling_group(pod)))
+            continue;
+        snprintf(key, sizeof(key), "%s", c->early.keys.v[i]);
+        c->early.pods[i] = NULL; /* ours now; early_drop frees the key only */
+        early_drop(&c->early, key);
+        upsert(c, CACHE_PODS, pod, key);
+        cJSON_Delete(pod);
+    }
+}
+
 /* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
 static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
 {
@@ -214,6 +326,7 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
         break;
     }
     case CACHE_PODS:
+        early_drop(&c->early, key);
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
             memcpy(ns, key, (size_t)(slash - key));
             ns[slash - key] = '\0';
@@ -303,6 +416,8 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
         }
         if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
             rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
+        if (rc == EXT_OK)
+            early_note(c, key, obj);
         break;
     }
     case CACHE_QUEUES:
@@ -342,6 +457,8 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
 
         if ((rc = kube_workload_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
             rc = ref_upsert(c, KUBE_REF_WORKLOAD, key, &s, NULL, err, sizeof(err));
+        if (rc == EXT_OK)
+            early_resolve(c, meta_string(obj, "namespace"));
         break;
     }
     case CACHE_WA_PODGROUPS_V1ALPHA2:
@@ -350,6 +467,8 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
 
         if ((rc = kube_pod_group_decode(obj, &c->opts, a, &g, err, sizeof(err), NULL)) == EXT_OK)
             rc = ref_upsert(c, KUBE_REF_POD_GROUP, key, &g.spec, &g, err, sizeof(err));
+        if (rc == EXT_OK)
+            early_resolve(c, g.namespace_);
         break;
     }
     default:
@@ -493,6 +612,7 @@ void cache_cleanup(struct cache *c)
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
     }
+    early_cleanup(&c->early);
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         free(c->nudge_gangs[i]);
     c->nnudge_gangs = 0;

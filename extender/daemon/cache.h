@@ -42,6 +42,16 @@ struct cache_keys {
     size_t n, cap;
 };
 
+/* Workload-API pods decoded before their PodGroup, or its Workload, was known (separate
+ * watches deliver in any order; after a restart the lists race): their newest object, to be
+ * decoded again into the right gang and subgroup when one of those arrives. keys sorted,
+ * pods[i] is keys.v[i]'s. */
+struct cache_early {
+    struct cache_keys keys;
+    cJSON **pods;
+    size_t cap;
+};
+
 /* What a reflector's callbacks are told: whose cache, which source. */
 struct cache_reflector {
     struct cache *cache;
@@ -59,6 +69,7 @@ struct cache {
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_reflector reflectors[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
+    struct cache_early early;
     /* A Queue's or gang's spec changed: waiting gangs may fit now, but
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
