@@ -1223,6 +1223,34 @@ START_TEST(autoscaling_raycluster_admits_its_minimum_then_extras)
 }
 END_TEST
 
+/* Seen end to end (e2e 05b): kube-scheduler asked about a CPU worker that came last, so it
+ * was planned in the minimum and the workers before it became extras. The composition says
+ * what the gang holds, whoever came first: a subgroup never shows more than its minimum
+ * placed. */
+START_TEST(composition_counts_the_minimum_whoever_was_asked_first)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    /* the last CPU worker first: it is the minimum, the two before it are extras */
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_COMMIT);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-cpu-worker-", 3), 3);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "head 1/1, cpu 1/1 (+2 extra)");
+    ck_assert_int_eq(g.subgroups[1].placed, 1);
+    ck_assert_int_eq(g.subgroups[1].extras_placed, 2);
+    check_invariants();
+}
+END_TEST
+
 /* kuberay#4656: a count of 5 that a head and four CPU workers could meet, while the GPU
  * group cannot. A composition is never met by the wrong members. */
 START_TEST(count_met_by_the_wrong_members_is_never_admitted)
@@ -1861,6 +1889,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, recreated_gang_is_placed_whole_again);
          tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
     CASE(composition, tcase_add_test(tc, autoscaling_raycluster_admits_its_minimum_then_extras);
+         tcase_add_test(tc, composition_counts_the_minimum_whoever_was_asked_first);
          tcase_add_test(tc, count_met_by_the_wrong_members_is_never_admitted);
          tcase_add_test(tc, a_subgroup_short_of_pods_says_so);
          tcase_add_test(tc, a_subgroup_with_no_minimum_only_has_extras);
