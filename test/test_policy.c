@@ -1251,6 +1251,23 @@ START_TEST(composition_counts_the_minimum_whoever_was_asked_first)
 }
 END_TEST
 
+/* The barrier says whom it waits for: the members planned for the minimum, not the extras
+ * (seen end to end, e2e 05b: "1 of 6 members at bind; waiting for" four names, two of them
+ * extra CPU workers). */
+START_TEST(barrier_names_the_minimum_it_waits_for)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_str_eq(why, "gang lab/rc: 1 of 2 members at bind or bound; waiting for rc-head");
+}
+END_TEST
+
 /* Seen end to end (e2e 05b): a gang that waited (every member told "worker group gpu needs 3
  * x 1 GPU, 2 free") is admitted once the node has a third GPU; its fourth GPU worker, which
  * kube-scheduler's own filter now turns away before asking muster, must not keep the words of
@@ -1928,6 +1945,7 @@ static Suite *policy_suite(void)
     CASE(composition, tcase_add_test(tc, autoscaling_raycluster_admits_its_minimum_then_extras);
          tcase_add_test(tc, composition_counts_the_minimum_whoever_was_asked_first);
          tcase_add_test(tc, an_extra_does_not_keep_its_gangs_old_reason);
+         tcase_add_test(tc, barrier_names_the_minimum_it_waits_for);
          tcase_add_test(tc, count_met_by_the_wrong_members_is_never_admitted);
          tcase_add_test(tc, a_subgroup_short_of_pods_says_so);
          tcase_add_test(tc, a_subgroup_with_no_minimum_only_has_extras);
