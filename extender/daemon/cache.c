@@ -250,6 +250,25 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
 
 static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key);
 
+static void gone_add(struct cache *c, const char *uid)
+{
+    char *copy;
+
+    if (!uid || !*uid || !(copy = strdup(uid)))
+        return;
+    free(c->gone[c->gone_next]);
+    c->gone[c->gone_next] = copy;
+    c->gone_next = (c->gone_next + 1) % CACHE_GONE;
+}
+
+bool cache_pod_gone(const struct cache *c, const char *uid)
+{
+    for (size_t i = 0; uid && *uid && i < CACHE_GONE && c->gone[i]; i++)
+        if (strcmp(c->gone[i], uid) == 0)
+            return true;
+    return false;
+}
+
 /* A pod told to the engine: kept for later if its PodGroup or Workload is not known yet. */
 static void early_note(struct cache *c, const char *key, const cJSON *pod)
 {
@@ -328,8 +347,12 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
     case CACHE_PODS:
         early_drop(&c->early, key);
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
+            struct policy_pod_view v;
+
             memcpy(ns, key, (size_t)(slash - key));
             ns[slash - key] = '\0';
+            if (policy_pod_view_get(c->engine, ns, slash + 1, &v))
+                gone_add(c, v.uid);
             policy_pod_forget(c->engine, ns, slash + 1);
         }
         break;
@@ -613,6 +636,10 @@ void cache_cleanup(struct cache *c)
         keys_cleanup(&c->known[i]);
     }
     early_cleanup(&c->early);
+    for (size_t i = 0; i < CACHE_GONE; i++) {
+        free(c->gone[i]);
+        c->gone[i] = NULL;
+    }
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         free(c->nudge_gangs[i]);
     c->nnudge_gangs = 0;
