@@ -21,6 +21,9 @@ static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena 
         return rc;
     if (!spec->managed)
         return EXT_OK;
+    if (cache_pod_gone(&d->cache, spec->uid))
+        return ext_errf(err, errlen, EXT_ENOTFOUND, "pod %s/%s was deleted", spec->namespace_,
+                        spec->name);
     return policy_pod_upsert(d->cache.engine, spec, ext_now_ms()) == POLICY_OK ? EXT_OK
                                                                                : EXT_ENOMEM;
 }
@@ -201,7 +204,8 @@ static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preem
         return EXT_ENOMEM;
     }
     pthread_mutex_lock(&d->cache.lock);
-    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK) {
+    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
+        !cache_pod_gone(&d->cache, spec.uid)) {
         spec.managed = true; /* known to the engine so its priority is compared */
         policy_pod_upsert(d->cache.engine, &spec, ext_now_ms());
         for (size_t i = 0; i < a->n; i++)
