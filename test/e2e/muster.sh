@@ -74,7 +74,14 @@ e2e_muster_restart() {
   e2e_log "$name ready again on $url"
 }
 
-e2e_muster_url() { local v="E2E_URL_${1//-/_}"; echo "${!v}"; }
+# e2e_muster_url NAME: where muster NAME listens, the last address the state dir's env recorded
+# (a scenario runs in a subshell: one that restarts muster on a new port, as 12 does, records it
+# there, and the scenarios after it must not use the shell's older value).
+e2e_muster_url() {
+  local v="E2E_URL_${1//-/_}" line
+  line=$(grep "^$v=" "$MUSTER_E2E_DIR/env" 2>/dev/null | tail -n 1)
+  if [[ -n $line ]]; then echo "${line#*=}"; else echo "${!v}"; fi
+}
 
 e2e_muster_scheduler() {
   local name=${1:-kube-scheduler} url=${2:-$(e2e_muster_url muster)}
