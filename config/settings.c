@@ -112,7 +112,7 @@ void cfg_settings_cleanup(struct cfg_settings *s)
     memset(s, 0, sizeof(*s));
 }
 
-const char *const cfg__strategy_names[] = {"binpack", "spread", NULL};
+const char *const cfg__strategy_names[] = {"binpack", "spread", "fragmentation", NULL};
 const char *const cfg__log_format_names[] = {"plain", "json", NULL};
 const char *const cfg__log_level_names[] = {"debug", "info", "warn", "error", NULL};
 
@@ -123,7 +123,7 @@ static const char *name_in(const char *const *names, size_t count, unsigned i)
 
 const char *cfg_strategy_name(enum policy_strategy s)
 {
-    return name_in(cfg__strategy_names, 3, (unsigned)s);
+    return name_in(cfg__strategy_names, 4, (unsigned)s);
 }
 
 const char *cfg_log_format_name(enum cfg_log_format f)

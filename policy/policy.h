@@ -213,8 +213,9 @@ struct policy_gang_spec {
 };
 
 enum policy_strategy {
-    POLICY_BINPACK,
-    POLICY_SPREAD,
+    POLICY_BINPACK,       /* fullest node first, tightest GPU group */
+    POLICY_SPREAD,        /* emptiest node first, a new GPU group first */
+    POLICY_FRAGMENTATION, /* least expected fragmentation for the pods seen (frag.c) */
 };
 
 struct policy_options {
@@ -404,6 +405,13 @@ void policy_evictions_free(struct policy_eviction *v, size_t n);
  */
 int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
                          bool ok, const char *why);
+/*
+ * The cluster's GPU fragmentation for the workload seen so far, in milli-GPU:
+ * summed over nodes, the free GPU that pods of each shape seen could not use if
+ * they filled the node, averaged over the shapes by the GPU each brought
+ * (docs/gpu-sharing.md). 0 on an empty or a full cluster.
+ */
+double policy_gpu_fragmentation(const struct policy_cluster *c);
 
 /* Does the engine know this node? */
 bool policy_node_known(const struct policy_cluster *c, const char *name);
