@@ -29,6 +29,7 @@
  */
 #include <malloc.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +364,7 @@ struct result {
     double final_alloc;        /* % at the end of the stream */
     double gpus_unallocated;   /* at the end */
     double frag_gpus;          /* the engine's fragmentation measure at the end */
+    double idle[3];            /* free GPU at the end: whole devices, slivers < 0.2, other shared */
     double us_per_pod;
     double heap_mib;           /* engine heap in use at the end */
     size_t pods;
@@ -455,14 +457,17 @@ static bool place(struct policy_cluster *c, const char *name, const char **nodes
     return bound;
 }
 
-static void dump_node(const struct policy_node_view *v, void *ctx)
+/* Where the free GPU is at the end: whole devices, slivers under 0.2, the rest of shared ones. */
+static void count_idle(const struct policy_node_view *v, void *ctx)
 {
-    FILE *f = ctx;
-    fprintf(f, "%s %lld %lld %lld %lld %lld %lld", v->name, (long long)v->gpus, (long long)(v->cpu_milli - v->cpu_used),
-            (long long)((v->memory_bytes - v->memory_used) >> 20), (long long)v->gpus_whole_used, (long long)v->cpu_milli, (long long)v->ngroups);
-    for (size_t i = 0; i < v->ngroups; i++)
-        fprintf(f, " %d", 1000 - v->groups[i].used_milli);
-    fprintf(f, "\n");
+    double *idle = ctx;
+
+    idle[0] += (double)(v->gpus - v->gpus_whole_used - (int64_t)v->ngroups);
+    for (size_t i = 0; i < v->ngroups; i++) {
+        int32_t left = 1000 - v->groups[i].used_milli;
+
+        idle[left < 200 ? 1 : 2] += left / 1000.0;
+    }
 }
 
 static void run(const struct trace *t, enum policy_strategy strategy, uint64_t seed, double tune,
@@ -523,11 +528,7 @@ static void run(const struct trace *t, enum policy_strategy strategy, uint64_t s
     res->final_alloc = 100.0 * (double)allocated / (double)t->gpu_capacity_milli;
     res->gpus_unallocated = (double)(t->gpu_capacity_milli - allocated) / 1000.0;
     res->frag_gpus = policy_gpu_fragmentation(c) / 1000.0;
-    if (getenv("DUMP")) {
-        FILE *df = fopen(getenv("DUMP"), "w");
-        policy_each_node(c, dump_node, df);
-        fclose(df);
-    }
+    policy_each_node(c, count_idle, res->idle);
     res->heap_mib = (double)mallinfo2().uordblks / (double)MiB;
     free(stream);
     free(nodes);
@@ -570,50 +571,48 @@ static void mean_std(const double *v, int n, double *mean, double *std)
     *std = n > 1 ? sqrt(q / (n - 1)) : 0;
 }
 
+/* Mean and deviation over the seeds of the double at offset off in each result. */
+static double seed_mean(const struct result *r, int n, size_t off, double *std)
+{
+    double v[MAX_SEEDS], m;
+
+    for (int k = 0; k < n; k++)
+        v[k] = *(const double *)((const char *)&r[k] + off);
+    mean_std(v, n, &m, std);
+    return m;
+}
+
 static void print_row(const char *who, const struct result *r, int nseeds, bool csv,
                       const char *trace)
 {
-    double v[MAX_SEEDS], m, s;
+    double s;
 
     if (csv) {
         for (int k = 0; k < nseeds; k++)
-            printf("%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.0f,%.0f,%.0f,%.0f,%.2f,%.2f,%.1f,%.1f\n",
+            printf("%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.0f,%.0f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,"
+                   "%.1f,%.1f\n",
                    trace, who, 42 + k, r[k].alloc[0], r[k].alloc[1], r[k].alloc[2],
                    r[k].alloc[3], r[k].unplaced[0], r[k].unplaced[1], r[k].unplaced[2],
-                   r[k].unplaced[3], r[k].gpus_unallocated, r[k].frag_gpus, r[k].us_per_pod,
-                   r[k].heap_mib);
+                   r[k].unplaced[3], r[k].gpus_unallocated, r[k].frag_gpus, r[k].idle[0],
+                   r[k].idle[1], r[k].idle[2], r[k].us_per_pod, r[k].heap_mib);
         return;
     }
     printf("muster %-14s", who);
     for (int l = 0; l < NLEVELS; l++) {
-        for (int k = 0; k < nseeds; k++)
-            v[k] = r[k].alloc[l];
-        mean_std(v, nseeds, &m, &s);
+        double m = seed_mean(r, nseeds, offsetof(struct result, alloc[l]), &s);
+
         printf(" %6.2f ± %4.2f", m, s);
     }
     printf("  ");
-    for (int l = 0; l < NLEVELS; l++) {
-        for (int k = 0; k < nseeds; k++)
-            v[k] = r[k].unplaced[l];
-        mean_std(v, nseeds, &m, &s);
-        printf(" %5.0f", m);
-    }
-    for (int k = 0; k < nseeds; k++)
-        v[k] = r[k].gpus_unallocated;
-    mean_std(v, nseeds, &m, &s);
-    printf("   %6.1f", m);
-    for (int k = 0; k < nseeds; k++)
-        v[k] = r[k].frag_gpus;
-    mean_std(v, nseeds, &m, &s);
-    printf("  %6.1f", m);
-    for (int k = 0; k < nseeds; k++)
-        v[k] = r[k].us_per_pod;
-    mean_std(v, nseeds, &m, &s);
-    printf("  %7.1f", m);
-    for (int k = 0; k < nseeds; k++)
-        v[k] = r[k].heap_mib;
-    mean_std(v, nseeds, &m, &s);
-    printf("  %6.1f\n", m);
+    for (int l = 0; l < NLEVELS; l++)
+        printf(" %5.0f", seed_mean(r, nseeds, offsetof(struct result, unplaced[l]), &s));
+    printf("   %6.1f", seed_mean(r, nseeds, offsetof(struct result, gpus_unallocated), &s));
+    printf(" %5.0f/%3.0f/%3.0f", seed_mean(r, nseeds, offsetof(struct result, idle[0]), &s),
+           seed_mean(r, nseeds, offsetof(struct result, idle[1]), &s),
+           seed_mean(r, nseeds, offsetof(struct result, idle[2]), &s));
+    printf("  %6.1f", seed_mean(r, nseeds, offsetof(struct result, frag_gpus), &s));
+    printf("  %7.1f", seed_mean(r, nseeds, offsetof(struct result, us_per_pod), &s));
+    printf("  %6.1f\n", seed_mean(r, nseeds, offsetof(struct result, heap_mib), &s));
 }
 
 static void print_header(const struct trace *t, int nseeds, size_t pods)
@@ -622,11 +621,11 @@ static void print_header(const struct trace *t, int nseeds, size_t pods)
            "(%d..%d)\n",
            t->name, t->nnodes, (long long)(t->gpu_capacity_milli / 1000), t->npods, pods,
            nseeds, 42, 41 + nseeds);
-    printf("%-21s %-13s  %-13s  %-13s  %-13s   %-23s  %-7s  %-6s  %-7s  %s\n", "",
+    printf("%-21s %-13s  %-13s  %-13s  %-13s   %-23s  %-7s %-13s  %-6s  %-7s  %s\n", "",
            "alloc @100%", "@110%", "@120%", "@130%", "unplaced pods @100..130", "GPUs",
-           "frag", "us/pod", "heap");
-    printf("%-21s %-60s   %-23s  %-7s  %-6s  %-7s  %s\n", "", "(GPU allocated / capacity, %)",
-           "", "unalloc", "GPUs", "", "MiB");
+           "where free", "frag", "us/pod", "heap");
+    printf("%-21s %-60s   %-23s  %-7s %-13s  %-6s  %-7s  %s\n", "",
+           "(GPU allocated / capacity, %)", "", "unalloc", "whole/<.2/rest", "GPUs", "", "MiB");
     if (strcmp(t->name, "openb") != 0)
         return;
     for (size_t i = 0; i < sizeof(paper) / sizeof(paper[0]); i++) {
@@ -679,8 +678,8 @@ int main(int argc, char **argv)
         traces[ntraces++] = trace_spec33(&base);
     if (csv)
         printf("trace,strategy,seed,alloc100,alloc110,alloc120,alloc130,unplaced100,"
-               "unplaced110,unplaced120,unplaced130,gpus_unallocated,frag_gpus,us_per_pod,"
-               "heap_mib\n");
+               "unplaced110,unplaced120,unplaced130,gpus_unallocated,frag_gpus,idle_whole,"
+               "idle_sliver,idle_shared,us_per_pod,heap_mib\n");
     for (size_t k = 0; k < ntraces; k++) {
         struct result res[MAX_SEEDS];
         bool header = false;
