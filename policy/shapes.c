@@ -179,6 +179,41 @@ void pfrag_observe(struct policy_cluster *c, const struct ppod *p)
     weights_update(f, fresh);
 }
 
+static int cmp_view_weight(const void *a, const void *b)
+{
+    const struct policy_shape_view *x = a, *y = b;
+
+    return x->weight > y->weight ? -1 : x->weight < y->weight;
+}
+
+void policy_each_shape(const struct policy_cluster *c, policy_shape_fn fn, void *ctx)
+{
+    const struct pfrag *f = c->frag;
+    struct policy_shape_view v[PSHAPE_SLOTS];
+    double gpu = 0;
+    int n = 0;
+
+    for (int s = 0; f && s < f->nused; s++)
+        gpu += f->shape[s].weight * gpu_of(&f->shape[s]);
+    for (int s = 0; f && s < f->nused; s++) {
+        const struct pshape *x = &f->shape[s];
+
+        v[n++] = (struct policy_shape_view){
+            .cpu_milli = x->cpu,
+            .memory_bytes = x->memory,
+            .gpus = x->gpus,
+            .gpu_share_milli = x->share,
+            .gpu_memory_mib = x->gpu_memory_mib,
+            .gpu_devices = x->devices,
+            .constrained = x->sel.nnode_selector || x->sel.naffinity || x->sel.ntolerations,
+            .weight = gpu > 0 ? x->weight * gpu_of(x) / gpu : 0,
+        };
+    }
+    qsort(v, (size_t)n, sizeof(v[0]), cmp_view_weight);
+    for (int i = 0; i < n; i++)
+        fn(&v[i], ctx);
+}
+
 void pshapes_cleanup(struct pfrag *f)
 {
     for (int s = 0; s < PSHAPE_SLOTS; s++)
