@@ -530,11 +530,16 @@ static float price(const struct policy_cluster *c, const struct ppod *p, int32_t
 
     if (memo && kept && f->memo_version[id] == f->version[id])
         return f->memo_delta[id];
-    if (kept && (known = priced_slot(f, f->sig[id])) && known->gen == f->priced_gen)
-        d = pfit_static(pnode_at(c, id), p, &why) ? known->d : INFINITY;
+    /* Labels and taints are the node's own; the rest may be a twin's. A pause starts
+     * and ends without touching the figures: no twins then. */
+    if (!pfit_static(pnode_at(c, id), p, &why))
+        d = INFINITY;
+    else if (kept && c->paused_nodes == 0 && (known = priced_slot(f, f->sig[id])) &&
+             known->gen == f->priced_gen)
+        d = known->d;
     else
         d = node_eval(c, p, id, NULL);
-    if (known && known->gen != f->priced_gen && pfit_static(pnode_at(c, id), p, &why)) {
+    if (known && known->gen != f->priced_gen) {
         known->sig = f->sig[id];
         known->gen = f->priced_gen;
         known->d = d;
