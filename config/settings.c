@@ -73,7 +73,7 @@ int cfg__strings_copy(struct cfg_strings *dst, const char *const *v, size_t n)
 int cfg_settings_init(struct cfg_settings *s)
 {
     memset(s, 0, sizeof(*s));
-    s->strategy = POLICY_BINPACK;
+    s->strategy = POLICY_FRAGMENTATION; /* docs/gpu-sharing.md; bench/bench_openb */
     s->plan_ttl_ms = 60000;
     s->bind_wait_ms = 20000;
     s->max_body_bytes = INT64_C(32) << 20;

@@ -41,7 +41,7 @@ static void sim_usage(FILE *out)
             "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass and Pod;\n"
             "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
-            "      --strategy S      binpack (default), spread or fragmentation\n"
+            "      --strategy S      fragmentation (default), binpack or spread\n"
             "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
             "  -h, --help            this text\n\n"
@@ -1057,7 +1057,7 @@ static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
 {
-    struct sim_args a = {.strategy = POLICY_BINPACK, .output = SIM_OUTPUT_JSON};
+    struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON};
     struct sim_run *r = NULL;
     struct policy_options po;
     cJSON *holder = NULL;
