@@ -158,6 +158,72 @@ static uint32_t rng(void)
     return (uint32_t)(rng_state >> 11);
 }
 
+/* A pod of one of 64 shapes: 1-2 whole GPUs or a share, and a cpu ask by shape. */
+static struct policy_pod_spec mixed_pod(char *name, char *uid, int shape, const char *node,
+                                        char *groups)
+{
+    struct policy_pod_spec p = {.namespace_ = "bench", .name = name, .uid = uid,
+                                .cpu_milli = 500 + 250 * shape, .memory_bytes = 4 * GiB,
+                                .managed = true, .node = node};
+
+    if (shape % 4 == 0)
+        p.gpus = 1 + shape % 8 / 4;
+    else
+        p.gpu_share_milli = 100 + 13 * shape;
+    if (node && p.gpu_share_milli)
+        p.gpu_groups = groups;
+    return p;
+}
+
+/*
+ * One new pod over 5,000 nodes that are all in different states, of a shape
+ * other than the last: nothing priced before can be reused.
+ */
+static void bench_filter_mixed(enum policy_strategy s, int nodes, int reps)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, s);
+    double *t = calloc((size_t)reps, sizeof(*t));
+
+    rng_state = 7;
+    for (int i = 0; i < nodes; i++) {
+        int busy = (int)(rng() % 5); /* at most 8 devices taken */
+
+        for (int k = 0; k < busy; k++) {
+            char name[32], uid[32], groups[8];
+            struct policy_pod_spec p;
+
+            snprintf(name, sizeof(name), "run-%d-%d", i, k);
+            snprintf(uid, sizeof(uid), "u-run-%d-%d", i, k);
+            snprintf(groups, sizeof(groups), "g%d", k);
+            p = mixed_pod(name, uid, (int)(rng() % 64), names[i], groups);
+            policy_pod_upsert(c, &p, 0);
+        }
+    }
+    for (int r = 0; r < reps; r++) {
+        char name[32], uid[32];
+        struct policy_filter_result fr;
+        struct policy_pod_spec p;
+        double t0;
+
+        snprintf(name, sizeof(name), "new-%d", r);
+        snprintf(uid, sizeof(uid), "u-new-%d", r);
+        p = mixed_pod(name, uid, r % 64, NULL, NULL);
+        policy_pod_upsert(c, &p, 0);
+        t0 = now_ms();
+        policy_filter(c, "bench", name, (const char *const *)names, (size_t)nodes, 0, &fr);
+        t[r] = now_ms() - t0;
+        policy_filter_result_cleanup(&fr);
+        policy_pod_forget(c, "bench", name);
+    }
+    printf("filter  %s one pod over %5d nodes, all different, a new shape each time: median "
+           "%8.3f ms  (%d reps)\n",
+           strategy_name(s), nodes, median(t, reps), reps);
+    free(t);
+    free_names(names, nodes);
+    policy_cluster_free(c);
+}
+
 static void count_devices(const struct policy_node_view *v, void *ctx)
 {
     *(int64_t *)ctx += v->gpus_whole_used + (int64_t)v->ngroups;
@@ -223,12 +289,14 @@ int main(int argc, char **argv)
         for (size_t n = 0; n < 4; n++)
             bench_plan(POLICY_BINPACK, node_counts[n], gang_sizes[g], quick ? 3 : 15);
     bench_filter(POLICY_BINPACK, 5000, quick ? 20 : 200);
+    bench_filter_mixed(POLICY_BINPACK, 5000, quick ? 20 : 200);
     bench_packing(POLICY_BINPACK, 10000, 1000);
     bench_packing(POLICY_SPREAD, 10000, 1000);
     for (size_t g = 0; g < 3; g++)
         bench_plan(POLICY_FRAGMENTATION, 5000, gang_sizes[g], quick ? 3 : 15);
     bench_plan(POLICY_FRAGMENTATION, 10000, 512, quick ? 3 : 15);
     bench_filter(POLICY_FRAGMENTATION, 5000, quick ? 20 : 200);
+    bench_filter_mixed(POLICY_FRAGMENTATION, 5000, quick ? 20 : 200);
     bench_packing(POLICY_FRAGMENTATION, 10000, 1000);
     return 0;
 }
