@@ -700,5 +700,10 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     if (!csv)
         printf("\npeak RSS of the whole bench: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+    for (size_t k = 0; k < ntraces; k++)
+        if (traces[k].pods != base.pods)
+            free(traces[k].pods);
+    free(base.pods);
+    free(base.nodes);
     return 0;
 }
