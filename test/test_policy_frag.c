@@ -295,6 +295,25 @@ START_TEST(gang_members_share_one_device_and_leave_the_other_whole)
 }
 END_TEST
 
+START_TEST(share_on_two_devices_completes_the_open_groups)
+{
+    struct policy_pod_spec p = {.namespace_ = "ns", .name = "p", .uid = "p", .cpu_milli = 1000,
+                                .memory_bytes = GiB, .gpu_share_milli = 500, .gpu_devices = 2,
+                                .managed = true};
+    struct policy_pod_view v;
+
+    add_node("n", 4, NULL);
+    running("half-1", "n", (struct ask){.share = 500}, "g0");
+    running("half-2", "n", (struct ask){.share = 500}, "g1");
+    seen((struct ask){.gpus = 1}, 30);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    ck_assert_str_eq(schedule("p"), "n");
+    ck_assert(policy_pod_view_get(C, "ns", "p", &v));
+    ck_assert_str_eq(v.gpu_groups, "g0,g1"); /* two devices left whole, none split */
+    ck_assert(fabs(policy_gpu_fragmentation(C)) < 1e-3);
+}
+END_TEST
+
 START_TEST(fragmentation_counts_the_half_device_whole_pods_cannot_use)
 {
     add_node("n", 2, NULL);
@@ -323,6 +342,7 @@ static Suite *frag_suite(void)
     CASE(histogram, tcase_add_test(tc, histogram_stays_bounded_and_keeps_the_common_shape);
          tcase_add_test(tc, cpu_only_pods_leave_the_histogram_alone));
     CASE(gangs_and_measure, tcase_add_test(tc, gang_members_share_one_device_and_leave_the_other_whole);
+         tcase_add_test(tc, share_on_two_devices_completes_the_open_groups);
          tcase_add_test(tc, fragmentation_counts_the_half_device_whole_pods_cannot_use));
 #undef CASE
     return s;
