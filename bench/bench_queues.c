@@ -202,7 +202,7 @@ int main(int argc, char **argv)
                    nev ? "" : " (none: the bench's cluster did not need any)");
         /* Refuse them all: the victims stay, the plan is abandoned; the next rep starts alike. */
         for (size_t i = 0; i < nev; i++)
-            policy_eviction_done(c, ev[i].namespace_, ev[i].name, false, "bench");
+            policy_eviction_done(c, ev[i].namespace_, ev[i].name, false, "bench", -1000000);
         policy_evictions_free(ev, nev);
         for (int m = 0; m < 8; m++) {
             snprintf(name, sizeof(name), "rc%d-%d", r, m);

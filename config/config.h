@@ -215,6 +215,13 @@ struct cfg_leader_election {
     char *identity; /* holderIdentity prefix before "_"; "" = this host's name */
 };
 
+/* Taking room back for waiting gangs by evicting running ones (docs/quota.md). */
+struct cfg_evictions {
+    bool reclaim;                   /* between queues */
+    bool preemption;                /* inside a queue, by priority */
+    int64_t refused_victim_wait_ms; /* a gang whose eviction was refused is no victim for this */
+};
+
 /* Every string is heap-owned by the struct; docs/config.md has the defaults. */
 struct cfg_settings {
     char *listen; /* host:port */
@@ -231,6 +238,7 @@ struct cfg_settings {
     struct cfg_log log;
     struct cfg_gpu_sharing gpu_sharing;
     struct cfg_leader_election leader_election;
+    struct cfg_evictions evictions;
 };
 
 /* The defaults. CFG_ENOMEM leaves *s safe to cleanup. */

@@ -97,7 +97,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
     if (!p->managed)
         c->fair_dirty = true;
     p->place = (struct pplace){.node = -1};
-    p->groups_text[0] = '\0';
+    pset_str(&p->groups_text, NULL);
 }
 
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)

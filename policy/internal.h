@@ -122,12 +122,12 @@ struct ppod {
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
     char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
-    char groups_text[POLICY_MAX_DEVICES * 12];
+    char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
 };
 
 struct pgang {
-    char *key;
+    char *key;                       /* a gang of one borrows its pod's key */
     int32_t id;                      /* in c->gangs */
     bool singleton;                  /* a gang of one, not in the gang index */
     struct pdecl decl[POLICY_GANG_SOURCES];
@@ -145,13 +145,16 @@ struct pgang {
     bool planned;
     bool waiting;  /* in c->waiting */
     int64_t deadline;      /* plan released after this */
+    uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
     int64_t running_since; /* when it was last admitted */
+    int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
     enum preason_kind reason_kind;
     char *reason;
-    int32_t *members;
+    int32_t *members; /* &first until a second member comes */
+    int32_t first;
     size_t nmembers, members_cap;
 };
 
@@ -171,11 +174,24 @@ struct pqueue {
     int32_t pending_gangs;                       /* refreshed by views */
 };
 
+/* When each gang's plan is next looked at: a min-heap on `at`, so expiry costs what expires. */
+struct pexpiry_entry {
+    int64_t at;
+    struct pgang *gang;
+};
+
+struct pexpiry {
+    struct pexpiry_entry *v;
+    size_t n, cap;
+    bool lost; /* out of memory once: some gang may be missing; look at every gang */
+};
+
 /* A growable table of heap objects with free slots; ids are stable. */
 struct ptable {
     void **items;
     size_t n, cap;
-    size_t nfree; /* NULL slots below n */
+    size_t nfree;      /* NULL slots below n */
+    int32_t *free_ids; /* the NULL slots, as a stack (capacity cap) */
 };
 
 /* A growable array of ids. */
@@ -189,6 +205,7 @@ struct policy_cluster {
     char *default_queue;
     struct ptable nodes, pods, gangs, queues;
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
+    struct pexpiry expiry;
     uint64_t next_arrival;
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
@@ -340,6 +357,9 @@ void pplan_release(struct policy_cluster *c, struct pgang *g);
 
 /* The gang's plan is in use at now: it is kept for another planTTL. */
 void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* The gang is going away: nothing is scheduled for it any more. */
+void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
+void pexpiry_cleanup(struct pexpiry *e);
 
 /* ---- queue.c: what a queue allows -------------------------------------- */
 

@@ -224,6 +224,9 @@ struct policy_options {
     const char *default_queue; /* NULL = "default" */
     bool no_reclaim;           /* never evict between queues */
     bool no_preemption;        /* never evict inside a queue */
+    /* A victim gang whose eviction was refused is not chosen again for this long
+     * (a PodDisruptionBudget rarely changes within seconds); 0 = 30 s. */
+    int64_t refused_victim_ms;
 };
 
 struct policy_cluster;
@@ -400,11 +403,11 @@ void policy_evictions_free(struct policy_eviction *v, size_t n);
 /*
  * How one eviction went. ok: the pod is leaving (its deletion, seen by the
  * watch, forgets it). Refused (a PodDisruptionBudget, the pod gone): the
- * victim's gang keeps running, the plan made on its room is redone or
- * abandoned with a reason.
+ * victim's gang keeps running, the plan made on its room is abandoned with a
+ * reason, and the gang is no victim again until now + refused_victim_ms.
  */
 int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
-                         bool ok, const char *why);
+                         bool ok, const char *why, int64_t now);
 /*
  * The cluster's GPU fragmentation for the workload seen so far, in milli-GPU:
  * summed over nodes, the free GPU that pods of each shape seen could not use if

@@ -183,7 +183,7 @@ static const struct pqueue *eligible(struct search *s, const struct pgang *vg, i
     const struct pqueue *vq, *lv;
     int64_t min_runtime;
 
-    if (vg == s->g || !vg->admitted || vg->awaiting > 0)
+    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || vg->refused_until > now)
         return NULL;
     vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
     if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||

@@ -6,22 +6,28 @@
 
 #include "internal.h"
 
+/* A free slot is reused in O(1): with pods coming and going, a scan for one cost a walk over
+ * every pod the engine holds. */
 int32_t ptable_add(struct ptable *t, void *item)
 {
-    for (size_t i = 0; t->nfree > 0 && i < t->n; i++) {
-        if (!t->items[i]) {
-            t->items[i] = item;
-            t->nfree--;
-            return (int32_t)i;
-        }
+    if (t->nfree > 0) {
+        int32_t id = t->free_ids[--t->nfree];
+
+        t->items[id] = item;
+        return id;
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
         void **items = realloc(t->items, cap * sizeof(*items));
+        int32_t *free_ids;
 
         if (!items)
             return -1;
         t->items = items;
+        free_ids = realloc(t->free_ids, cap * sizeof(*free_ids));
+        if (!free_ids)
+            return -1; /* items grew; cap did not: the next add tries again */
+        t->free_ids = free_ids;
         t->cap = cap;
     }
     t->items[t->n] = item;
@@ -31,12 +37,13 @@ int32_t ptable_add(struct ptable *t, void *item)
 void ptable_remove(struct ptable *t, int32_t id)
 {
     t->items[id] = NULL;
-    t->nfree++;
+    t->free_ids[t->nfree++] = id; /* room: nfree < n <= cap */
 }
 
 void ptable_cleanup(struct ptable *t)
 {
     free(t->items);
+    free(t->free_ids);
     memset(t, 0, sizeof(*t));
 }
 

@@ -848,6 +848,9 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert_str_eq(s->leader_election.lease_name, "muster-scheduler");
     ck_assert_str_eq(s->leader_election.lease_namespace, "muster-system");
     ck_assert_str_eq(s->leader_election.identity, "");
+    ck_assert(s->evictions.reclaim);
+    ck_assert(s->evictions.preemption);
+    ck_assert_int_eq(s->evictions.refused_victim_wait_ms, 30000);
 }
 
 START_TEST(test_settings_defaults)
@@ -912,6 +915,9 @@ START_TEST(test_settings_full)
     ck_assert_str_eq(s.leader_election.lease_name, "muster-gpu-scheduler");
     ck_assert_str_eq(s.leader_election.lease_namespace, "kube-system");
     ck_assert_str_eq(s.leader_election.identity, "node-a");
+    ck_assert(!s.evictions.reclaim);
+    ck_assert(!s.evictions.preemption);
+    ck_assert_int_eq(s.evictions.refused_victim_wait_ms, 120000);
     cfg_settings_cleanup(&s);
 }
 END_TEST

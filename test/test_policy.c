@@ -1087,6 +1087,87 @@ static uint32_t rng(void)
     return (uint32_t)(rng_state >> 11);
 }
 
+/* ---- expiry: a min-heap of deadlines ------------------------------------- */
+
+static void plan_gang_of_two(const char *key, const char *head, const char *worker, int64_t at)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+
+    add_gang(key, 2, NULL);
+    add_pod("lab", key, NULL, (struct pod_ask){head, 1, 0, 0, true});
+    add_pod("lab", key, NULL, (struct pod_ask){worker, 1, 1});
+    ck_assert_int_eq(policy_filter(C, "lab", head, names, 1, at, &fr), POLICY_OK);
+    ck_assert_ptr_null(fr.reason);
+    policy_filter_result_cleanup(&fr);
+}
+
+START_TEST(plans_expire_in_deadline_order_not_gang_order)
+{
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/c", "c-head", "c-w", NOW + 2000);
+    plan_gang_of_two("lab/a", "a-head", "a-w", NOW);
+    plan_gang_of_two("lab/b", "b-head", "b-w", NOW + 1000);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "a-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 61001);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 62001);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(held_bind_keeps_an_expired_plan_until_it_leaves)
+{
+    struct policy_bind_result br;
+    char why[256];
+
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/demo", "demo-head", "demo-w", NOW);
+    ck_assert_int_eq(policy_bind(C, "lab", "demo-head", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_WAIT);
+    policy_bind_result_cleanup(&br);
+    policy_expire(C, NOW + 70000);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 70001);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(policy_bind_cancel(C, "lab", "demo-head", why, sizeof(why)), POLICY_OK);
+    policy_expire(C, NOW + 70002);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "demo-head"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(forgotten_gangs_leave_no_deadline_behind)
+{
+    char why[256];
+
+    add_node("n1", 64, 64);
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        add_pod("lab", NULL, NULL, (struct pod_ask){name, 1, 1});
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_COMMIT);
+        NOW += 10;
+    }
+    for (int i = 0; i < 40; i += 3) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    plan_gang_of_two("lab/late", "late-head", "late-w", NOW);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "late-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "p-01"), POLICY_POD_BOUND);
+    check_invariants();
+}
+END_TEST
+
 START_TEST(random_arrivals_keep_every_invariant)
 {
     char why[512], gang[32], name[48];
@@ -1224,6 +1305,88 @@ START_TEST(autoscaling_raycluster_admits_its_minimum_then_extras)
     ck_assert_int_eq(g.nsubgroups, 3);
     ck_assert_str_eq(g.composition, "head 1/1, cpu 2/2 (+4 extra), gpu 3/3 (+1 extra waiting: "
                                     "member rc-gpu-worker-3 (1 GPU): no node has a free GPU)");
+    check_invariants();
+}
+END_TEST
+
+/* Seen end to end (e2e 05b): kube-scheduler asked about a CPU worker that came last, so it
+ * was planned in the minimum and the workers before it became extras. The composition says
+ * what the gang holds, whoever came first: a subgroup never shows more than its minimum
+ * placed. */
+START_TEST(composition_counts_the_minimum_whoever_was_asked_first)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    /* the last CPU worker first: it is the minimum, the two before it are extras */
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_COMMIT);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-cpu-worker-", 3), 3);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "head 1/1, cpu 1/1 (+2 extra)");
+    ck_assert_int_eq(g.subgroups[1].placed, 1);
+    ck_assert_int_eq(g.subgroups[1].extras_placed, 2);
+    check_invariants();
+}
+END_TEST
+
+/* The barrier says whom it waits for: the members planned for the minimum, not the extras
+ * (seen end to end, e2e 05b: "1 of 6 members at bind; waiting for" four names, two of them
+ * extra CPU workers). */
+START_TEST(barrier_names_the_minimum_it_waits_for)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_str_eq(why, "gang lab/rc: 1 of 2 members at bind or bound; waiting for rc-head");
+}
+END_TEST
+
+/* Seen end to end (e2e 05b): a gang that waited (every member told "worker group gpu needs 3
+ * x 1 GPU, 2 free") is admitted once the node has a third GPU; its fourth GPU worker, which
+ * kube-scheduler's own filter now turns away before asking muster, must not keep the words of
+ * a gang that no longer waits. */
+START_TEST(an_extra_does_not_keep_its_gangs_old_reason)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"gpu", 3}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 2);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "gpu", 4, 1, 1);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-gpu-worker-", 4), 0);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_msg(g.reason && strstr(g.reason, "worker group gpu needs 3 x 1 GPU, 2 free"), "%s",
+                  g.reason);
+    add_node("n1", 64, 3);
+    /* kube-scheduler tries the head and three workers; the fourth no longer fits in its eyes */
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "rc-gpu-worker-%d", i);
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_WAIT);
+    }
+    ck_assert_int_eq(schedule("lab", "rc-gpu-worker-2", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "head 1/1, gpu 3/3 (+1 extra waiting)");
+    ck_assert_ptr_null(g.subgroups[1].extra_reason);
     check_invariants();
 }
 END_TEST
@@ -1370,13 +1533,14 @@ static int evict_all(void)
     ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
     for (size_t i = 0; i < n; i++) {
         struct policy_pod_view v;
-        char self[256], *gang, *queue;
+        char self[256], *gang, *queue, *subgroup;
 
         ck_assert(policy_pod_view_get(C, ev[i].namespace_, ev[i].name, &v));
         ck_assert_int_eq(v.phase, POLICY_POD_EVICTING);
         snprintf(self, sizeof(self), "%s/%s", ev[i].namespace_, ev[i].name);
         gang = strcmp(v.gang, self) != 0 ? strdup(v.gang) : NULL;
         queue = strdup(v.queue);
+        subgroup = v.subgroup ? strdup(v.subgroup) : NULL; /* the view goes with the pod */
         {
             struct policy_pod_spec again = {.namespace_ = ev[i].namespace_,
                                             .name = ev[i].name,
@@ -1385,18 +1549,19 @@ static int evict_all(void)
                                             .memory_bytes = v.memory_bytes,
                                             .gpus = v.gpus,
                                             .gang = gang,
-                                            .subgroup = v.subgroup,
+                                            .subgroup = subgroup,
                                             .priority = v.priority,
                                             .queue = queue,
                                             .managed = true};
 
-            ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL),
-                             POLICY_OK);
+            ck_assert_int_eq(
+                policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL, NOW), POLICY_OK);
             ck_assert_int_eq(policy_pod_forget(C, ev[i].namespace_, ev[i].name), POLICY_OK);
             ck_assert_int_eq(policy_pod_upsert(C, &again, NOW), POLICY_OK);
         }
         free(gang);
         free(queue);
+        free(subgroup);
     }
     policy_evictions_free(ev, n);
     return (int)n;
@@ -1595,7 +1760,8 @@ START_TEST(a_refused_eviction_abandons_the_plan)
     for (size_t i = 0; i < n; i++)
         ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, false,
                                               "Cannot evict pod as it would violate the pod's "
-                                              "disruption budget."),
+                                              "disruption budget.",
+                                              NOW),
                          POLICY_OK);
     policy_evictions_free(ev, n);
     ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
@@ -1608,6 +1774,19 @@ START_TEST(a_refused_eviction_abandons_the_plan)
                       strstr(g.reason, " was refused: Cannot evict pod as it would violate the "
                                        "pod's disruption budget."),
                   "%s", g.reason);
+    check_invariants();
+    /* The refused gang is no victim again for refusedVictimWait (30 s by default): asked a
+     * second later, the engine evicts nothing; 30 s after the refusal, it tries again. */
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 0);
+    policy_evictions_free(ev, n);
+    NOW += 29000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 8);
+    policy_evictions_free(ev, n);
     check_invariants();
 }
 END_TEST
@@ -1864,6 +2043,9 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, recreated_gang_is_placed_whole_again);
          tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
     CASE(composition, tcase_add_test(tc, autoscaling_raycluster_admits_its_minimum_then_extras);
+         tcase_add_test(tc, composition_counts_the_minimum_whoever_was_asked_first);
+         tcase_add_test(tc, an_extra_does_not_keep_its_gangs_old_reason);
+         tcase_add_test(tc, barrier_names_the_minimum_it_waits_for);
          tcase_add_test(tc, count_met_by_the_wrong_members_is_never_admitted);
          tcase_add_test(tc, a_subgroup_short_of_pods_says_so);
          tcase_add_test(tc, a_subgroup_with_no_minimum_only_has_extras);
@@ -1875,6 +2057,9 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));
+    CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
+         tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);
+         tcase_add_test(tc, forgotten_gangs_leave_no_deadline_behind));
     CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
          tcase_add_loop_test(tc, random_queues_keep_every_promise, 0, 3);
          tcase_set_timeout(tc, 300));

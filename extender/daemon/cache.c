@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "base.h"
@@ -115,6 +116,80 @@ static void keys_cleanup(struct cache_keys *k)
     memset(k, 0, sizeof(*k));
 }
 
+/* ---- Workload-API pods that came before their PodGroup or Workload -------- */
+
+#define CACHE_EARLY_MAX 10000 /* pods kept; past it a pod waits for its next update */
+
+static void early_drop(struct cache_early *e, const char *key)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found), after;
+
+    if (!found)
+        return;
+    after = e->keys.n - at - 1;
+    free(e->keys.v[at]);
+    cJSON_Delete(e->pods[at]);
+    memmove(&e->keys.v[at], &e->keys.v[at + 1], after * sizeof(*e->keys.v));
+    memmove(&e->pods[at], &e->pods[at + 1], after * sizeof(*e->pods));
+    e->keys.n--;
+}
+
+static bool early_grow(struct cache_early *e)
+{
+    size_t cap = e->cap ? e->cap * 2 : 16;
+    char **keys = realloc(e->keys.v, cap * sizeof(*keys));
+    cJSON **pods;
+
+    if (!keys)
+        return false;
+    e->keys.v = keys;
+    pods = realloc(e->pods, cap * sizeof(*pods));
+    if (!pods)
+        return false;
+    e->pods = pods;
+    e->cap = e->keys.cap = cap;
+    return true;
+}
+
+/* Keep a copy of pod under key, replacing an older one; false if it cannot be kept. */
+static bool early_put(struct cache_early *e, const char *key, const cJSON *pod)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found);
+    cJSON *copy;
+    char *name;
+
+    if (!found && (e->keys.n == CACHE_EARLY_MAX || (e->keys.n == e->cap && !early_grow(e))))
+        return false;
+    if (!(copy = cJSON_Duplicate(pod, true)))
+        return false;
+    if (found) {
+        cJSON_Delete(e->pods[at]);
+        e->pods[at] = copy;
+        return true;
+    }
+    if (!(name = strdup(key))) {
+        cJSON_Delete(copy);
+        return false;
+    }
+    memmove(&e->keys.v[at + 1], &e->keys.v[at], (e->keys.n - at) * sizeof(*e->keys.v));
+    memmove(&e->pods[at + 1], &e->pods[at], (e->keys.n - at) * sizeof(*e->pods));
+    e->keys.v[at] = name;
+    e->pods[at] = copy;
+    e->keys.n++;
+    return true;
+}
+
+static void early_cleanup(struct cache_early *e)
+{
+    for (size_t i = 0; i < e->keys.n; i++)
+        cJSON_Delete(e->pods[i]);
+    free(e->pods);
+    keys_cleanup(&e->keys);
+    memset(e, 0, sizeof(*e));
+}
+
 /* ---- one object in ------------------------------------------------------- */
 
 static const char *meta_string(const cJSON *obj, const char *key)
@@ -174,23 +249,100 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
+static void reapply_pod(struct cache *c, const cJSON *pod, const char *key);
+
+static void gone_add(struct cache *c, const char *uid)
+{
+    char *copy;
+
+    if (!uid || !*uid || !(copy = strdup(uid)))
+        return;
+    free(c->gone[c->gone_next]);
+    c->gone[c->gone_next] = copy;
+    c->gone_next = (c->gone_next + 1) % CACHE_GONE;
+}
+
+bool cache_pod_gone(const struct cache *c, const char *uid)
+{
+    for (size_t i = 0; uid && *uid && i < CACHE_GONE && c->gone[i]; i++)
+        if (strcmp(c->gone[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* A pod told to the engine: kept for later if its PodGroup or Workload is not known yet. */
+static void early_note(struct cache *c, const char *key, const cJSON *pod)
+{
+    const char *group = kube_pod_scheduling_group(pod);
+    const char *ns = meta_string(pod, "namespace");
+
+    bool known = true;
+
+    if (group) {
+        pthread_mutex_lock(&c->refs_lock);
+        known = kube_refs_pod_group_known(c->refs, ns ? ns : "default", group);
+        pthread_mutex_unlock(&c->refs_lock);
+    }
+    if (!known) {
+        if (!early_put(&c->early, key, pod))
+            ext_log_warn("pod kept in the gang its PodGroup's name gives until it changes", "pod",
+                         key, "podGroup", group);
+        return;
+    }
+    early_drop(&c->early, key);
+}
+
+/* A Workload or Workload-API PodGroup of namespace ns arrived: the pods kept for it are
+ * decoded again, now into the gang and subgroup it gives them. */
+static void early_resolve(struct cache *c, const char *ns)
+{
+    size_t nl = ns ? strlen(ns) : 0;
+
+    for (size_t i = c->early.keys.n; nl && i-- > 0;) {
+        cJSON *pod = c->early.pods[i];
+        char key[512];
+
+        bool known;
+
+        if (strncmp(c->early.keys.v[i], ns, nl) != 0 || c->early.keys.v[i][nl] != '/')
+            continue;
+        pthread_mutex_lock(&c->refs_lock);
+        known = kube_refs_pod_group_known(c->refs, ns, kube_pod_scheduling_group(pod));
+        pthread_mutex_unlock(&c->refs_lock);
+        if (!known)
+            continue;
+        snprintf(key, sizeof(key), "%s", c->early.keys.v[i]);
+        c->early.pods[i] = NULL; /* ours now; early_drop frees the key only */
+        early_drop(&c->early, key);
+        reapply_pod(c, pod, key);
+        cJSON_Delete(pod);
+    }
+}
+
 /* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
 static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
 {
     char gang[512];
+    bool had;
 
-    if (kube_refs_forget(c->refs, kind, key, gang, sizeof(gang)) && *gang)
+    pthread_mutex_lock(&c->refs_lock);
+    had = kube_refs_forget(c->refs, kind, key, gang, sizeof(gang));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (had && *gang)
         policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
 }
 
-static void forget(struct cache *c, enum cache_source src, const char *key)
+/* The engine forgets the object; the source's key set is the caller's business. */
+static void forget_engine(struct cache *c, enum cache_source src, const char *key)
 {
     char ns[256];
     const char *slash = strchr(key, '/');
 
     switch (src) {
     case CACHE_PRIORITYCLASSES:
+        pthread_mutex_lock(&c->refs_lock);
         kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
+        pthread_mutex_unlock(&c->refs_lock);
         break;
     case CACHE_WORKLOADS_V1ALPHA2:
     case CACHE_WORKLOADS_V1BETA1:
@@ -214,9 +366,14 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
         break;
     }
     case CACHE_PODS:
+        early_drop(&c->early, key);
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
+            struct policy_pod_view v;
+
             memcpy(ns, key, (size_t)(slash - key));
             ns[slash - key] = '\0';
+            if (policy_pod_view_get(c->engine, ns, slash + 1, &v))
+                gone_add(c, v.uid);
             policy_pod_forget(c->engine, ns, slash + 1);
         }
         break;
@@ -225,6 +382,11 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
                            src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP);
         break;
     }
+}
+
+static void forget(struct cache *c, enum cache_source src, const char *key)
+{
+    forget_engine(c, src, key);
     keys_remove(&c->known[src], key);
 }
 
@@ -250,16 +412,11 @@ static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *
     return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
 }
 
-/* A Workload-API object recorded under key; a gang it declared before under another key goes. */
-static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
-                      const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
+/* Under refs_lock: record a Workload-API object; the gang it declared before goes into old. */
+static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *old, size_t oldlen)
 {
-    char old[512];
-    int rc;
-
-    kube_refs_forget(c->refs, kind, key, old, sizeof(old));
-    if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
-        policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
+    kube_refs_forget(c->refs, kind, key, old, oldlen);
     if (kind == KUBE_REF_WORKLOAD) {
         const char *slash = strchr(key, '/');
         char ns[256];
@@ -268,149 +425,319 @@ static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
             return EXT_EINVAL;
         memcpy(ns, key, (size_t)(slash - key));
         ns[slash - key] = '\0';
-        rc = kube_refs_workload(c->refs, ns, slash + 1, s);
-    } else {
-        rc = kube_refs_pod_group(c->refs, obj);
+        return kube_refs_workload(c->refs, ns, slash + 1, s);
     }
+    return kube_refs_pod_group(c->refs, obj);
+}
+
+/* A Workload-API object recorded under key; a gang it declared before under another key goes. */
+static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
+{
+    char old[512];
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = ref_record(c, kind, key, s, obj, old, sizeof(old));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
+        policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
     if (rc == EXT_OK && s->key != NULL)
         rc = gang_upsert(c, s, err, errlen);
     return rc;
 }
 
-/* Decode and upsert; false if the object is not one to keep. */
-static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
+
+/*
+ * One object on its way into the engine. Decoding takes no cache lock (the
+ * options are fixed at start, and the lookups take refs_lock for themselves);
+ * only applying it does, so filter and bind calls wait for the engine's part of
+ * a watch event or a relist, not for the JSON.
+ */
+struct decoded {
+    enum cache_source src;
+    const cJSON *obj; /* what was decoded, alive while the decoded is applied */
+    char key[512];
+    int rc;        /* of the decode; EXT_OK: spec below is filled */
+    bool skip;     /* not a workload (a reservation pod, a finished pod): not kept, no word */
+    bool terminal; /* a finished pod: forgotten */
+    char err[256];
+    union {
+        struct policy_node_spec node;
+        struct policy_pod_spec pod;
+        struct policy_queue_spec queue;
+        struct policy_gang_spec gang;
+        struct kube_priority_class pc;
+        struct kube_pod_group pg;
+    } spec;
+};
+
+/* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
+static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
+                   struct ext_arena *a, struct decoded *d)
 {
-    struct ext_arena *a = ext_arena_new();
-    char err[256] = "";
-    int rc = EXT_EINVAL;
+    char *err = d->err;
+    size_t len = sizeof(d->err);
 
-    if (!a)
-        return false;
+    d->src = src;
+    d->obj = obj;
+    d->err[0] = '\0';
+    d->skip = d->terminal = false;
+    if (!a) {
+        d->rc = EXT_ENOMEM;
+        return;
+    }
     switch (src) {
-    case CACHE_NODES: {
-        struct policy_node_spec s;
-
-        if ((rc = kube_node_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_node_upsert(c->engine, &s), err, sizeof(err));
+    case CACHE_NODES:
+        d->rc = kube_node_decode(obj, a, &d->spec.node, err, len, NULL);
         break;
-    }
-    case CACHE_PODS: {
-        struct policy_pod_spec s;
-
-        if (kube_pod_is_terminal(obj) || cache_is_reservation_pod(c, obj)) {
-            ext_arena_free(a);
-            return false;
-        }
-        if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
+    case CACHE_PODS:
+        d->terminal = kube_pod_is_terminal(obj);
+        d->skip = d->terminal || cache_is_reservation_pod(c, obj);
+        d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, err, len, NULL);
         break;
-    }
     case CACHE_QUEUES:
-    case CACHE_QUEUES_KAI: {
-        struct policy_queue_spec s;
-
-        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
-            policy_queue_changes(c->engine, &s)) {
-            rc = engine_rc(policy_queue_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+    case CACHE_QUEUES_KAI:
+        d->rc = kube_queue_decode(obj, a, &d->spec.queue, err, len, NULL);
         break;
-    }
     case CACHE_RAYCLUSTERS:
+        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
+        break;
     case CACHE_PODGROUPS_X:
     case CACHE_PODGROUPS_VOLCANO:
-    case CACHE_PODGROUPS_KAI: {
-        struct policy_gang_spec s;
-
-        rc = src == CACHE_RAYCLUSTERS
-                 ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
-                 : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
-        if (rc == EXT_OK)
-            rc = gang_upsert(c, &s, err, sizeof(err));
+    case CACHE_PODGROUPS_KAI:
+        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
         break;
-    }
-    case CACHE_PRIORITYCLASSES: {
-        struct kube_priority_class pc;
-
-        if ((rc = kube_priority_class_decode(obj, &pc, err, sizeof(err), NULL)) == EXT_OK)
-            rc = kube_refs_priority_class(c->refs, &pc);
+    case CACHE_PRIORITYCLASSES:
+        d->rc = kube_priority_class_decode(obj, &d->spec.pc, err, len, NULL);
         break;
-    }
     case CACHE_WORKLOADS_V1ALPHA2:
-    case CACHE_WORKLOADS_V1BETA1: {
-        struct policy_gang_spec s;
-
-        if ((rc = kube_workload_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = ref_upsert(c, KUBE_REF_WORKLOAD, key, &s, NULL, err, sizeof(err));
+    case CACHE_WORKLOADS_V1BETA1:
+        d->rc = kube_workload_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
         break;
-    }
     case CACHE_WA_PODGROUPS_V1ALPHA2:
-    case CACHE_WA_PODGROUPS_V1BETA1: {
-        struct kube_pod_group g;
-
-        if ((rc = kube_pod_group_decode(obj, &c->opts, a, &g, err, sizeof(err), NULL)) == EXT_OK)
-            rc = ref_upsert(c, KUBE_REF_POD_GROUP, key, &g.spec, &g, err, sizeof(err));
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, err, len, NULL);
         break;
-    }
     default:
+        d->rc = EXT_EINVAL;
         break;
     }
-    ext_arena_free(a);
-    if (rc != EXT_OK) {
-        ext_log_warn("object skipped", "resource", sources[src].name, "object", key, "error",
-                     *err ? err : ext_strerror(rc));
+}
+
+/* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
+ * keep. */
+static bool apply(struct cache *c, struct decoded *d)
+{
+    char *err = d->err;
+    size_t len = sizeof(d->err);
+    int rc = d->rc;
+
+    if (d->skip)
         return false;
+    if (rc == EXT_OK) {
+        switch (d->src) {
+        case CACHE_NODES:
+            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
+            break;
+        case CACHE_PODS:
+            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
+            if (rc == EXT_OK)
+                early_note(c, d->key, d->obj);
+            break;
+        case CACHE_QUEUES:
+        case CACHE_QUEUES_KAI:
+            if (!policy_queue_changes(c->engine, &d->spec.queue))
+                break;
+            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
+            c->nudge = true;
+            break;
+        case CACHE_PRIORITYCLASSES:
+            pthread_mutex_lock(&c->refs_lock);
+            rc = kube_refs_priority_class(c->refs, &d->spec.pc);
+            pthread_mutex_unlock(&c->refs_lock);
+            break;
+        case CACHE_WORKLOADS_V1ALPHA2:
+        case CACHE_WORKLOADS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, NULL, err, len);
+            if (rc == EXT_OK)
+                early_resolve(c, meta_string(d->obj, "namespace"));
+            break;
+        case CACHE_WA_PODGROUPS_V1ALPHA2:
+        case CACHE_WA_PODGROUPS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, err,
+                            len);
+            if (rc == EXT_OK)
+                early_resolve(c, d->spec.pg.namespace_);
+            break;
+        default: /* RayClusters and PodGroups */
+            rc = gang_upsert(c, &d->spec.gang, err, len);
+            break;
+        }
     }
-    return true;
+    if (rc != EXT_OK)
+        ext_log_warn("object skipped", "resource", sources[d->src].name, "object", d->key, "error",
+                     *d->err ? d->err : ext_strerror(rc));
+    return rc == EXT_OK;
+}
+
+/* A pod early_note kept, decoded and applied again now that its gang is known (lock held). */
+static void reapply_pod(struct cache *c, const cJSON *pod, const char *key)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct decoded *d = malloc(sizeof(*d));
+
+    if (d && a) {
+        snprintf(d->key, sizeof(d->key), "%s", key);
+        decode(c, CACHE_PODS, pod, a, d);
+        if (apply(c, d))
+            keys_add(&c->known[CACHE_PODS], d->key);
+    }
+    free(d);
+    ext_arena_free(a);
 }
 
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
 {
-    char key[512];
+    bool deleted = strcmp(type, "DELETED") == 0;
+    struct ext_arena *a = NULL;
+    struct decoded d;
 
-    if (!object_key(c, src, obj, key, sizeof(key)))
+    if (!object_key(c, src, obj, d.key, sizeof(d.key)))
         return;
+    if (!deleted)
+        decode(c, src, obj, a = ext_arena_new(), &d);
     pthread_mutex_lock(&c->lock);
-    if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
-        if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
-            forget(c, src, key);
+    if (deleted || !apply(c, &d)) {
+        if (deleted || d.terminal)
+            forget(c, src, d.key);
     } else {
-        keys_add(&c->known[src], key);
+        keys_add(&c->known[src], d.key);
     }
     pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
 }
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
-/* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
-static void on_replace(void *ctx, const cJSON *items)
+#define RELIST_BATCH 64 /* objects decoded outside the lock, then applied under it */
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The keys gathered in any order: sorted, each once. */
+static void keys_settle(struct cache_keys *k)
+{
+    size_t n = 0;
+
+    qsort(k->v, k->n, sizeof(*k->v), cmp_key);
+    for (size_t i = 0; i < k->n; i++) {
+        if (n > 0 && strcmp(k->v[n - 1], k->v[i]) == 0)
+            free(k->v[i]);
+        else
+            k->v[n++] = k->v[i];
+    }
+    k->n = n;
+}
+
+static void keys_append(struct cache_keys *k, const char *key)
+{
+    char *copy;
+
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        char **v = realloc(k->v, cap * sizeof(*v));
+
+        if (!v)
+            return;
+        k->v = v;
+        k->cap = cap;
+    }
+    if ((copy = strdup(key)))
+        k->v[k->n++] = copy;
+}
+
+/* Decode up to RELIST_BATCH objects from obj on, then apply them under one lock. */
+static const cJSON *replace_batch(struct cache *c, enum cache_source src, const cJSON *obj,
+                                  struct decoded *batch, struct cache_keys *fresh)
+{
+    struct ext_arena *a = ext_arena_new();
+    size_t n = 0;
+
+    for (; obj && n < RELIST_BATCH; obj = obj->next)
+        if (object_key(c, src, obj, batch[n].key, sizeof(batch[n].key)))
+            decode(c, src, obj, a, &batch[n++]);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < n; i++)
+        if (apply(c, &batch[i]))
+            keys_append(fresh, batch[i].key);
+    pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
+    return obj;
+}
+
+/*
+ * A (re)list, page by page: every object is upserted as its page arrives (the lock
+ * is held per batch, so kube-scheduler's calls are answered during a relist of any
+ * size), and at the end what vanished meanwhile is forgotten. What vanished is found
+ * outside the lock (only this reflector's thread changes its key set) and costs
+ * n log n, however the list is ordered.
+ */
+static void on_list_begin(void *ctx)
+{
+    struct cache_reflector *sc = ctx;
+
+    keys_cleanup(&sc->listed);
+}
+
+static void on_list_page(void *ctx, const cJSON *items)
+{
+    struct cache_reflector *sc = ctx;
+    struct decoded *batch = malloc(RELIST_BATCH * sizeof(*batch));
+    const cJSON *obj = items ? items->child : NULL;
+
+    while (batch && obj)
+        obj = replace_batch(sc->cache, sc->src, obj, batch, &sc->listed);
+    free(batch);
+}
+
+static void on_list_end(void *ctx, bool ok)
 {
     struct cache_reflector *sc = ctx;
     struct cache *c = sc->cache;
-    struct cache_keys fresh = {0};
-    const cJSON *obj;
-    char key[512];
+    struct cache_keys *known = &c->known[sc->src], gone = {0};
 
-    pthread_mutex_lock(&c->lock);
-    cJSON_ArrayForEach(obj, items)
-    {
-        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
-            keys_add(&fresh, key);
+    if (!ok) { /* the next list starts over; what was upserted is still true */
+        keys_cleanup(&sc->listed);
+        return;
     }
-    for (size_t i = c->known[sc->src].n; i-- > 0;) {
+    keys_settle(&sc->listed);
+    for (size_t i = 0; i < known->n; i++) {
         bool found;
-        char *old = c->known[sc->src].v[i];
 
-        keys_find(&fresh, old, &found);
-        if (!found) {
-            snprintf(key, sizeof(key), "%s", old);
-            forget(c, sc->src, key);
-        }
+        keys_find(&sc->listed, known->v[i], &found);
+        if (!found)
+            keys_append(&gone, known->v[i]);
     }
-    keys_cleanup(&c->known[sc->src]);
-    c->known[sc->src] = fresh;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < gone.n; i++)
+        forget_engine(c, sc->src, gone.v[i]);
+    keys_cleanup(known);
+    *known = sc->listed;
     pthread_mutex_unlock(&c->lock);
+    memset(&sc->listed, 0, sizeof(sc->listed));
+    keys_cleanup(&gone);
     ext_log_info("listed", "resource", sources[sc->src].name);
+}
+
+/* The full set at once: a list of one page. */
+static void on_replace(void *ctx, const cJSON *items)
+{
+    on_list_begin(ctx);
+    on_list_page(ctx, items);
+    on_list_end(ctx, true);
 }
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
@@ -438,19 +765,67 @@ static void on_error(void *ctx, int code, const char *message)
                  message ? message : ext_strerror(code));
 }
 
-static const struct kube_watch_handler handler = {
-    .replace = on_replace, .event = on_event, .absent = on_absent, .error = on_error};
+static const struct kube_watch_handler handler = {.replace = on_replace,
+                                                  .event = on_event,
+                                                  .absent = on_absent,
+                                                  .error = on_error,
+                                                  .list_begin = on_list_begin,
+                                                  .list_page = on_list_page,
+                                                  .list_end = on_list_end};
 
 /* ---- lifecycle ----------------------------------------------------------- */
+
+/* The decoders' lookups, safe outside the cache lock: refs has a lock of its own. */
+static bool locked_priority_class(void *ctx, const char *name, int32_t *value)
+{
+    struct cache *c = ctx;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.priority_class && c->lookup.priority_class(c->lookup.ctx, name, value);
+    pthread_mutex_unlock(&c->refs_lock);
+    return ok;
+}
+
+/*
+ * refs' answers point into refs, which a writer may change once the lock is let go: they are
+ * copied, under it, into this thread's buffers, which the decoder copies into its arena at once.
+ */
+static bool locked_pod_group(void *ctx, const char *ns, const char *name, const char **gang,
+                             const char **subgroup)
+{
+    static _Thread_local char gang_copy[520], sub_copy[260];
+    struct cache *c = ctx;
+    const char *g = NULL, *sg = NULL;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.pod_group && c->lookup.pod_group(c->lookup.ctx, ns, name, &g, &sg);
+    if (ok && g)
+        snprintf(gang_copy, sizeof(gang_copy), "%s", g);
+    if (ok && sg)
+        snprintf(sub_copy, sizeof(sub_copy), "%s", sg);
+    pthread_mutex_unlock(&c->refs_lock);
+    if (!ok)
+        return false;
+    *gang = g ? gang_copy : NULL;
+    *subgroup = sg ? sub_copy : NULL;
+    return true;
+}
 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen)
 {
-    struct policy_options po = {
-        .strategy = s->strategy, .plan_ttl_ms = s->plan_ttl_ms, .default_queue = s->default_queue};
+    struct policy_options po = {.strategy = s->strategy,
+                                .plan_ttl_ms = s->plan_ttl_ms,
+                                .default_queue = s->default_queue,
+                                .no_reclaim = !s->evictions.reclaim,
+                                .no_preemption = !s->evictions.preemption,
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->refs_lock, NULL);
     c->engine = policy_cluster_new(&po);
     if (!c->engine) {
         snprintf(err, errlen, "out of memory");
@@ -466,22 +841,30 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
         return EXT_ENOMEM;
     }
     c->lookup = kube_refs_lookup(c->refs);
-    c->opts.lookup = &c->lookup;
+    c->locked_lookup = (struct kube_lookup){locked_priority_class, locked_pod_group, c};
+    c->opts.lookup = &c->locked_lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;
     return EXT_OK;
 }
 
+#define NODES_FIRST_MS 10000
+
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
-        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i};
+        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i, {0}};
         c->watches[i] =
             kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i], NULL);
         if (!c->watches[i]) {
             snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
             return EXT_ENOMEM;
         }
+        /* Nodes first (for a while): a bound pod listed before its node is charged when the
+         * node comes, and each node that comes then looks at every such pod. */
+        for (int64_t until = ext_now_ms() + NODES_FIRST_MS;
+             i == CACHE_NODES && !kube_watch_synced(c->watches[i]) && ext_now_ms() < until;)
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
     return EXT_OK;
 }
@@ -492,6 +875,12 @@ void cache_cleanup(struct cache *c)
         kube_watch_stop(c->watches[i]);
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
+        keys_cleanup(&c->reflectors[i].listed);
+    }
+    early_cleanup(&c->early);
+    for (size_t i = 0; i < CACHE_GONE; i++) {
+        free(c->gone[i]);
+        c->gone[i] = NULL;
     }
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         free(c->nudge_gangs[i]);
@@ -500,6 +889,7 @@ void cache_cleanup(struct cache *c)
     c->engine = NULL;
     kube_refs_free(c->refs);
     c->refs = NULL;
+    pthread_mutex_destroy(&c->refs_lock);
     pthread_mutex_destroy(&c->lock);
 }
 

@@ -42,23 +42,47 @@ struct cache_keys {
     size_t n, cap;
 };
 
-/* What a reflector's callbacks are told: whose cache, which source. */
+#define CACHE_GONE 4096
+
+/* Workload-API pods decoded before their PodGroup, or its Workload, was known (separate
+ * watches deliver in any order; after a restart the lists race): their newest object, to be
+ * decoded again into the right gang and subgroup when one of those arrives. keys sorted,
+ * pods[i] is keys.v[i]'s. */
+struct cache_early {
+    struct cache_keys keys;
+    cJSON **pods;
+    size_t cap;
+};
+
+/* What a reflector's callbacks are told: whose cache, which source; the keys of a list
+ * under way. */
 struct cache_reflector {
     struct cache *cache;
     enum cache_source src;
+    struct cache_keys listed;
 };
 
 struct cache {
     pthread_mutex_t lock; /* the engine and everything below */
     struct policy_cluster *engine;
-    struct kube_decode_opts opts; /* its lookup reads refs */
+    struct kube_decode_opts opts; /* its lookup reads refs, under refs_lock */
     struct kube_refs *refs;       /* PriorityClasses, Workloads, Workload-API PodGroups */
-    struct kube_lookup lookup;
+    struct kube_lookup lookup;    /* refs' own */
+    /* refs alone: decoding takes it, not the lock above, so a watch event or a relist is
+     * decoded outside the lock; writers hold both (the lock first). */
+    pthread_mutex_t refs_lock;
+    struct kube_lookup locked_lookup;
     const char *reservation_namespace;
     struct kube_client *kube;
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_reflector reflectors[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
+    struct cache_early early;
+    /* The UIDs of the last CACHE_GONE pods the watch said were deleted (a ring): a filter
+     * kube-scheduler began before the delete must not bring the pod back into the engine,
+     * where nothing would ever take it out again. */
+    char *gone[CACHE_GONE];
+    size_t gone_next;
     /* A Queue's or gang's spec changed: waiting gangs may fit now, but
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
@@ -67,6 +91,9 @@ struct cache {
     char *nudge_gangs[64];
     size_t nnudge_gangs;
 };
+
+/* Under the lock: was the pod of this UID deleted (among the last CACHE_GONE)? */
+bool cache_pod_gone(const struct cache *c, const char *uid);
 
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);

@@ -68,7 +68,7 @@ static int engine_take(void *ctx, struct policy_eviction **out, size_t *n)
 
 static int engine_done(void *ctx, const char *ns, const char *name, bool ok, const char *why)
 {
-    return policy_eviction_done(ctx, ns, name, ok, why);
+    return policy_eviction_done(ctx, ns, name, ok, why, ext_now_ms());
 }
 
 struct evict_source evict_engine_source(struct cache *cache)

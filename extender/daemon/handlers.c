@@ -21,6 +21,9 @@ static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena 
         return rc;
     if (!spec->managed)
         return EXT_OK;
+    if (cache_pod_gone(&d->cache, spec->uid))
+        return ext_errf(err, errlen, EXT_ENOTFOUND, "pod %s/%s was deleted", spec->namespace_,
+                        spec->name);
     return policy_pod_upsert(d->cache.engine, spec, ext_now_ms()) == POLICY_OK ? EXT_OK
                                                                                : EXT_ENOMEM;
 }
@@ -57,12 +60,13 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     struct policy_filter_result r;
     char err[512], key[512];
     const char *chosen = NULL;
-    struct policy_pod_view before;
-    bool was_pending;
+    struct policy_gang_view before;
+    bool turned_away;
     int rc;
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_failed = true; /* a planned pod's answer is its node alone */
     pthread_mutex_lock(&d->cache.lock);
     observe_nodes(d, a);
     rc = observe_pod(d, a->pod, arena, &spec, err, sizeof(err));
@@ -73,8 +77,10 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         ext_arena_free(arena);
         return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
     }
-    was_pending = !policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &before) ||
-                  before.phase == POLICY_POD_PENDING;
+    /* A gang that waits with a reason has had members turned away (kube-scheduler parked
+     * them); a gang planned at its first filter has not, and needs no nudge. */
+    turned_away = spec.gang && policy_gang_view_get(d->cache.engine, spec.gang, &before) &&
+                  before.state == POLICY_GANG_PENDING && before.reason;
     rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
                        &r);
     pthread_mutex_unlock(&d->cache.lock);
@@ -110,8 +116,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         }
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
-        /* Its gang's other members may have been turned away before the plan. */
-        if (spec.gang && was_pending) {
+        /* Its gang's other members were turned away before the plan. */
+        if (turned_away) {
             pthread_mutex_lock(&d->cache.lock);
             cache_nudge_gang(&d->cache, spec.gang);
             pthread_mutex_unlock(&d->cache.lock);
@@ -134,6 +140,7 @@ static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_pri
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_zero = true;
     pthread_mutex_lock(&d->cache.lock);
     if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
         spec.managed)
@@ -197,7 +204,8 @@ static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preem
         return EXT_ENOMEM;
     }
     pthread_mutex_lock(&d->cache.lock);
-    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK) {
+    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
+        !cache_pod_gone(&d->cache, spec.uid)) {
         spec.managed = true; /* known to the engine so its priority is compared */
         policy_pod_upsert(d->cache.engine, &spec, ext_now_ms());
         for (size_t i = 0; i < a->n; i++)

@@ -183,6 +183,15 @@ struct kube_watch_handler {
     void (*absent)(void *ctx);
     /* Optional: a failure the reflector is recovering from (for the log). */
     void (*error)(void *ctx, int code, const char *message);
+    /*
+     * Optional, instead of replace: a (re)list handed over page by page, so a list of any
+     * size is never held whole. list_begin once the first page has come, list_page with each
+     * page's items (a JSON array, borrowed), then list_end: ok is false when the list failed
+     * part way, and the pages seen are then not the whole set.
+     */
+    void (*list_begin)(void *ctx);
+    void (*list_page)(void *ctx, const cJSON *items);
+    void (*list_end)(void *ctx, bool ok);
 };
 
 struct kube_watch_opts {
@@ -207,7 +216,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
 /* Abort any transfer in flight, join the thread, free the watch. NULL is a no-op. */
 void kube_watch_stop(struct kube_watch *w);
 
-/* True once the first full list has been handed to replace(). */
+/* True once the first full list has been handed to replace() (or list_end()). */
 int kube_watch_synced(const struct kube_watch *w);
 /* True while the resource answers 404 (CRD not installed). */
 int kube_watch_absent(const struct kube_watch *w);
@@ -352,6 +361,9 @@ int kube_priority_class_decode(const cJSON *pc, struct kube_priority_class *out,
 /* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. A
  * Workload-API pod gets its PodGroup's name (kube_pod_decode asks the lookup). */
 const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a);
+/* The Workload-API PodGroup its gang comes from (spec.schedulingGroup.podGroupName, pointing
+ * into pod), or NULL when the pod names its gang another way, or none. */
+const char *kube_pod_scheduling_group(const cJSON *pod);
 
 /* ---- what other objects say: a store for the lookups --------------------- */
 /*
@@ -380,6 +392,10 @@ int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_cla
 int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
                        const struct policy_gang_spec *gang);
 int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg);
+
+/* Whether the pods of Workload-API PodGroup ns/name decode as they will stay: the PodGroup is
+ * known, and so is the Workload it was made from, if any. */
+bool kube_refs_pod_group_known(const struct kube_refs *r, const char *ns, const char *name);
 
 /* Forget an object. Returns whether it was known; *gang (len bytes, may be
  * NULL) gets the gang key it declared, "" when none. */

@@ -868,7 +868,7 @@ static int sim_evict(struct sim_run *r)
         struct sim_pod *p = sim_find_pod(r, v[i].namespace_, v[i].name);
 
         rc = sim_record_eviction(r, &v[i]);
-        policy_eviction_done(r->cluster, v[i].namespace_, v[i].name, true, NULL);
+        policy_eviction_done(r->cluster, v[i].namespace_, v[i].name, true, NULL, 0);
         policy_pod_forget(r->cluster, v[i].namespace_, v[i].name);
         if (p == NULL)
             continue;
