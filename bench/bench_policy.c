@@ -4,6 +4,8 @@
  *   plan    a gang of 1, 64 and 512 members on 100..10,000 nodes of 8 GPUs
  *   filter  one pod over 5,000 nodes
  *   packing 10,000 pods of mixed shares and whole GPUs: devices used / lower bound
+ *
+ * Each for binpack; plan, filter and packing again for fragmentation (and packing for spread).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,10 +79,15 @@ static void add_member(struct policy_cluster *c, const char *gang, int rep, int 
     policy_pod_upsert(c, &p, 0);
 }
 
-static void bench_plan(int nodes, int members, int reps)
+static const char *strategy_name(enum policy_strategy s)
+{
+    return s == POLICY_BINPACK ? "binpack" : s == POLICY_SPREAD ? "spread " : "frag   ";
+}
+
+static void bench_plan(enum policy_strategy s, int nodes, int members, int reps)
 {
     char **names;
-    struct policy_cluster *c = cluster(nodes, &names, POLICY_BINPACK);
+    struct policy_cluster *c = cluster(nodes, &names, s);
     double *t = calloc((size_t)reps, sizeof(*t));
     int placed = 0;
 
@@ -108,17 +115,17 @@ static void bench_plan(int nodes, int members, int reps)
         }
         policy_gang_forget(c, gang, POLICY_GANG_WORKLOAD);
     }
-    printf("plan    gang of %3d on %5d nodes: median %8.3f ms  (%d reps, %d planned)\n", members,
-           nodes, median(t, reps), reps, placed);
+    printf("plan    %s gang of %3d on %5d nodes: median %8.3f ms  (%d reps, %d planned)\n",
+           strategy_name(s), members, nodes, median(t, reps), reps, placed);
     free(t);
     free_names(names, nodes);
     policy_cluster_free(c);
 }
 
-static void bench_filter(int nodes, int reps)
+static void bench_filter(enum policy_strategy s, int nodes, int reps)
 {
     char **names;
-    struct policy_cluster *c = cluster(nodes, &names, POLICY_BINPACK);
+    struct policy_cluster *c = cluster(nodes, &names, s);
     double *t = calloc((size_t)reps, sizeof(*t));
 
     for (int r = 0; r < reps; r++) {
@@ -134,8 +141,8 @@ static void bench_filter(int nodes, int reps)
         policy_filter_result_cleanup(&fr);
         policy_pod_forget(c, "bench", name);
     }
-    printf("filter  one pod over %5d nodes:   median %8.3f ms  (%d reps)\n", nodes,
-           median(t, reps), reps);
+    printf("filter  %s one pod over %5d nodes:   median %8.3f ms  (%d reps)\n",
+           strategy_name(s), nodes, median(t, reps), reps);
     free(t);
     free_names(names, nodes);
     policy_cluster_free(c);
@@ -149,6 +156,72 @@ static uint32_t rng(void)
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return (uint32_t)(rng_state >> 11);
+}
+
+/* A pod of one of 64 shapes: 1-2 whole GPUs or a share, and a cpu ask by shape. */
+static struct policy_pod_spec mixed_pod(char *name, char *uid, int shape, const char *node,
+                                        char *groups)
+{
+    struct policy_pod_spec p = {.namespace_ = "bench", .name = name, .uid = uid,
+                                .cpu_milli = 500 + 250 * shape, .memory_bytes = 4 * GiB,
+                                .managed = true, .node = node};
+
+    if (shape % 4 == 0)
+        p.gpus = 1 + shape % 8 / 4;
+    else
+        p.gpu_share_milli = 100 + 13 * shape;
+    if (node && p.gpu_share_milli)
+        p.gpu_groups = groups;
+    return p;
+}
+
+/*
+ * One new pod over 5,000 nodes that are all in different states, of a shape
+ * other than the last: nothing priced before can be reused.
+ */
+static void bench_filter_mixed(enum policy_strategy s, int nodes, int reps)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, s);
+    double *t = calloc((size_t)reps, sizeof(*t));
+
+    rng_state = 7;
+    for (int i = 0; i < nodes; i++) {
+        int busy = (int)(rng() % 5); /* at most 8 devices taken */
+
+        for (int k = 0; k < busy; k++) {
+            char name[32], uid[32], groups[8];
+            struct policy_pod_spec p;
+
+            snprintf(name, sizeof(name), "run-%d-%d", i, k);
+            snprintf(uid, sizeof(uid), "u-run-%d-%d", i, k);
+            snprintf(groups, sizeof(groups), "g%d", k);
+            p = mixed_pod(name, uid, (int)(rng() % 64), names[i], groups);
+            policy_pod_upsert(c, &p, 0);
+        }
+    }
+    for (int r = 0; r < reps; r++) {
+        char name[32], uid[32];
+        struct policy_filter_result fr;
+        struct policy_pod_spec p;
+        double t0;
+
+        snprintf(name, sizeof(name), "new-%d", r);
+        snprintf(uid, sizeof(uid), "u-new-%d", r);
+        p = mixed_pod(name, uid, r % 64, NULL, NULL);
+        policy_pod_upsert(c, &p, 0);
+        t0 = now_ms();
+        policy_filter(c, "bench", name, (const char *const *)names, (size_t)nodes, 0, &fr);
+        t[r] = now_ms() - t0;
+        policy_filter_result_cleanup(&fr);
+        policy_pod_forget(c, "bench", name);
+    }
+    printf("filter  %s one pod over %5d nodes, all different, a new shape each time: median "
+           "%8.3f ms  (%d reps)\n",
+           strategy_name(s), nodes, median(t, reps), reps);
+    free(t);
+    free_names(names, nodes);
+    policy_cluster_free(c);
 }
 
 static void count_devices(const struct policy_node_view *v, void *ctx)
@@ -199,7 +272,7 @@ static void bench_packing(enum policy_strategy s, int pods, int nodes)
     policy_each_node(c, count_devices, &used);
     printf("packing %s: %d pods on %d nodes: %lld devices used, lower bound %lld, "
            "ratio %.4f  (%.0f ms)\n",
-           s == POLICY_BINPACK ? "binpack" : "spread ", pods, nodes, (long long)used,
+           strategy_name(s), pods, nodes, (long long)used,
            (long long)((milli + 999) / 1000), (double)used / (double)((milli + 999) / 1000),
            now_ms() - t0);
     free_names(names, nodes);
@@ -214,9 +287,16 @@ int main(int argc, char **argv)
 
     for (size_t g = 0; g < 3; g++)
         for (size_t n = 0; n < 4; n++)
-            bench_plan(node_counts[n], gang_sizes[g], quick ? 3 : 15);
-    bench_filter(5000, quick ? 20 : 200);
+            bench_plan(POLICY_BINPACK, node_counts[n], gang_sizes[g], quick ? 3 : 15);
+    bench_filter(POLICY_BINPACK, 5000, quick ? 20 : 200);
+    bench_filter_mixed(POLICY_BINPACK, 5000, quick ? 20 : 200);
     bench_packing(POLICY_BINPACK, 10000, 1000);
     bench_packing(POLICY_SPREAD, 10000, 1000);
+    for (size_t g = 0; g < 3; g++)
+        bench_plan(POLICY_FRAGMENTATION, 5000, gang_sizes[g], quick ? 3 : 15);
+    bench_plan(POLICY_FRAGMENTATION, 10000, 512, quick ? 3 : 15);
+    bench_filter(POLICY_FRAGMENTATION, 5000, quick ? 20 : 200);
+    bench_filter_mixed(POLICY_FRAGMENTATION, 5000, quick ? 20 : 200);
+    bench_packing(POLICY_FRAGMENTATION, 10000, 1000);
     return 0;
 }

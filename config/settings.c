@@ -73,7 +73,7 @@ int cfg__strings_copy(struct cfg_strings *dst, const char *const *v, size_t n)
 int cfg_settings_init(struct cfg_settings *s)
 {
     memset(s, 0, sizeof(*s));
-    s->strategy = POLICY_BINPACK;
+    s->strategy = POLICY_FRAGMENTATION; /* docs/gpu-sharing.md; bench/bench_openb */
     s->plan_ttl_ms = 60000;
     s->bind_wait_ms = 20000;
     s->max_body_bytes = INT64_C(32) << 20;
@@ -115,7 +115,7 @@ void cfg_settings_cleanup(struct cfg_settings *s)
     memset(s, 0, sizeof(*s));
 }
 
-const char *const cfg__strategy_names[] = {"binpack", "spread", NULL};
+const char *const cfg__strategy_names[] = {"binpack", "spread", "fragmentation", NULL};
 const char *const cfg__log_format_names[] = {"plain", "json", NULL};
 const char *const cfg__log_level_names[] = {"debug", "info", "warn", "error", NULL};
 
@@ -126,7 +126,7 @@ static const char *name_in(const char *const *names, size_t count, unsigned i)
 
 const char *cfg_strategy_name(enum policy_strategy s)
 {
-    return name_in(cfg__strategy_names, 3, (unsigned)s);
+    return name_in(cfg__strategy_names, 4, (unsigned)s);
 }
 
 const char *cfg_log_format_name(enum cfg_log_format f)

@@ -319,7 +319,9 @@ int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name
     for (size_t i = 0; i < n; i++) {
         const struct pnode *node = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
 
-        fill[i] = node ? pnode_fill_score(node) : 0;
+        fill[i] = !node                                        ? 0
+                  : c->opts.strategy == POLICY_FRAGMENTATION ? pfrag_node_score(c, p, node)
+                                                             : pnode_fill_score(node);
         if (c->opts.strategy == POLICY_SPREAD)
             fill[i] = -fill[i];
         lo = fill[i] < lo ? fill[i] : lo;

@@ -68,7 +68,8 @@ int64_t pnode_free_devices(const struct pnode *n)
 /*
  * Pick `devices` distinct GPU groups for a share. binpack: the group with the
  * least free share that still fits, a new group only when none fits. spread:
- * a new group first, else the group with the most free share.
+ * a new group first, else the group with the most free share. (fragmentation
+ * starts from binpack's choice and prices the others: frag.c.)
  */
 bool pgroups_pick(const struct pnode *n, int32_t share, int32_t devices, enum policy_strategy s,
                   struct pplace *out)
@@ -90,8 +91,8 @@ bool pgroups_pick(const struct pnode *n, int32_t share, int32_t devices, enum po
                 taken |= out->groups[k] == g->id;
             if (taken)
                 continue;
-            if (best < 0 || (s == POLICY_BINPACK ? g->used > n->groups[best].used
-                                                 : g->used < n->groups[best].used))
+            if (best < 0 || (s != POLICY_SPREAD ? g->used > n->groups[best].used
+                                                : g->used < n->groups[best].used))
                 best = (int32_t)i;
         }
         if (best >= 0 && !(s == POLICY_SPREAD && fresh > 0)) {

@@ -221,6 +221,7 @@ struct policy_cluster {
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
+    struct pfrag *frag;    /* the workload's shapes, per-node fragmentation (frag.c) */
     char scratch[POLICY_REASON_LEN];
 };
 
@@ -441,5 +442,20 @@ void pevict_gone(struct policy_cluster *c, struct ppod *p);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);
+/* ---- shapes.c, frag.c: fragmentation-aware placement -------------------- */
+
+int pfrag_init(struct policy_cluster *c);
+void pfrag_cleanup(struct policy_cluster *c);
+/* A pod seen for the first time: its shape joins the workload histogram. */
+void pfrag_observe(struct policy_cluster *c, const struct ppod *p);
+/* A node's labels or capacity changed (upsert), or what is charged on it. */
+void pfrag_node_upserted(struct policy_cluster *c, int32_t node);
+void pfrag_node_charged(struct policy_cluster *c, int32_t node);
+/* The node of order where p adds the least expected fragmentation, groups chosen alike. */
+bool pfrag_find_place(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
+                      size_t n, struct pplace *out);
+/* For prioritize: higher is better; lowest when p does not fit the node. */
+int64_t pfrag_node_score(const struct policy_cluster *c, const struct ppod *p,
+                         const struct pnode *n);
 
 #endif

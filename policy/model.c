@@ -78,7 +78,7 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         c->opts.refused_victim_ms = 30000;
     c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
     c->opts.default_queue = c->default_queue;
-    if (!c->default_queue || ensure_default_queue(c) != POLICY_OK) {
+    if (!c->default_queue || ensure_default_queue(c) != POLICY_OK || pfrag_init(c) != POLICY_OK) {
         policy_cluster_free(c);
         return NULL;
     }
@@ -163,6 +163,7 @@ void policy_cluster_free(struct policy_cluster *c)
     pids_cleanup(&c->waiting);
     free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
+    pfrag_cleanup(c);
     free(c->default_queue);
     free(c);
 }
@@ -266,6 +267,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         c->nodes.items[id] = n;
         pidx_put(&c->node_ix, n->name, id);
         node_free(old);
+        pfrag_node_upserted(c, id);
         return POLICY_OK;
     }
     c->nodes_epoch++;
@@ -277,6 +279,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         node_free(n);
         return POLICY_ENOMEM;
     }
+    pfrag_node_upserted(c, id);
     charge_waiting_for(c, n, id);
     return POLICY_OK;
 }
@@ -813,6 +816,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         pod_free(p);
         return POLICY_ENOMEM;
     }
+    pfrag_observe(c, p);
     if (p->bound_node)
         pod_observe_bound(c, p);
     return POLICY_OK;

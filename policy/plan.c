@@ -44,12 +44,18 @@ static int cmp_key_desc(const void *a, const void *b)
     return x->id - y->id;
 }
 
-/* Nodes in the order the strategy tries them: binpack fullest first, spread emptiest. */
+/* Nodes in the order the strategy tries them: binpack fullest first, spread emptiest.
+ * (fragmentation prices them all in any order.) */
 void pnode_order(const struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out)
 {
-    struct order_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+    struct order_key *keys;
     bool spread = c->opts.strategy == POLICY_SPREAD;
 
+    if (c->opts.strategy == POLICY_FRAGMENTATION) {
+        memcpy(out, ids, n * sizeof(*ids)); /* every node is priced; ties: pfrag_find_place */
+        return;
+    }
+    keys = malloc((n ? n : 1) * sizeof(*keys));
     if (!keys) {
         memcpy(out, ids, n * sizeof(*ids));
         return;
@@ -134,6 +140,20 @@ static void no_node_reason(const struct policy_cluster *c, const struct ppod *p,
  * charge its queue allows. A queue refusal (on every node that had room) is
  * written into queue_why.
  */
+/* Does p's queue have room for what it takes on that place (a gpu-memory share differs by node)? */
+static bool queue_admits(const struct policy_cluster *c, const struct pgang *g,
+                         const struct ppod *p, const struct pplace *pl, char *queue_why,
+                         size_t queue_len)
+{
+    struct policy_resources need;
+    enum preason_kind kind;
+
+    if (!p->managed)
+        return true;
+    ppod_charge_resources(p, pl->share, &need);
+    return pqueue_room(c, g, p->queue, &need, &kind, queue_why, queue_len) == 0;
+}
+
 static bool find_place(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
                        size_t n, size_t *cursor, struct pplace *out, char *queue_why,
                        size_t queue_len)
@@ -141,6 +161,13 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p, con
     bool spread = c->opts.strategy == POLICY_SPREAD;
     const struct pgang *g = ppod_gang(c, p);
 
+    if (c->opts.strategy == POLICY_FRAGMENTATION) {
+        /* Every node priced (frag.c); if the queue has no room there, any node it has room on. */
+        if (!pfrag_find_place(c, p, order, n, out))
+            return false;
+        if (queue_admits(c, g, p, out, queue_why, queue_len))
+            return true;
+    }
     for (size_t k = 0; k < n; k++) {
         size_t i = spread ? (*cursor + k) % n : *cursor + k;
         const struct pnode *node;
@@ -149,16 +176,9 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p, con
         if (i >= n)
             break;
         node = pnode_at(c, order[i]);
-        if (!pfit_static(node, p, &w) || !pfit_resources(node, p, c->opts.strategy, out, &w))
+        if (!pfit_static(node, p, &w) || !pfit_resources(node, p, c->opts.strategy, out, &w) ||
+            !queue_admits(c, g, p, out, queue_why, queue_len))
             continue;
-        if (p->managed) {
-            struct policy_resources need;
-            enum preason_kind kind;
-
-            ppod_charge_resources(p, out->share, &need);
-            if (pqueue_room(c, g, p->queue, &need, &kind, queue_why, queue_len) != 0)
-                continue;
-        }
         out->node = order[i];
         *cursor = spread ? (i + 1) % n : i;
         return true;

@@ -213,8 +213,9 @@ struct policy_gang_spec {
 };
 
 enum policy_strategy {
-    POLICY_BINPACK,
-    POLICY_SPREAD,
+    POLICY_BINPACK,       /* fullest node first, tightest GPU group */
+    POLICY_SPREAD,        /* emptiest node first, a new GPU group first */
+    POLICY_FRAGMENTATION, /* least expected fragmentation for the pods seen (frag.c) */
 };
 
 struct policy_options {
@@ -407,6 +408,13 @@ void policy_evictions_free(struct policy_eviction *v, size_t n);
  */
 int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
                          bool ok, const char *why, int64_t now);
+/*
+ * The cluster's GPU fragmentation for the workload seen so far, in milli-GPU:
+ * summed over nodes, the free GPU that pods of each shape seen could not use if
+ * they filled the node, averaged over the shapes by the GPU each brought
+ * (docs/gpu-sharing.md). 0 on an empty or a full cluster.
+ */
+double policy_gpu_fragmentation(const struct policy_cluster *c);
 
 /* Does the engine know this node? */
 bool policy_node_known(const struct policy_cluster *c, const char *name);
@@ -521,16 +529,30 @@ struct policy_node_view {
     const struct policy_gpu_group_view *groups;
 };
 
+/* One shape of the GPU pods seen, as the fragmentation strategy weighs them. */
+struct policy_shape_view {
+    int64_t cpu_milli, memory_bytes;
+    int64_t gpus;            /* whole devices */
+    int32_t gpu_share_milli; /* per device, for a share */
+    int64_t gpu_memory_mib;  /* for a gpu-memory ask */
+    int32_t gpu_devices;     /* for a share */
+    bool constrained;        /* carries a nodeSelector, affinity or tolerations */
+    double weight;           /* its part of the GPU asked by the pods seen (decayed), 0..1 */
+};
+
 typedef void (*policy_pod_fn)(const struct policy_pod_view *v, void *ctx);
 typedef void (*policy_gang_fn)(const struct policy_gang_view *v, void *ctx);
 typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
+typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
 
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);
 void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx);
 void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void *ctx);
 void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *ctx);
+/* The workload histogram (at most 64 shapes), heaviest first. */
+void policy_each_shape(const struct policy_cluster *c, policy_shape_fn fn, void *ctx);
 
 bool policy_pod_view_get(const struct policy_cluster *c, const char *namespace_, const char *name,
                          struct policy_pod_view *out);

@@ -233,6 +233,9 @@ check("settings: musterSettings merged, the rest kept",
 check("settings: schedulerSettings merged",
       sc.get("percentageOfNodesToScore") == 50 and sc["extenders"][0]["urlPrefix"] == "http://127.0.0.1:8888", sc)
 settings_valid(S, "settings")
+rc, F, _, err = template("--set", "strategy=fragmentation")
+check("settings: strategy fragmentation", rc == 0 and settings(F)[0].get("strategy") == "fragmentation", err)
+settings_valid(F, "settings (fragmentation)")
 rc, S2, _, _ = template(values={"musterSettings": {"listen": "0.0.0.0:9888"}})
 check("settings: the extender URL follows listen", settings(S2)[1]["extenders"][0]["urlPrefix"] == "http://127.0.0.1:9888", settings(S2)[1])
 a1 = one(S, "Deployment", "muster")["spec"]["template"]["metadata"]["annotations"]["checksum/config"]

@@ -831,7 +831,7 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert_str_eq(s->queue_label_keys.v[1], "kai.scheduler/queue");
     ck_assert_str_eq(s->queue_label_keys.v[2], "volcano.sh/queue-name");
     ck_assert_str_eq(s->default_queue, "default");
-    ck_assert_int_eq(s->strategy, POLICY_BINPACK);
+    ck_assert_int_eq(s->strategy, POLICY_FRAGMENTATION);
     ck_assert_int_eq(s->plan_ttl_ms, 60000);
     ck_assert_int_eq(s->bind_wait_ms, 20000);
     ck_assert_int_eq(s->max_body_bytes, 32 << 20);
@@ -859,7 +859,7 @@ START_TEST(test_settings_defaults)
 
     ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
     assert_defaults(&s);
-    ck_assert_str_eq(cfg_strategy_name(s.strategy), "binpack");
+    ck_assert_str_eq(cfg_strategy_name(s.strategy), "fragmentation");
     ck_assert_str_eq(cfg_log_format_name(s.log.format), "plain");
     ck_assert_str_eq(cfg_log_level_name(s.log.level), "info");
     cfg_settings_cleanup(&s);
@@ -932,7 +932,8 @@ static const struct {
     {"bad-unknown-top.yaml", CFG_EINVAL, "2: unknown key \"frobnicate\""},
     {"bad-tls-nested-typo.yaml", CFG_EINVAL,
      "3: unknown key \"keyfile\" in tls (did you mean \"keyFile\"?)"},
-    {"bad-strategy.yaml", CFG_EINVAL, "3: strategy: \"binpak\" is not one of binpack, spread"},
+    {"bad-strategy.yaml", CFG_EINVAL,
+     "3: strategy: \"binpak\" is not one of binpack, spread, fragmentation"},
     {"bad-log-level.yaml", CFG_EINVAL,
      "3: log.level: \"verbose\" is not one of debug, info, warn, error"},
     {"bad-duration.yaml", CFG_EINVAL,

@@ -27,6 +27,11 @@ static void setup(void)
     setup_with(POLICY_BINPACK);
 }
 
+static void setup_fragmentation(void)
+{
+    setup_with(POLICY_FRAGMENTATION);
+}
+
 static void teardown(void)
 {
     policy_cluster_free(C);
@@ -2059,6 +2064,11 @@ static Suite *policy_suite(void)
          tcase_add_loop_test(tc, random_queues_keep_every_promise, 0, 3);
          tcase_set_timeout(tc, 300));
 #undef CASE
+    tc = tcase_create("randomized_fragmentation");
+    tcase_add_checked_fixture(tc, setup_fragmentation, teardown);
+    tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
     return s;
 }
 

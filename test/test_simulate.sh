@@ -40,7 +40,7 @@ check demo '[p["name"] for p in j["pods"]] == ["demo-head", "demo-workers-worker
 check demo 'all(p["node"] == "gpu-lab-worker" and p["reason"] is None and p["gang"] == "kuberay-lab/demo" for p in j["pods"])'
 check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
 check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
-check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpusLowerBound": 2}'
+check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpuFragmentation": 0, "gpusLowerBound": 2}'
 check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
 check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
 check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason"]'
@@ -78,6 +78,11 @@ check limit3 's["gpusUsed"] == 3 and s["gpusLowerBound"] == 3 and s["gangsPlaced
 run spread -f nodes.yaml -f queue-limit3.yaml -f shared.yaml --strategy spread
 [ "$rc" = 0 ] || fail "spread: exit $rc"
 check spread 's["podsPlaced"] == 5 and s["gpusLowerBound"] == 3'
+
+# Fragmentation packs them as tightly, and nothing is lost for the shapes seen.
+run frag -f nodes.yaml -f queue-limit3.yaml -f shared.yaml --strategy fragmentation
+[ "$rc" = 0 ] || fail "frag: exit $rc"
+check frag 's["podsPlaced"] == 5 and s["gpusUsed"] == 3 and s["gpuFragmentation"] == 0'
 
 # Two gangs of 6 GPUs on 8: the first whole, the second pending whole.
 run competing -f nodes.yaml -f competing.yaml

@@ -632,6 +632,8 @@ static void keys_settle(struct cache_keys *k)
 {
     size_t n = 0;
 
+    if (k->n == 0)
+        return; /* k->v may be NULL, and qsort's base must not be (UBSan) */
     qsort(k->v, k->n, sizeof(*k->v), cmp_key);
     for (size_t i = 0; i < k->n; i++) {
         if (n > 0 && strcmp(k->v[n - 1], k->v[i]) == 0)

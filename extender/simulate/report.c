@@ -19,6 +19,7 @@ struct sim_row {
 struct sim_summary {
     size_t pods_placed, pods_pending, gangs_placed, gangs_pending;
     int64_t gpus_used, gpu_milli_placed;
+    double gpu_fragmentation; /* GPUs the pods seen could not use (policy_gpu_fragmentation) */
 };
 
 static void sim_row_fill(struct sim_run *r, const struct sim_pod *p, struct sim_row *row)
@@ -124,6 +125,7 @@ static void sim_summarize(struct sim_run *r, struct sim_summary *s)
         if (p->gpu_groups != NULL && row.share_milli > 0)
             s->gpus_used += sim_new_groups(r, i, p);
     }
+    s->gpu_fragmentation = (double)(int64_t)(policy_gpu_fragmentation(r->cluster) + 0.5) / 1000;
 }
 
 /* ---- queues -------------------------------------------------------------- */
@@ -318,6 +320,7 @@ static cJSON *sim_summary_json(const struct sim_summary *s)
     cJSON_AddNumberToObject(o, "gangsPlaced", (double)s->gangs_placed);
     cJSON_AddNumberToObject(o, "gangsPending", (double)s->gangs_pending);
     cJSON_AddNumberToObject(o, "gpusUsed", (double)s->gpus_used);
+    cJSON_AddNumberToObject(o, "gpuFragmentation", s->gpu_fragmentation);
     cJSON_AddNumberToObject(
         o, "gpusLowerBound",
         (double)((s->gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI));
@@ -539,7 +542,7 @@ void sim_report_table(struct sim_run *r, FILE *out)
     }
     fprintf(out,
             "\npods: %zu placed, %zu pending   gangs: %zu placed, %zu pending   "
-            "GPUs: %" PRId64 " used, lower bound %" PRId64 "\n",
+            "GPUs: %" PRId64 " used, lower bound %" PRId64 ", fragmentation %.3g\n",
             s.pods_placed, s.pods_pending, s.gangs_placed, s.gangs_pending, s.gpus_used,
-            (s.gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI);
+            (s.gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI, s.gpu_fragmentation);
 }

@@ -33,7 +33,7 @@ struct sim_args {
 static void sim_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread]\n"
+            "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread|fragmentation]\n"
             "                       [-o json|table|html] [--plan-ttl DURATION]\n\n"
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
             "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1 or KAI's\n"
@@ -41,7 +41,7 @@ static void sim_usage(FILE *out)
             "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass and Pod;\n"
             "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
-            "      --strategy S      binpack (default) or spread\n"
+            "      --strategy S      fragmentation (default), binpack or spread\n"
             "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
             "  -h, --help            this text\n\n"
@@ -85,6 +85,8 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
                 a->strategy = POLICY_BINPACK;
             else if (strcmp(optarg, "spread") == 0)
                 a->strategy = POLICY_SPREAD;
+            else if (strcmp(optarg, "fragmentation") == 0)
+                a->strategy = POLICY_FRAGMENTATION;
             else
                 goto bad_value;
             break;
@@ -117,7 +119,7 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
             ch == 'o'   ? "--output (json, table or html)"
-            : ch == 's' ? "--strategy (binpack or spread)"
+            : ch == 's' ? "--strategy (binpack, spread or fragmentation)"
                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
 }
@@ -1055,7 +1057,7 @@ static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
 {
-    struct sim_args a = {.strategy = POLICY_BINPACK, .output = SIM_OUTPUT_JSON};
+    struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON};
     struct sim_run *r = NULL;
     struct policy_options po;
     cJSON *holder = NULL;
