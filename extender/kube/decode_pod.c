@@ -508,9 +508,18 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     if (s->gang == NULL && kube__gang_name(meta) != NULL)
         return kube__fail(c, EXT_EINVAL, meta, "pod: gang name longer than %d characters",
                           KUBE_MAX_NAME);
+    if (s->gang != NULL && !kube__object_ref_valid(kube__gang_name(meta)))
+        return kube__fail(c, EXT_EINVAL, meta,
+                          "pod: gang name \"%.80s\" is neither a label value nor a DNS-1123 "
+                          "subdomain",
+                          kube__gang_name(meta));
     type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
     s->queue = kube__queue_label(labels, o);
+    if (s->queue != NULL && !kube__object_ref_valid(s->queue))
+        return kube__fail(c, EXT_EINVAL, labels,
+                          "pod: queue \"%.80s\" is neither a label value nor a DNS-1123 subdomain",
+                          s->queue);
     s->managed = kube__managed(sched, o);
     return EXT_OK;
 }
