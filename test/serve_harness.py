@@ -56,6 +56,12 @@ class Harness:
             print(f"{name}: muster did not start: {''.join(self.log)[-2000:]}")
             sys.exit(1)
 
+    def sanitized(self):
+        """Built with AddressSanitizer: its allocator keeps freed memory (quarantine), so
+        resident-memory figures say nothing about muster's own."""
+        with open(self.muster, "rb") as f:
+            return b"__asan_init" in f.read()
+
     def write(self, fname, text):
         path = os.path.join(self.dir, fname)
         with open(path, "w") as f:
@@ -122,14 +128,23 @@ class Harness:
     def fds(self):
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
 
-    def finish(self):
+    def stop(self):
+        """SIGTERM; muster must exit 0 (under ASan that also means no leak and no error)."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(30)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.check("muster stops on SIGTERM", False, "killed after 30 s")
+                self.proc.wait()
+                self.check("muster stops on SIGTERM", False, "killed after 60 s")
+                return
+        time.sleep(0.2)
+        self.check("muster exits 0", self.proc.returncode == 0,
+                   f"exit {self.proc.returncode}: {''.join(self.log[-30:])}")
+
+    def finish(self):
+        self.stop()
         print(f"{self.name}: {self.passed} passed, {self.failed} failed")
         sys.exit(1 if self.failed else 0)
 

@@ -80,10 +80,35 @@ static int stub_prioritize(void *ctx, const struct ext_filter_args *a,
     return EXT_OK;
 }
 
+/* Binds for node "later" are deferred: the test answers them (stub.later). */
+#define STUB_LATER_MAX 256
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct ext_deferred *d[STUB_LATER_MAX];
+    int n;
+} later = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {NULL}, 0};
+
 static int stub_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans)
 {
     struct timespec deadline = deadline_in(WAIT_MS);
     int rc = EXT_OK;
+
+    if (strcmp(a->node, "later") == 0 || strcmp(a->node, "later-now") == 0) {
+        struct ext_deferred *d = ext_bind_defer(ans);
+
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_null(ext_bind_defer(ans)); /* taken once */
+        if (strcmp(a->node, "later-now") == 0) {
+            ext_deferred_bind_answer(d, EXT_OK, "answered before the handler returned");
+            return EXT_OK;
+        }
+        pthread_mutex_lock(&later.lock);
+        later.d[later.n++] = d;
+        pthread_cond_broadcast(&later.cond);
+        pthread_mutex_unlock(&later.lock);
+        return EXT_OK;
+    }
 
     if (strcmp(a->pod_name, "reject") == 0) {
         ans->error = "gang team-a/rc-a: 1 of 3 members at bind";
@@ -148,6 +173,24 @@ static void stub_stopping(void *ctx)
     stub.stopping = true;
     pthread_cond_broadcast(&stub.cond);
     pthread_mutex_unlock(&stub.lock);
+    pthread_mutex_lock(&later.lock);
+    while (later.n > 0)
+        ext_deferred_bind_answer(later.d[--later.n], EXT_ESTOPPED, "shutting down");
+    pthread_mutex_unlock(&later.lock);
+}
+
+/* Wait until n binds are deferred; false after WAIT_MS. */
+static bool later_wait(int n)
+{
+    struct timespec deadline = deadline_in(WAIT_MS);
+    bool ok = true;
+
+    pthread_mutex_lock(&later.lock);
+    while (later.n < n && ok)
+        ok = pthread_cond_timedwait(&later.cond, &later.lock, &deadline) != ETIMEDOUT;
+    ok = later.n >= n;
+    pthread_mutex_unlock(&later.lock);
+    return ok;
 }
 
 static const struct ext_http_handlers stub_handlers = {
@@ -532,6 +575,71 @@ START_TEST(test_held_bind_does_not_block)
 }
 END_TEST
 
+/* ---- deferred answers ------------------------------------------------------------------ */
+
+#define DEFERRED 64
+
+static const char later_bind[] =
+    "{\"PodName\":\"w1\",\"PodNamespace\":\"team-a\",\"PodUID\":\"u1\",\"Node\":\"later\"}";
+
+/* Deferred binds wait without a worker each: more of them than workers, all answered later. */
+START_TEST(test_deferred_binds)
+{
+    static struct call binds[DEFERRED];
+    struct response r;
+    int i;
+
+    for (i = 0; i < DEFERRED; i++) {
+        binds[i] = (struct call){.path = "/bind", .body = later_bind};
+        ck_assert_int_eq(pthread_create(&binds[i].thread, NULL, call_run, &binds[i]), 0);
+    }
+    ck_assert_msg(later_wait(DEFERRED), "the binds were never deferred");
+    ck_assert_uint_eq(ext_http_server_in_flight(server), DEFERRED);
+    http("GET", "/healthz", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    pthread_mutex_lock(&later.lock);
+    for (i = 0; i < DEFERRED; i++)
+        ext_deferred_bind_answer(later.d[i], EXT_OK, i % 2 ? "gang team-a/rc-a: timed out" : NULL);
+    later.n = 0;
+    pthread_mutex_unlock(&later.lock);
+    for (i = 0; i < DEFERRED; i++)
+        pthread_join(binds[i].thread, NULL);
+    for (i = 0; i < DEFERRED; i++) {
+        ck_assert_int_eq(binds[i].r.status, 200);
+        ck_assert_msg(strcmp(binds[i].r.body, "{\"Error\":\"\"}") == 0 ||
+                          strcmp(binds[i].r.body, "{\"Error\":\"gang team-a/rc-a: timed out\"}") ==
+                              0,
+                      "%s", binds[i].r.body);
+    }
+}
+END_TEST
+
+/* An answer given before the handler returns is sent once the handler is done. */
+START_TEST(test_deferred_early)
+{
+    struct response r;
+
+    http("POST", "/bind", "{\"PodName\":\"w1\",\"PodNamespace\":\"team-a\",\"Node\":\"later-now\"}",
+         &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"Error\":\"answered before the handler returned\"}");
+}
+END_TEST
+
+/* Stopping: the handlers' stopping callback gives the deferred answers. */
+START_TEST(test_deferred_stop)
+{
+    static struct call bind = {.path = "/bind", .body = later_bind};
+
+    ck_assert_int_eq(pthread_create(&bind.thread, NULL, call_run, &bind), 0);
+    ck_assert(later_wait(1));
+    ck_assert_int_eq(ext_http_server_stop(server, WAIT_MS), EXT_OK);
+    pthread_join(bind.thread, NULL);
+    ck_assert_int_eq(bind.r.status, 503);
+    ck_assert_str_eq(bind.r.body, "{\"Error\":\"shutting down\"}");
+}
+END_TEST
+
 /* ---- metrics over HTTP -------------------------------------------------------------------- */
 
 /* Every line is a comment or "name{labels} value"; returns the sample named, or -1. */
@@ -842,6 +950,9 @@ static Suite *http_suite(void)
     tcase_add_checked_fixture(tc, server_setup, server_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_held_bind_does_not_block);
+    tcase_add_test(tc, test_deferred_binds);
+    tcase_add_test(tc, test_deferred_early);
+    tcase_add_test(tc, test_deferred_stop);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("metrics");

@@ -60,6 +60,13 @@ def full_nodes(mib):
     return json.dumps({"Pod": pod("wide"), "Nodes": {"metadata": {}, "items": [node(i) for i in range(n)]},
                        "NodeNames": None}).encode(), n
 
+bounds = not h.sanitized()
+if not bounds:
+    print("test_serve_memory: built with AddressSanitizer: answers checked, memory figures not")
+
+def within(what, cond, detail):
+    h.check(what, cond or not bounds, detail)
+
 def reset_peak():
     with open(f"/proc/{h.proc.pid}/clear_refs", "w") as f:
         f.write("5")
@@ -76,7 +83,8 @@ st, text, _ = h.call("/filter", raw=body, timeout=120)
 peak = h.proc_status("VmHWM") - base
 h.check("a costly 30 MiB body is refused with 413 and a reason",
         st == 413 and "budget" in text, (st, text[:300]))
-h.check(f"its peak RSS stays within 80 MiB of the baseline (was {peak // MiB} MiB)",
+print(f"costly 30 MiB body: peak {peak // MiB} MiB over a baseline of {base // MiB} MiB")
+within(f"its peak RSS stays within 80 MiB of the baseline (was {peak // MiB} MiB)",
         peak <= 80 * MiB, f"peak {peak} kB over a baseline of {base} kB")
 
 # 2. 5,230 full Nodes in 30 MiB: decoded and answered, within the budget.
@@ -85,7 +93,8 @@ reset_peak()
 st, text, _ = h.call("/filter", raw=wide, timeout=120)
 peak = h.proc_status("VmHWM") - base
 h.check(f"{n} full Node objects in 30 MiB are decoded and answered", st == 200, (st, text[:300]))
-h.check(f"their peak RSS stays within 340 MiB of the baseline (was {peak // MiB} MiB)",
+print(f"{n} full Nodes in 30 MiB: peak {peak // MiB} MiB over the baseline")
+within(f"their peak RSS stays within 340 MiB of the baseline (was {peak // MiB} MiB)",
         peak <= 340 * MiB, f"peak {peak} kB over a baseline of {base} kB")
 
 # 3. Sixteen costly bodies at once.
@@ -104,14 +113,16 @@ for t in ts:
 peak = h.proc_status("VmHWM") - base
 h.check("16 costly bodies at once are each answered 413 or 503",
         len(codes) == 16 and all(c in (413, 503) for c in codes), codes)
-h.check(f"16 at once stay within 200 MiB of the baseline (was {peak // MiB} MiB)",
+print(f"16 costly bodies at once: peak {peak // MiB} MiB over the baseline; answers {sorted(codes)}")
+within(f"16 at once stay within 200 MiB of the baseline (was {peak // MiB} MiB)",
         peak <= 200 * MiB, f"peak {peak} kB over a baseline of {base} kB")
 
 # 4. After the bursts, back near the baseline.
 time.sleep(3)
 h.call("/healthz")
 rss = h.proc_status("VmRSS") - base
-h.check(f"resident memory returns within 40 MiB of the baseline (was {rss // MiB} MiB over)",
+print(f"after the bursts: {rss // MiB} MiB over the baseline")
+within(f"resident memory returns within 40 MiB of the baseline (was {rss // MiB} MiB over)",
         rss <= 40 * MiB, f"{rss} kB over a baseline of {base} kB")
 h.check("still serving", h.call("/filter", dict(names, Pod=pod("after")))[0] == 200)
 h.finish()

@@ -17,11 +17,17 @@
 #include "kube.h"
 #include "base.h"
 
-/* A bind held at its gang's barrier, waiting for the commit or its deadline. */
+/*
+ * A bind held at its gang's barrier, waiting for the commit or its deadline.
+ * Its connection waits without a thread (ext_bind_defer); whoever settles it
+ * answers it and unlinks it, under cache.lock.
+ */
 struct held_bind {
     char *key; /* "ns/name" */
-    bool done, ok;
-    char *error;
+    char *namespace_, *name, *uid;
+    char *node; /* the node this bind asked for */
+    struct ext_deferred *reply;
+    int64_t started, deadline; /* ext_now_ms */
     struct held_bind *next;
 };
 
@@ -35,9 +41,13 @@ struct ext_daemon {
     struct ext_http_server *webhook; /* gpuSharing.webhookListen, HTTPS */
     struct gpushare share;           /* the GPU-sharing hand-off, borrowing the above */
 
-    /* The barrier: guarded by cache.lock. */
+    /* The barrier: guarded by cache.lock. Its timer thread answers held binds
+     * whose bindWait ran out; barrier_changed wakes it for an earlier deadline. */
     pthread_cond_t barrier_changed;
     struct held_bind *held;
+    int64_t barrier_next; /* the deadline the timer sleeps until */
+    pthread_t barrier_timer;
+    bool barrier_timer_running, barrier_quit;
     bool stopping;
 
     struct ext_metric *bind_outcomes; /* {outcome} */
@@ -74,6 +84,10 @@ void ext_daemon_cleanup(struct ext_daemon *d);
 
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
 void ext_daemon_stopping(void *ctx);
+
+/* The barrier's timer thread (barrier_changed must be initialised first). */
+int ext_barrier_start(struct ext_daemon *d);
+void ext_barrier_stop(struct ext_daemon *d);
 
 /* Write one committed member's GPU record and post its Binding. */
 int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
