@@ -28,6 +28,7 @@ static void held_free(struct held_bind *h)
     free(h->name);
     free(h->uid);
     free(h->node);
+    free(h->error);
     free(h);
 }
 
@@ -55,13 +56,31 @@ static struct held_bind *held_add(struct ext_daemon *d, const struct ext_bind_ar
     return h;
 }
 
-/* Answer a held bind (already unlinked) and free it. */
-static void held_answer(struct ext_daemon *d, struct held_bind *h, int rc, const char *error)
+/* Answer a held bind (already unlinked): its reply, or its waiting caller, who frees it. */
+static void held_answer(struct ext_daemon *d, struct held_bind *h, const char *error)
 {
     ext_series_observe(ext_metric_with(d->bind_wait_seconds, NULL),
                        (double)(ext_now_ms() - h->started) / 1000.0);
-    ext_deferred_bind_answer(h->reply, rc, error);
-    held_free(h);
+    if (h->reply) {
+        ext_deferred_bind_answer(h->reply, EXT_OK, error);
+        held_free(h);
+        return;
+    }
+    h->done = true;
+    h->error = error && *error ? strdup(error) : NULL;
+    if (error && *error && !h->error)
+        h->error = strdup("binding refused (and out of memory)");
+    pthread_cond_broadcast(&d->barrier_changed);
+}
+
+static void held_unlink(struct ext_daemon *d, struct held_bind *h)
+{
+    for (struct held_bind **p = &d->held; *p; p = &(*p)->next) {
+        if (*p == h) {
+            *p = h->next;
+            return;
+        }
+    }
 }
 
 /* Unlink the first held bind of this pod; NULL when none is held. */
@@ -132,7 +151,7 @@ static void finish_member(struct ext_daemon *d, const struct policy_assignment *
         snprintf(self_err, len, "%s", err);
     }
     while ((h = held_take(d, key))) /* its held bind, and any retry that joined it */
-        held_answer(d, h, EXT_OK, ok ? NULL : *err ? err : "binding refused");
+        held_answer(d, h, ok ? NULL : *err ? err : "binding refused");
     pthread_mutex_unlock(&d->cache.lock);
 }
 
@@ -177,7 +196,34 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
     return self_ok;
 }
 
-/* Under the lock: hold the bind at the barrier; its answer comes at commit, timeout or stop. */
+static bool held_expired(struct ext_daemon *d, struct held_bind *h, int64_t now);
+
+/* A caller that cannot defer waits here, under the lock, and sees its own deadline. */
+static void hold_here(struct ext_daemon *d, struct held_bind *h, struct ext_bind_answer *ans)
+{
+    while (!h->done) {
+        struct timespec ts;
+        int64_t now = ext_now_ms();
+
+        if (now >= h->deadline) {
+            held_unlink(d, h);
+            if (!held_expired(d, h, now)) {
+                h->next = d->held; /* its commit is under way: kept, with a later deadline */
+                d->held = h;
+            }
+            continue;
+        }
+        ext_deadline_in(&ts, h->deadline - now);
+        pthread_cond_timedwait(&d->barrier_changed, &d->cache.lock, &ts);
+    }
+    ans->error = h->error ? ext_arena_strdup(ans->pool, h->error) : NULL;
+    held_free(h);
+}
+
+/*
+ * Under the lock: hold the bind at the barrier. Its answer comes at commit,
+ * timeout or stop: deferred through the HTTP server, or waited for here.
+ */
 static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char *key,
                  struct ext_bind_answer *ans)
 {
@@ -190,17 +236,19 @@ static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char
         return;
     }
     later = ext_bind_defer(ans);
-    h = later ? held_add(d, a, key, later) : NULL;
+    h = held_add(d, a, key, later);
     if (!h) {
         policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, NULL, 0);
         if (later)
             ext_deferred_bind_answer(later, EXT_OK, "out of memory at the bind barrier");
         else
-            ans->error = "this bind cannot wait at the gang barrier";
+            ans->error = "out of memory at the bind barrier";
         return;
     }
     if (h->deadline < d->barrier_next)
         pthread_cond_broadcast(&d->barrier_changed); /* the timer sleeps past it */
+    if (!later)
+        hold_here(d, h, ans);
 }
 
 /* A held bind whose wait ran out: it leaves the barrier, unless its commit is under way. */
@@ -218,7 +266,7 @@ static bool held_expired(struct ext_daemon *d, struct held_bind *h, int64_t now)
     bind_counted(d, "timeout");
     ext_log_info("bind wait ran out; nothing of the gang bound", "pod", h->key, "reason", why);
     ext_events_post(d->events, h->namespace_, h->name, h->uid, "GangIncomplete", "Warning", why);
-    held_answer(d, h, EXT_OK, why);
+    held_answer(d, h, why);
     return true;
 }
 
@@ -393,7 +441,7 @@ void ext_daemon_stopping(void *ctx)
     d->stopping = true;
     while ((h = d->held)) {
         d->held = h->next;
-        held_answer(d, h, EXT_OK, "muster is shutting down; kube-scheduler will retry");
+        held_answer(d, h, "muster is shutting down; kube-scheduler will retry");
     }
     pthread_cond_broadcast(&d->barrier_changed);
     pthread_mutex_unlock(&d->cache.lock);

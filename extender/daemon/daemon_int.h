@@ -19,15 +19,19 @@
 
 /*
  * A bind held at its gang's barrier, waiting for the commit or its deadline.
- * Its connection waits without a thread (ext_bind_defer); whoever settles it
- * answers it and unlinks it, under cache.lock.
+ * Through the HTTP server its answer is deferred (reply): the connection
+ * waits without a thread. A caller that cannot defer (a test calling the
+ * handler) waits in hold() until done. Whoever settles it unlinks it and
+ * answers it, under cache.lock.
  */
 struct held_bind {
     char *key; /* "ns/name" */
     char *namespace_, *name, *uid;
-    char *node; /* the node this bind asked for */
-    struct ext_deferred *reply;
-    int64_t started, deadline; /* ext_now_ms */
+    char *node;                 /* the node this bind asked for */
+    struct ext_deferred *reply; /* NULL: its caller waits for done */
+    int64_t started, deadline;  /* ext_now_ms */
+    bool done;                  /* without a reply: answered, error holds the answer */
+    char *error;
     struct held_bind *next;
 };
 
@@ -52,15 +56,15 @@ struct ext_daemon {
 
     struct ext_metric *bind_outcomes; /* {outcome} */
     struct ext_metric *bind_wait_seconds;
-    struct ext_metric *bindings;       /* {result} */
-    struct ext_metric *gangs;          /* {state} */
-    struct ext_metric *queue_usage;    /* {queue,resource,kind} */
-    struct ext_metric *queue_pending;  /* {queue} */
-    struct ext_metric *watch_restarts; /* {resource} */
-    struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
-    struct ext_metric *ready;          /* 1 once every watch listed (/readyz) */
-    struct ext_metric *queue_quota;    /* {queue,resource}; no series = unlimited */
-    struct ext_metric *queue_limit;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *bindings;             /* {result} */
+    struct ext_metric *gangs;                /* {state} */
+    struct ext_metric *queue_usage;          /* {queue,resource,kind} */
+    struct ext_metric *queue_pending;        /* {queue} */
+    struct ext_metric *watch_restarts;       /* {resource} */
+    struct ext_metric *leader;               /* 1 while housekeeping is active (lease.h) */
+    struct ext_metric *ready;                /* 1 once every watch listed (/readyz) */
+    struct ext_metric *queue_quota;          /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_limit;          /* {queue,resource}; no series = unlimited */
     struct ext_metric *queue_oldest_pending; /* {queue}, seconds */
     struct ext_metric *gang_time_to_bind;    /* histogram, seconds */
     struct ext_metric *gpu_groups;           /* {node} */
