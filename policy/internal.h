@@ -206,6 +206,8 @@ void ptable_cleanup(struct ptable *t);
 #define PTABLE_AT(t, type, i) ((type *)(t)->items[(i)])
 
 char *pstrdup(const char *s);
+/* A copy was made: there was nothing to copy (src NULL), or copy holds it. */
+bool pcopied(const char *src, const char *copy);
 char *pstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pset_str(char **dst, const char *text);
 int pselector_copy(struct pselector *dst, const struct policy_label *ns, size_t nns,

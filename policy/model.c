@@ -166,20 +166,25 @@ void policy_cluster_free(struct policy_cluster *c)
 
 static int node_fill(struct pnode *n, const struct policy_node_spec *s)
 {
-    n->nlabels = s->nlabels;
+    /* Counts only with their arrays: node_free walks what they say. */
     n->labels = s->nlabels ? calloc(s->nlabels, sizeof(*n->labels)) : NULL;
-    n->ntaints = s->ntaints;
+    n->nlabels = n->labels ? s->nlabels : 0;
     n->taints = s->ntaints ? calloc(s->ntaints, sizeof(*n->taints)) : NULL;
+    n->ntaints = n->taints ? s->ntaints : 0;
     if ((s->nlabels && !n->labels) || (s->ntaints && !n->taints))
         return POLICY_ENOMEM;
     for (size_t i = 0; i < s->nlabels; i++) {
         n->labels[i].key = pstrdup(s->labels[i].key ? s->labels[i].key : "");
         n->labels[i].value = pstrdup(s->labels[i].value ? s->labels[i].value : "");
+        if (!n->labels[i].key || !n->labels[i].value)
+            return POLICY_ENOMEM; /* node_free frees what is there */
     }
     for (size_t i = 0; i < s->ntaints; i++) {
         n->taints[i].key = pstrdup(s->taints[i].key ? s->taints[i].key : "");
         n->taints[i].value = pstrdup(s->taints[i].value);
         n->taints[i].effect = s->taints[i].effect;
+        if (!n->taints[i].key || !pcopied(s->taints[i].value, n->taints[i].value))
+            return POLICY_ENOMEM;
     }
     n->unschedulable = s->unschedulable;
     n->cpu = s->cpu_milli;

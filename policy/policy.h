@@ -479,6 +479,7 @@ struct policy_gang_view {
     const char *composition;
     /* Its sources disagree: "PodGroup lab/rc says minMember 5, RayCluster lab/rc 6 (head 1, gpu 5)". */
     const char *conflict;
+    bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
 };
 
 struct policy_queue_view {

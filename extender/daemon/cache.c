@@ -50,28 +50,30 @@ static size_t keys_find(const struct cache_keys *k, const char *key, bool *found
     return lo;
 }
 
-static void keys_add(struct cache_keys *k, const char *key)
+/* False when out of memory: the key is not recorded. */
+static bool keys_add(struct cache_keys *k, const char *key)
 {
     bool found;
     size_t at = keys_find(k, key, &found);
     char *copy;
 
     if (found)
-        return;
+        return true;
     if (k->n == k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 64;
         char **v = realloc(k->v, cap * sizeof(*v));
 
         if (!v)
-            return;
+            return false;
         k->v = v;
         k->cap = cap;
     }
     if (!(copy = strdup(key)))
-        return;
+        return false;
     memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof(*k->v));
     k->v[at] = copy;
     k->n++;
+    return true;
 }
 
 static void keys_remove(struct cache_keys *k, const char *key)
@@ -252,6 +254,15 @@ static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, con
     return true;
 }
 
+/* The engine holds an object whose key could not be recorded: the next list reconciles. */
+static void key_lost(struct cache *c, enum cache_source src, const char *key)
+{
+    c->keys_lost[src] = true;
+    ext_log_error("out of memory recording an object's key; the next list of its resource "
+                  "forgets what is gone against the engine itself",
+                  "resource", sources[src].name, "object", key);
+}
+
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
 {
     char key[512];
@@ -262,30 +273,119 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
     if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
         if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
             forget(c, src, key);
-    } else {
-        keys_add(&c->known[src], key);
+    } else if (!keys_add(&c->known[src], key)) {
+        key_lost(c, src, key);
     }
     pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- reconciling with the engine after a key was lost --------------------- */
+
+struct engine_keys {
+    struct cache_keys *out;
+    enum cache_source src;
+    bool lost;
+};
+
+static void engine_key(struct engine_keys *e, const char *key)
+{
+    e->lost |= !keys_add(e->out, key);
+}
+
+static void engine_node(const struct policy_node_view *v, void *ctx)
+{
+    engine_key(ctx, v->name);
+}
+
+static void engine_pod(const struct policy_pod_view *v, void *ctx)
+{
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s/%s", v->namespace_, v->name);
+    engine_key(ctx, key);
+}
+
+static void engine_queue(const struct policy_queue_view *v, void *ctx)
+{
+    if (!v->implicit)
+        engine_key(ctx, v->name);
+}
+
+static void engine_gang(const struct policy_gang_view *v, void *ctx)
+{
+    struct engine_keys *e = ctx;
+
+    if (v->declared[e->src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP])
+        engine_key(e, v->key);
+}
+
+/* What the engine holds from this source; false if even that could not be listed. */
+static bool engine_keys(struct cache *c, enum cache_source src, struct cache_keys *out)
+{
+    struct engine_keys e = {out, src, false};
+
+    switch (src) {
+    case CACHE_NODES:
+        policy_each_node(c->engine, engine_node, &e);
+        break;
+    case CACHE_PODS:
+        policy_each_pod(c->engine, engine_pod, &e);
+        break;
+    case CACHE_QUEUES:
+        policy_each_queue(c->engine, engine_queue, &e);
+        break;
+    default:
+        policy_each_gang(c->engine, engine_gang, &e);
+        break;
+    }
+    return !e.lost;
+}
+
+/*
+ * A list after a key was lost: what the engine holds from this source but
+ * the list no longer has is forgotten. (The other PodGroup flavour's keys
+ * are kept: both declare gangs as PodGroups.)
+ */
+static bool reconcile(struct cache *c, enum cache_source src, const struct cache_keys *fresh)
+{
+    struct cache_keys held = {0};
+    bool found, ok = engine_keys(c, src, &held);
+    enum cache_source twin = src == CACHE_PODGROUPS_X         ? CACHE_PODGROUPS_VOLCANO
+                             : src == CACHE_PODGROUPS_VOLCANO ? CACHE_PODGROUPS_X
+                                                              : src;
+
+    for (size_t i = 0; ok && i < held.n; i++) {
+        keys_find(fresh, held.v[i], &found);
+        if (!found && twin != src)
+            keys_find(&c->known[twin], held.v[i], &found);
+        if (!found)
+            forget(c, src, held.v[i]);
+    }
+    keys_cleanup(&held);
+    return ok;
 }
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
 /* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
-static void on_replace(void *ctx, const cJSON *items)
+void cache_replace(struct cache *c, enum cache_source src, const cJSON *items)
 {
-    struct cache_reflector *sc = ctx;
-    struct cache *c = sc->cache;
+    struct cache_reflector one = {c, src}, *sc = &one;
     struct cache_keys fresh = {0};
     const cJSON *obj;
     char key[512];
+    bool lost = false;
 
     pthread_mutex_lock(&c->lock);
     cJSON_ArrayForEach(obj, items)
     {
-        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key))
-            keys_add(&fresh, key);
+        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key) &&
+            !keys_add(&fresh, key)) {
+            key_lost(c, sc->src, key);
+            lost = true;
+        }
     }
-    for (size_t i = c->known[sc->src].n; i-- > 0;) {
+    for (size_t i = c->known[sc->src].n; !lost && i-- > 0;) {
         bool found;
         char *old = c->known[sc->src].v[i];
 
@@ -295,10 +395,21 @@ static void on_replace(void *ctx, const cJSON *items)
             forget(c, sc->src, key);
         }
     }
+    /* A key lost earlier is known only to the engine: reconcile against it. With a key
+     * lost in this very list, nothing is forgotten now (fresh is not the whole list). */
+    if (!lost && c->keys_lost[sc->src] && reconcile(c, sc->src, &fresh))
+        c->keys_lost[sc->src] = false;
     keys_cleanup(&c->known[sc->src]);
     c->known[sc->src] = fresh;
     pthread_mutex_unlock(&c->lock);
     ext_log_info("listed", "resource", sources[sc->src].name);
+}
+
+static void on_replace(void *ctx, const cJSON *items)
+{
+    struct cache_reflector *sc = ctx;
+
+    cache_replace(sc->cache, sc->src, items);
 }
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
@@ -374,9 +485,10 @@ void cache_cleanup(struct cache *c)
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
     }
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
-    c->nnudge_gangs = 0;
+    cache_nudges_clear(c);
+    free(c->nudge_gangs);
+    c->nudge_gangs = NULL;
+    c->nudge_gangs_cap = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
     pthread_mutex_destroy(&c->lock);
@@ -398,12 +510,37 @@ bool cache_ready(struct cache *c, char *why, size_t len)
 
 void cache_nudge_gang(struct cache *c, const char *key)
 {
+    char *copy;
+
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         if (strcmp(c->nudge_gangs[i], key) == 0)
             return;
-    if (c->nnudge_gangs < sizeof(c->nudge_gangs) / sizeof(c->nudge_gangs[0]) &&
-        (c->nudge_gangs[c->nnudge_gangs] = strdup(key)))
-        c->nnudge_gangs++;
+    if (c->nnudge_gangs == c->nudge_gangs_cap) {
+        size_t cap = c->nudge_gangs_cap ? c->nudge_gangs_cap * 2 : 16;
+        char **v = realloc(c->nudge_gangs, cap * sizeof(*v));
+
+        if (!v) {
+            c->nudge_planned = true; /* every planned pod, then: nothing is forgotten */
+            return;
+        }
+        c->nudge_gangs = v;
+        c->nudge_gangs_cap = cap;
+    }
+    copy = strdup(key);
+    if (!copy) {
+        c->nudge_planned = true;
+        return;
+    }
+    c->nudge_gangs[c->nnudge_gangs++] = copy;
+}
+
+void cache_nudges_clear(struct cache *c)
+{
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        free(c->nudge_gangs[i]);
+    c->nnudge_gangs = 0;
+    c->nudge = false;
+    c->nudge_planned = false;
 }
 
 bool cache_queue_defined(const struct cache *c, const char *name)
