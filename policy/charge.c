@@ -24,17 +24,37 @@ static void sums_add(__int128 *exact, struct policy_resources *counter,
     }
 }
 
+/*
+ * The queue and its ancestors, each once: Queues that name each other as
+ * parents (a cycle in the cluster's objects) must not count a pod twice.
+ */
+static int queue_chain(struct policy_cluster *c, const char *queue,
+                       struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH])
+{
+    struct pqueue *q = pqueue_find(c, queue);
+    int n = 0;
+
+    while (q && n < POLICY_MAX_QUEUE_DEPTH) {
+        for (int i = 0; i < n; i++)
+            if (chain[i] == q)
+                return n;
+        chain[n++] = q;
+        q = pqueue_parent(c, q);
+    }
+    return n;
+}
+
 void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
                     bool bound, int sign)
 {
-    struct pqueue *q = pqueue_find(c, queue);
+    struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
+    int n = queue_chain(c, queue, chain);
 
-    for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
+    for (int i = 0; i < n; i++) {
         if (bound)
-            sums_add(q->allocated_exact, &q->allocated, r, sign);
+            sums_add(chain[i]->allocated_exact, &chain[i]->allocated, r, sign);
         else
-            sums_add(q->reserved_exact, &q->reserved, r, sign);
-        q = pqueue_parent(c, q);
+            sums_add(chain[i]->reserved_exact, &chain[i]->reserved, r, sign);
     }
     c->fair_dirty = true;
 }
@@ -50,12 +70,11 @@ static void pod_account(struct policy_cluster *c, struct ppod *p, bool bound, in
     ppod_charge_resources(p, p->place.share, &r);
     pqueue_account(c, p->queue, &r, bound, sign);
     if (g && !g->preemptible) {
-        struct pqueue *q = pqueue_find(c, p->queue);
+        struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
+        int n = queue_chain(c, p->queue, chain);
 
-        for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
-            sums_add(q->nonpreemptible_exact, &q->nonpreemptible, &r, sign);
-            q = pqueue_parent(c, q);
-        }
+        for (int i = 0; i < n; i++)
+            sums_add(chain[i]->nonpreemptible_exact, &chain[i]->nonpreemptible, &r, sign);
     }
 }
 

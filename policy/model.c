@@ -212,15 +212,24 @@ static int node_fill(struct pnode *n, const struct policy_node_spec *s)
  */
 static void charge_waiting_for(struct policy_cluster *c, const struct pnode *n, int32_t id)
 {
-    for (size_t i = 0; c->bound_unplaced > 0 && i < c->pods.n; i++) {
+    size_t still = 0;
+
+    if (c->bound_unplaced == 0)
+        return;
+    for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
 
-        if (!p || p->phase != POLICY_POD_BOUND || p->place.node >= 0 || !p->bound_node ||
-            strcmp(p->bound_node, n->name) != 0)
+        if (!p || p->place.node >= 0 ||
+            (p->phase != POLICY_POD_BOUND && p->phase != POLICY_POD_BINDING))
             continue;
-        c->bound_unplaced--;
-        pplace_bound(c, p, id);
+        if (p->phase == POLICY_POD_BOUND && p->bound_node && strcmp(p->bound_node, n->name) == 0)
+            pplace_bound(c, p, id);
+        else
+            still++; /* bound elsewhere, or a Binding in flight that lost its node */
     }
+    /* The count is a hint that a scan is worth it; the scan makes it exact again (a pod
+     * whose Binding was in flight when its node went may have been counted, or not). */
+    c->bound_unplaced = still;
 }
 
 /* Does the node offer what it offered before (capacity, labels, taints)? */
@@ -320,7 +329,8 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
             if (p->phase == POLICY_POD_BINDING)
                 pset_str(&p->bound_node, n->name);
             puncharge(c, p);
-            c->bound_unplaced += p->phase == POLICY_POD_BOUND;
+            /* A Binding in flight may succeed: then it is bound here without a charge. */
+            c->bound_unplaced += p->phase == POLICY_POD_BOUND || p->phase == POLICY_POD_BINDING;
         }
     }
     if (n->sharing_paused)
@@ -778,6 +788,12 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         pset_str(&p->gpu_groups_hint, s->gpu_groups);
         if (s->node && *s->node && p->phase != POLICY_POD_BOUND &&
             p->phase != POLICY_POD_EVICTING) {
+            pset_str(&p->bound_node, s->node);
+            pod_observe_bound(c, p);
+        } else if (s->node && *s->node && p->phase == POLICY_POD_BOUND && p->place.node < 0 &&
+                   pidx_get(&c->node_ix, s->node) >= 0) {
+            /* Bound while its node was away (a Binding in flight when the node went): the
+             * node is back, so is its charge. */
             pset_str(&p->bound_node, s->node);
             pod_observe_bound(c, p);
         }
