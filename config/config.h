@@ -207,7 +207,7 @@ struct cfg_server {
     int64_t max_connections; /* open at once, held binds included */
     int64_t max_per_client;  /* from one IP address; 0 = no cap */
     int64_t idle_timeout_ms; /* an idle keep-alive connection closes */
-    int64_t workers;         /* most handler threads */
+    int64_t workers;         /* handler threads */
     int64_t max_buffered;    /* bytes of request bodies being received, in all */
     int64_t decode_budget;   /* heap one request's parse may take */
     int64_t large_decodes;   /* bodies of 64 KiB or more decoded at once */

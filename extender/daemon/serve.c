@@ -479,6 +479,7 @@ static int start_webhook(struct ext_daemon *d, char *err, size_t errlen)
     http_config_from(&hc, &d->settings);
     hc.listen = g->webhook_listen;
     hc.limits = ext_proto_limits_default;
+    hc.workers = 2; /* the API server's admission calls, one pod at a time */
     rc = pem_read(&pem, &g->webhook_tls, err, errlen);
     if (rc == EXT_OK) {
         hc.tls_cert_pem = pem.cert;
@@ -562,6 +563,10 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
      * them in the heap instead of mapping and unmapping them on every call. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    /* A few heaps for every thread (the workers take turns at the cache's lock anyway):
+     * resident memory does not grow by an arena per thread. Large parses are given back
+     * with malloc_trim (wire/http_pool.c). */
+    mallopt(M_ARENA_MAX, 4);
     if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot reach the API server", "error", err);
         return 1;

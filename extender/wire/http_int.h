@@ -157,6 +157,8 @@ void http_reply_bind(struct reply *out, int rc, const char *error);
 /* ---- http_pool.c -------------------------------------------------------------- */
 
 int http_pool_init(struct ext_http_server *s, unsigned max);
+/* Start every worker. */
+int http_pool_start(struct ext_http_server *s);
 /* Under the lock: hand a suspended request to a worker. */
 int http_pool_push(struct ext_http_server *s, struct request *req);
 /* Stop taking work, answer what is queued with 503, join the workers, then

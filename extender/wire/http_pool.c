@@ -3,7 +3,7 @@
  * deferred answers.
  *
  * The event loop suspends a request's connection and queues it here. A
- * worker (started on demand, up to `workers`) runs its route, frees its body
+ * worker (`workers` of them, started with the server) runs its route, frees its body
  * and, unless the handler deferred the answer, marks it ready and resumes the
  * connection. A deferred answer resumes it when it comes. Resuming is always
  * the last thing done with a request: the event loop may free it right after.
@@ -26,6 +26,25 @@ int http_pool_init(struct ext_http_server *s, unsigned max)
         return EXT_ENOMEM;
     pthread_cond_init(&p->work, NULL);
     return EXT_OK;
+}
+
+static void *worker(void *arg);
+
+/* Every worker at once: a thread count that does not move with load is one a soak can read. */
+int http_pool_start(struct ext_http_server *s)
+{
+    struct http_pool *p = &s->pool;
+    int rc = EXT_OK;
+
+    pthread_mutex_lock(&s->lock);
+    while (p->nthreads < p->max && rc == EXT_OK) {
+        if (pthread_create(&p->threads[p->nthreads], NULL, worker, s) == 0)
+            p->nthreads++;
+        else
+            rc = EXT_ENOMEM;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 void http_pool_cleanup(struct ext_http_server *s)
@@ -153,9 +172,6 @@ int http_pool_push(struct ext_http_server *s, struct request *req)
 
     if (p->stopping)
         return EXT_ESTOPPED;
-    if (p->idle == 0 && p->nthreads < p->max &&
-        pthread_create(&p->threads[p->nthreads], NULL, worker, s) == 0)
-        p->nthreads++;
     if (p->nthreads == 0)
         return EXT_ENOMEM;
     req->state = REQ_QUEUED;

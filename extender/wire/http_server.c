@@ -663,6 +663,11 @@ int ext_http_server_new(const struct ext_http_config *cfg, const struct ext_http
         ext_errf(err, errlen, rc, "cannot register the HTTP metrics (a name clash?)");
         goto out_free;
     }
+    rc = http_pool_start(s);
+    if (rc != EXT_OK) {
+        ext_errf(err, errlen, rc, "cannot start the HTTP workers");
+        goto out_free;
+    }
     rc = daemon_start(s, cfg, &addr, err, errlen);
     if (rc != EXT_OK)
         goto out_free;
@@ -752,6 +757,7 @@ void ext_http_server_free(struct ext_http_server *s)
         if (s->daemon != NULL)
             daemon_halt(s);
     }
+    http_pool_stop(s); /* the workers of a server that never started serving */
     http_pool_cleanup(s);
     pthread_cond_destroy(&s->large_free);
     pthread_cond_destroy(&s->idle);

@@ -252,8 +252,8 @@ int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len
  * decode 400 — the verbs answer in their own shape with Error set.
  *
  * Connections cost no thread while they wait: one event loop (epoll) reads
- * and writes every connection, and a small pool of worker threads (grown on
- * demand up to `workers`) runs the handlers, so handlers run concurrently and
+ * and writes every connection, and a small pool of worker threads (`workers`,
+ * started with the server) runs the handlers, so handlers run concurrently and
  * must be thread-safe. A bind held at the gang barrier is deferred
  * (ext_bind_defer): its connection is suspended until the answer comes.
  * /healthz and /readyz are answered by the event loop itself, so they answer
@@ -311,7 +311,7 @@ struct ext_http_config {
     unsigned max_connections; /* open at once; each held bind keeps one */
     unsigned max_per_client;  /* from one IP address; 0 = no cap */
     unsigned idle_timeout_s;  /* an idle keep-alive connection closes */
-    unsigned workers;         /* most handler threads */
+    unsigned workers;         /* handler threads */
     size_t max_buffered;      /* bytes of request bodies being received, in all */
     unsigned large_decodes;   /* bodies of 64 KiB or more decoded at once */
 };
