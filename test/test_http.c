@@ -233,6 +233,9 @@ static struct ext_http_server *server;
 static struct ext_metrics *metrics;
 static char base_url[64];
 
+/* Mutual TLS for the next server started: the CA its clients' certificates must be signed by. */
+static const char *server_client_ca;
+
 static void server_start_with(const char *cert, const char *key)
 {
     struct ext_http_config cfg;
@@ -243,6 +246,7 @@ static void server_start_with(const char *cert, const char *key)
     cfg.limits.max_body = TEST_MAX_BODY;
     cfg.tls_cert_pem = cert;
     cfg.tls_key_pem = key;
+    cfg.tls_client_ca_pem = server_client_ca;
     metrics = ext_metrics_new();
     ck_assert_ptr_nonnull(metrics);
     ck_assert_msg(ext_http_server_new(&cfg, &stub_handlers, NULL, metrics, &server, err,
@@ -320,6 +324,9 @@ static size_t on_header(char *line, size_t size, size_t n, void *arg)
     return size * n;
 }
 
+/* The client's own certificate and key (paths), for mutual TLS; NULL: none. */
+static const char *client_cert, *client_key;
+
 /* chunked: send the body without Content-Length. */
 static void http_do(const char *method, const char *path, const char *body, size_t len,
                     bool chunked, struct response *r)
@@ -350,6 +357,10 @@ static void http_do(const char *method, const char *path, const char *body, size
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)WAIT_MS * 2);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    if (client_cert != NULL) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, client_cert);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, client_key);
+    }
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     r->curl = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
@@ -841,6 +852,46 @@ END_TEST
 
 /* ---- the registry's text format ------------------------------------------------------------ */
 
+/* tls_client_ca_pem: a client without a certificate that CA signed gets 403, with one 200. */
+static const struct {
+    const char *cert, *key;
+    long status;
+} mtls_cases[] = {
+    {NULL, NULL, 403},
+    {"stranger.pem", "stranger.key", 403},
+    {"client.pem", "client.key", 200},
+};
+
+START_TEST(test_mtls)
+{
+    char *cert = read_pem("tls_cert.pem"), *key = read_pem("tls_key.pem");
+    char *ca = read_pem("clients-ca.pem"), *filter = read_fixture("filter_names.json");
+    char cert_path[512], key_path[512];
+    struct response r;
+
+    server_teardown();
+    server_client_ca = ca;
+    server_start_with(cert, key);
+    server_client_ca = NULL;
+    if (mtls_cases[_i].cert != NULL) {
+        snprintf(cert_path, sizeof(cert_path), "%s/extender/%s", FIXTURES, mtls_cases[_i].cert);
+        snprintf(key_path, sizeof(key_path), "%s/extender/%s", FIXTURES, mtls_cases[_i].key);
+        client_cert = cert_path;
+        client_key = key_path;
+    }
+    http("POST", "/filter", filter, &r);
+    client_cert = client_key = NULL;
+    ck_assert_msg(r.curl == CURLE_OK, "curl: %s", curl_easy_strerror(r.curl));
+    ck_assert_int_eq(r.status, mtls_cases[_i].status);
+    if (r.status == 403)
+        ck_assert(strstr(r.body, "client certificate") != NULL);
+    free(cert);
+    free(key);
+    free(ca);
+    free(filter);
+}
+END_TEST
+
 START_TEST(test_metrics_text)
 {
     static const double bounds[] = {0.5, 1, 2.5};
@@ -971,6 +1022,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, test_port_in_use);
     tcase_add_test(tc, test_verb_without_handler);
     tcase_add_test(tc, test_tls);
+    tcase_add_loop_test(tc, test_mtls, 0, (int)(sizeof(mtls_cases) / sizeof(mtls_cases[0])));
     suite_add_tcase(s, tc);
     return s;
 }
