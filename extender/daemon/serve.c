@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "daemon_int.h"
 #include "base.h"
@@ -546,6 +547,18 @@ int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
     return EXT_OK;
 }
 
+/* Every held bind keeps a connection: take as many descriptors as the hard limit allows
+ * (the HTTP server lowers server.maxConnections to fit, with a warning, if that is short). */
+static void raise_descriptor_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 static int run(struct ext_daemon *d, const struct serve_args *a)
 {
     char err[1024];
@@ -567,6 +580,7 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
      * resident memory does not grow by an arena per thread. Large parses are given back
      * with malloc_trim (wire/http_pool.c). */
     mallopt(M_ARENA_MAX, 4);
+    raise_descriptor_limit();
     if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot reach the API server", "error", err);
         return 1;
