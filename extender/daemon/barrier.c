@@ -365,6 +365,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     struct policy_gang_view gv = {0};
     char key[512], err[512] = "";
     bool ok;
+    int prc;
 
     snprintf(key, sizeof(key), "%s/%s", a->pod_namespace, a->pod_name);
     reserve_early(d, a);
@@ -393,11 +394,13 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         pthread_mutex_unlock(&d->cache.lock);
         return EXT_OK;
     }
-    if (policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r) !=
-        POLICY_OK) {
+    prc = policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r);
+    if (prc != POLICY_OK) {
+        /* The engine's failure, reported as what it is (it was always "out of memory"). */
         pthread_mutex_unlock(&d->cache.lock);
         policy_bind_result_cleanup(&r);
-        return EXT_ENOMEM;
+        ans->error = ext_arena_strdup(ans->pool, policy_strerror(prc));
+        return prc == POLICY_ENOMEM ? EXT_ENOMEM : EXT_EINVAL;
     }
     switch (r.outcome) {
     case POLICY_BIND_ALREADY:
