@@ -222,10 +222,12 @@ static void charge_waiting_for(struct policy_cluster *c, const struct pnode *n, 
         if (!p || p->place.node >= 0 ||
             (p->phase != POLICY_POD_BOUND && p->phase != POLICY_POD_BINDING))
             continue;
-        if (p->phase == POLICY_POD_BOUND && p->bound_node && strcmp(p->bound_node, n->name) == 0)
+        /* Bound there, or its Binding to there still in flight: its place is back (so a
+         * successful Binding finds its charge, and nobody else is given its room meanwhile). */
+        if (p->bound_node && strcmp(p->bound_node, n->name) == 0)
             pplace_bound(c, p, id);
         else
-            still++; /* bound elsewhere, or a Binding in flight that lost its node */
+            still++; /* bound, or being bound, elsewhere */
     }
     /* The count is a hint that a scan is worth it; the scan makes it exact again (a pod
      * whose Binding was in flight when its node went may have been counted, or not). */
