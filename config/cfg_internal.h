@@ -2,6 +2,7 @@
 #ifndef MUSTER_CFG_INTERNAL_H
 #define MUSTER_CFG_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,7 +13,9 @@
 struct cfg__index_entry {
     const void *node; /* NULL = free slot */
     unsigned line;
-    char *text; /* original scalar text of a non-string scalar; else NULL */
+    char *text;    /* original scalar text of a non-string scalar; else NULL */
+    bool merged;   /* a member a merge key (<<) put in its mapping: an explicit key replaces it */
+    bool anchored; /* an anchor names it: it must live as long as its document */
 };
 
 struct cfg__index {
@@ -28,6 +31,58 @@ int cfg__index_put(struct cfg__index *ix, const void *node, unsigned line, const
                    size_t len);
 void cfg__index_forget(struct cfg__index *ix, const void *node);
 const struct cfg__index_entry *cfg__index_get(const struct cfg__index *ix, const void *node);
+/* Set a flag of the entry of node (a no-op for a node not in the index). */
+void cfg__index_set_merged(struct cfg__index *ix, const void *node);
+void cfg__index_set_anchored(struct cfg__index *ix, const void *node);
+
+/* ---- anchors, and the copies aliases make (yaml_alias.c) ------------------ */
+
+/* One anchored node of the document being read. */
+struct cfg__anchor {
+    char *name;
+    const cJSON *node; /* in the document's tree, or among its orphans (yaml_json.c) */
+    size_t cost;       /* what one alias to it copies, in CFG_DOCS_MAX_EXPANSION's unit */
+    int height;        /* collection levels in it: 0 for a scalar, 1 for [1, 2] */
+};
+
+/* A document's anchors by name; a later anchor of the same name replaces the earlier. */
+struct cfg__anchors {
+    struct cfg__anchor *v;
+    size_t n, cap;
+    size_t *slots; /* open addressing: index into v plus one, 0 = free */
+    size_t nslots; /* a power of two, at least twice n */
+};
+
+void cfg__anchors_cleanup(struct cfg__anchors *t); /* also: a document ended */
+/* Measures node and files it under name (copied). */
+int cfg__anchors_put(struct cfg__anchors *t, const char *name, const cJSON *node);
+const struct cfg__anchor *cfg__anchors_get(const struct cfg__anchors *t, const char *name);
+
+/* What a tree costs (nodes and their strings) and how many collection levels it holds. */
+void cfg__tree_measure(const cJSON *node, size_t *cost, int *height);
+
+/*
+ * A deep copy of node for an alias: every copied node keeps the line and
+ * scalar text of the one it copies, except the copy's root, which gets line.
+ * NULL on ENOMEM (nothing is left behind in the index).
+ */
+cJSON *cfg__tree_copy(struct cfg__index *ix, const cJSON *node, unsigned line);
+
+/* Forget every node of a tree in the index (before the tree is deleted). */
+void cfg__tree_forget(struct cfg__index *ix, const cJSON *node);
+
+/* ---- JSON documents (json_docs.c) ----------------------------------------- */
+
+/* Does kubectl take this input for JSON: is its first non-space byte '{'? */
+bool cfg__json_looks(const char *buf, size_t len);
+
+/*
+ * A stream of JSON values, one document each, into d (whose name and index
+ * are set): lines and number texts in d's index, typed as the YAML reader
+ * types them. On error err holds "name:line: JSON: what is wrong" and d may
+ * hold part of the stream (the caller cleans it up).
+ */
+int cfg__json_parse(struct cfg_docs *d, const char *buf, size_t len, char *err, size_t errlen);
 
 /* ---- YAML 1.1 plain scalars (scalar.c) ------------------------------------ */
 

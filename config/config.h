@@ -53,8 +53,21 @@ size_t cfg_utf8_len(const unsigned char *p, size_t n);
 /* Hard caps: a bigger input or deeper nesting is CFG_ETOOBIG. */
 #define CFG_DOCS_MAX_BYTES ((size_t)64 << 20)
 #define CFG_DOCS_MAX_DEPTH 64
+/*
+ * What aliases and merge keys may copy, over a whole input: each copied node
+ * costs 64 bytes plus its key and string. 32 MiB is about half a million
+ * small nodes, far more than manifests sharing a few templates need, and it
+ * refuses an alias bomb ("billion laughs": nine levels of ten aliases each)
+ * with CFG_ETOOBIG before it takes the memory.
+ */
+#define CFG_DOCS_MAX_EXPANSION ((size_t)32 << 20)
 
 /*
+ * Input reads as `kubectl apply -f` reads it: one whose first non-space
+ * byte is '{' is a stream of JSON values, one document each (so flow-style
+ * YAML such as "{a: 1}" at the very start is a JSON error, as in kubectl);
+ * anything else is YAML.
+ *
  * Typing follows sigs.k8s.io/yaml (go-yaml v2, YAML 1.1), as kubectl does:
  *   - quoted and block (| >) scalars are always strings;
  *   - plain null, Null, NULL, ~ and the empty scalar are null;
@@ -66,8 +79,17 @@ size_t cfg_utf8_len(const unsigned char *p, size_t n);
  *   - mapping keys are scalars; a boolean or null key becomes "true",
  *     "false" or "null", any other keeps its text; a duplicate key is refused;
  *   - explicit tags: !!str makes a string; !!int, !!float, !!bool, !!null,
- *     !!map and !!seq must agree with what the node is; other tags, anchors
- *     and aliases are refused (CFG_EUNSUPPORTED);
+ *     !!map and !!seq must agree with what the node is; other tags are
+ *     refused (CFG_EUNSUPPORTED);
+ *   - an alias (*name) is a copy of the node its anchor (&name) names, earlier
+ *     in the same document (an alias inside the node it names, or to no such
+ *     anchor, is CFG_EINVAL); a later anchor of the same name replaces the
+ *     earlier. Anchors and aliases on mapping keys are CFG_EUNSUPPORTED.
+ *     Copies keep the lines of what they copy, except the copy's root, which
+ *     is where the alias is. What copies cost is capped (CFG_DOCS_MAX_EXPANSION);
+ *   - a merge key (plain <<, or !!merge) takes a mapping or a list of
+ *     mappings and adds their members; keys the mapping has itself win
+ *     wherever they are written, and in a list the first mapping wins;
  *   - a string holding a NUL character is refused (cJSON strings end at NUL).
  *
  * Numbers: a cJSON number is a double, exact only up to 2^53. The loader
@@ -213,6 +235,13 @@ struct cfg_server {
     int64_t large_decodes;   /* bodies of 64 KiB or more decoded at once */
 };
 
+/* Taking room back for waiting gangs by evicting running ones (docs/quota.md). */
+struct cfg_evictions {
+    bool reclaim;                   /* between queues */
+    bool preemption;                /* inside a queue, by priority */
+    int64_t refused_victim_wait_ms; /* a gang whose eviction was refused is no victim for this */
+};
+
 /* Every string is heap-owned by the struct; docs/config.md has the defaults. */
 struct cfg_settings {
     char *listen; /* host:port */
@@ -230,6 +259,7 @@ struct cfg_settings {
     struct cfg_log log;
     struct cfg_gpu_sharing gpu_sharing;
     struct cfg_leader_election leader_election;
+    struct cfg_evictions evictions;
 };
 
 /* The defaults. CFG_ENOMEM leaves *s safe to cleanup. */

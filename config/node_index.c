@@ -1,7 +1,8 @@
 /*
  * node_index.c - a pointer-keyed hash table from cJSON nodes to their source
  * line (and original scalar text). Open addressing, linear probing, kept at
- * most half full; entries are never removed, the table dies with its docs.
+ * most half full; the table dies with its docs, and entries are forgotten
+ * only for nodes deleted while the docs are read (merge sources, null roots).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,8 @@ int cfg__index_put(struct cfg__index *ix, const void *node, unsigned line, const
     e->node = node;
     e->line = line;
     e->text = copy;
+    e->merged = false;
+    e->anchored = false;
     return CFG_OK;
 }
 
@@ -117,4 +120,25 @@ void cfg__index_forget(struct cfg__index *ix, const void *node)
         ix->slots[j] = (struct cfg__index_entry){0};
         i = j;
     }
+}
+
+static struct cfg__index_entry *entry_of(struct cfg__index *ix, const void *node)
+{
+    return (struct cfg__index_entry *)cfg__index_get(ix, node);
+}
+
+void cfg__index_set_merged(struct cfg__index *ix, const void *node)
+{
+    struct cfg__index_entry *e = entry_of(ix, node);
+
+    if (e != NULL)
+        e->merged = true;
+}
+
+void cfg__index_set_anchored(struct cfg__index *ix, const void *node)
+{
+    struct cfg__index_entry *e = entry_of(ix, node);
+
+    if (e != NULL)
+        e->anchored = true;
 }

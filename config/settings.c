@@ -92,6 +92,9 @@ int cfg_settings_init(struct cfg_settings *s)
     s->gpu_sharing.reservation_timeout_ms = 15000;
     s->gpu_sharing.reservations = true;
     s->leader_election.enabled = false;
+    s->evictions.reclaim = true;
+    s->evictions.preemption = true;
+    s->evictions.refused_victim_wait_ms = 30000;
     for (size_t i = 0; i < COUNT(default_strings); i++) {
         char *v = strdup(default_strings[i].value);
 

@@ -91,6 +91,15 @@ static const struct field leader_election_fields[] = {
 };
 #undef LE
 
+#define EV struct cfg_evictions
+static const struct field evictions_fields[] = {
+    {"reclaim", K_BOOL, offsetof(EV, reclaim), 0, NULL, NULL, 0, 0},
+    {"preemption", K_BOOL, offsetof(EV, preemption), 0, NULL, NULL, 0, 0},
+    DURATION("refusedVictimWait", EV, refused_victim_wait_ms),
+    {NULL, 0, 0, 0, NULL, NULL, 0, 0},
+};
+#undef EV
+
 #define S struct cfg_settings
 static const struct field settings_fields[] = {
     {"listen", K_HOSTPORT, offsetof(S, listen), 0, NULL, NULL, 0, 0},
@@ -108,6 +117,7 @@ static const struct field settings_fields[] = {
     {"log", K_MAP, offsetof(S, log), 0, log_fields, NULL, 0, 0},
     {"gpuSharing", K_MAP, offsetof(S, gpu_sharing), 0, gpu_sharing_fields, NULL, 0, 0},
     {"leaderElection", K_MAP, offsetof(S, leader_election), 0, leader_election_fields, NULL, 0, 0},
+    {"evictions", K_MAP, offsetof(S, evictions), 0, evictions_fields, NULL, 0, 0},
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
 #undef S

@@ -1,6 +1,8 @@
 /*
  * yaml_json.c - YAML documents to cJSON trees, typed as kubectl types them,
  * each node's line kept in the docs' index. One job: walk libyaml's events.
+ * An alias becomes a copy of the node its anchor names (yaml_alias.c); a
+ * merge key (<<) puts the members of the mappings it names into its own.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,11 @@ struct builder {
     int depth;
     char *err;
     size_t errlen;
+    struct cfg__anchors anchors; /* this document's */
+    cJSON *orphans;              /* this document's anchored merge sources, which no tree holds */
+    const char *open[CFG_DOCS_MAX_DEPTH + 1]; /* anchors of the collections being built */
+    int nopen;
+    size_t expanded; /* what aliases and merges copied, over the stream */
 };
 
 static int fail(struct builder *b, int rc, unsigned line, const char *fmt, ...)
@@ -82,24 +89,28 @@ static int next_event(struct builder *b, yaml_event_t *ev)
     return syntax_error(b);
 }
 
-/* Anchors would make a tree a graph; a manifest or settings file needs none. */
-static int refuse_anchor(struct builder *b, const yaml_event_t *ev)
+static const char *anchor_of(const yaml_event_t *ev)
 {
     const yaml_char_t *anchor = NULL;
 
-    if (ev->type == YAML_ALIAS_EVENT)
-        return fail(b, CFG_EUNSUPPORTED, line_of(ev),
-                    "alias *%s: anchors and aliases are not supported",
-                    (const char *)ev->data.alias.anchor);
     if (ev->type == YAML_SCALAR_EVENT)
         anchor = ev->data.scalar.anchor;
     else if (ev->type == YAML_SEQUENCE_START_EVENT)
         anchor = ev->data.sequence_start.anchor;
     else if (ev->type == YAML_MAPPING_START_EVENT)
         anchor = ev->data.mapping_start.anchor;
-    if (anchor != NULL)
+    return (const char *)anchor;
+}
+
+/* A key is a scalar of its own: an alias or anchor there has no JSON meaning. */
+static int refuse_key_anchor(struct builder *b, const yaml_event_t *ev)
+{
+    if (ev->type == YAML_ALIAS_EVENT)
+        return fail(b, CFG_EUNSUPPORTED, line_of(ev), "alias *%s as a mapping key is not supported",
+                    (const char *)ev->data.alias.anchor);
+    if (anchor_of(ev) != NULL)
         return fail(b, CFG_EUNSUPPORTED, line_of(ev),
-                    "anchor &%s: anchors and aliases are not supported", (const char *)anchor);
+                    "anchor &%s on a mapping key is not supported", anchor_of(ev));
     return CFG_OK;
 }
 
@@ -243,25 +254,167 @@ static int key_text(struct builder *b, const yaml_event_t *ev, const char **key)
     return CFG_OK;
 }
 
+/* An explicit key: its twin is a duplicate, unless a merge key put it there. */
+static int make_room(struct builder *b, cJSON *obj, const char *key, unsigned line)
+{
+    cJSON *twin = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const struct cfg__index_entry *e = cfg__index_get(b->index, twin);
+
+    if (twin == NULL)
+        return CFG_OK;
+    if (e == NULL || !e->merged)
+        return fail(b, CFG_EINVAL, line, "duplicate key \"%s\" (first at line %u)", key,
+                    e != NULL ? e->line : 0);
+    cJSON_DetachItemViaPointer(obj, twin);
+    cfg__tree_forget(b->index, twin);
+    cJSON_Delete(twin);
+    return CFG_OK;
+}
+
+/* The plain key << (or one tagged !!merge). */
+static bool is_merge_key(const yaml_event_t *kev)
+{
+    const yaml_char_t *tag = kev->data.scalar.tag;
+
+    return kev->type == YAML_SCALAR_EVENT && kev->data.scalar.length == 2 &&
+           memcmp(kev->data.scalar.value, "<<", 2) == 0 &&
+           ((tag == NULL && kev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) ||
+            tag_is(tag, "merge"));
+}
+
+/* Counts cost against the expansion cap; what is named in the message. */
+static int spend(struct builder *b, size_t cost, unsigned line, const char *what)
+{
+    if (cost > CFG_DOCS_MAX_EXPANSION - b->expanded)
+        return fail(b, CFG_ETOOBIG, line,
+                    "%s: the aliases would expand the file past %zu MiB (an alias bomb?)", what,
+                    CFG_DOCS_MAX_EXPANSION >> 20);
+    b->expanded += cost;
+    return CFG_OK;
+}
+
+/*
+ * The members of one mapping a merge key names, into obj; keys obj already
+ * has win. A source that must live on (it or one of its items is anchored)
+ * is copied from, any other is emptied.
+ */
+static int merge_members(struct builder *b, cJSON *obj, cJSON *src, bool copy, unsigned line)
+{
+    cJSON *m, *next, *add;
+    size_t cost;
+    int height, rc;
+
+    for (m = src->child; m != NULL; m = next) {
+        next = m->next;
+        if (cJSON_GetObjectItemCaseSensitive(obj, m->string) != NULL)
+            continue;
+        if (copy) {
+            cfg__tree_measure(m, &cost, &height);
+            rc = spend(b, cost, line, "<<");
+            if (rc != CFG_OK)
+                return rc;
+            add = cfg__tree_copy(b->index, m, 0);
+            if (add == NULL)
+                return fail(b, CFG_ENOMEM, line, "out of memory");
+        } else {
+            add = cJSON_DetachItemViaPointer(src, m);
+        }
+        cJSON_AddItemToArray(obj, add);
+        cfg__index_set_merged(b->index, add);
+    }
+    return CFG_OK;
+}
+
+static bool is_anchored(const struct builder *b, const cJSON *node)
+{
+    const struct cfg__index_entry *e = cfg__index_get(b->index, node);
+
+    return e != NULL && e->anchored;
+}
+
+/* A mapping, or a list of mappings; *keep: it or one of its items is anchored. */
+static int merge_shape(struct builder *b, const cJSON *src, unsigned line, bool *keep)
+{
+    const cJSON *item;
+
+    *keep = is_anchored(b, src);
+    if (cJSON_IsObject(src))
+        return CFG_OK;
+    if (!cJSON_IsArray(src))
+        return fail(b, CFG_EINVAL, line, "<<: a merge key takes a mapping or a list of mappings");
+    cJSON_ArrayForEach(item, src)
+    {
+        if (!cJSON_IsObject(item))
+            return fail(b, CFG_EINVAL, line,
+                        "<<: a merge key takes a mapping or a list of mappings");
+        *keep = *keep || is_anchored(b, item);
+    }
+    return CFG_OK;
+}
+
+/* What a merge key names, into obj (in a list the first mappings win); src is used up. */
+static int merge_source(struct builder *b, cJSON *obj, cJSON *src, unsigned line)
+{
+    cJSON *item;
+    bool keep;
+    int rc;
+
+    rc = merge_shape(b, src, line, &keep);
+    if (rc == CFG_OK && cJSON_IsObject(src))
+        rc = merge_members(b, obj, src, keep, line);
+    if (rc == CFG_OK && cJSON_IsArray(src)) {
+        cJSON_ArrayForEach(item, src)
+        {
+            if (rc == CFG_OK)
+                rc = merge_members(b, obj, item, keep, line);
+        }
+    }
+    if (rc == CFG_OK && keep) { /* its anchors must stay valid until the document ends */
+        if (cJSON_AddItemToArray(b->orphans, src))
+            return CFG_OK;
+        rc = fail(b, CFG_ENOMEM, line, "out of memory");
+    }
+    cfg__tree_forget(b->index, src);
+    cJSON_Delete(src);
+    return rc;
+}
+
+static int build_merge(struct builder *b, cJSON *obj, const yaml_event_t *kev)
+{
+    unsigned line = line_of(kev);
+    yaml_event_t vev;
+    cJSON *src = NULL;
+    int rc;
+
+    rc = next_event(b, &vev);
+    if (rc != CFG_OK)
+        return rc;
+    rc = build(b, &vev, line, &src);
+    yaml_event_delete(&vev);
+    if (rc != CFG_OK)
+        return rc;
+    return merge_source(b, obj, src, line);
+}
+
 /* One key and its value, added to obj. */
 static int build_member(struct builder *b, cJSON *obj, const yaml_event_t *kev)
 {
     unsigned line = line_of(kev);
-    const cJSON *twin;
     yaml_event_t vev;
     const char *key = NULL;
     cJSON *val = NULL;
     int rc;
 
-    rc = refuse_anchor(b, kev);
-    if (rc == CFG_OK)
-        rc = key_text(b, kev, &key);
+    rc = refuse_key_anchor(b, kev);
     if (rc != CFG_OK)
         return rc;
-    twin = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (twin != NULL)
-        return fail(b, CFG_EINVAL, line, "duplicate key \"%s\" (first at line %u)", key,
-                    cfg__index_get(b->index, twin)->line);
+    if (is_merge_key(kev))
+        return build_merge(b, obj, kev);
+    rc = key_text(b, kev, &key);
+    if (rc == CFG_OK)
+        rc = make_room(b, obj, key, line);
+    if (rc != CFG_OK)
+        return rc;
     rc = next_event(b, &vev);
     if (rc != CFG_OK)
         return rc;
@@ -334,20 +487,73 @@ static int build_collection(struct builder *b, const yaml_event_t *ev, unsigned 
     return CFG_OK;
 }
 
+/* A copy of the node an alias names; the copy's root gets line. */
+static int build_alias(struct builder *b, const yaml_event_t *ev, unsigned line, cJSON **out)
+{
+    const char *name = (const char *)ev->data.alias.anchor;
+    const struct cfg__anchor *a = cfg__anchors_get(&b->anchors, name);
+    char what[80];
+    cJSON *copy;
+    int rc;
+
+    for (int i = 0; i < b->nopen; i++) {
+        if (strcmp(b->open[i], name) == 0)
+            return fail(b, CFG_EINVAL, line_of(ev), "alias *%s: inside the node it names", name);
+    }
+    if (a == NULL)
+        return fail(b, CFG_EINVAL, line_of(ev), "alias *%s: no anchor &%s before it", name, name);
+    if (b->depth + a->height > CFG_DOCS_MAX_DEPTH)
+        return fail(b, CFG_ETOOBIG, line_of(ev), "nested deeper than %d levels",
+                    CFG_DOCS_MAX_DEPTH);
+    snprintf(what, sizeof(what), "alias *%.64s", name);
+    rc = spend(b, a->cost, line_of(ev), what);
+    if (rc != CFG_OK)
+        return rc;
+    copy = cfg__tree_copy(b->index, a->node, line);
+    if (copy == NULL)
+        return fail(b, CFG_ENOMEM, line, "out of memory");
+    cJSON_free(copy->string); /* the anchored node's own key, if it had one */
+    copy->string = NULL;
+    *out = copy;
+    return CFG_OK;
+}
+
+/* Files a finished node under its anchor; aliases after it copy it. */
+static int anchor_node(struct builder *b, const char *anchor, cJSON **node, unsigned line)
+{
+    if (cfg__anchors_put(&b->anchors, anchor, *node) == CFG_OK) {
+        cfg__index_set_anchored(b->index, *node);
+        return CFG_OK;
+    }
+    cJSON_Delete(*node);
+    *node = NULL;
+    return fail(b, CFG_ENOMEM, line, "out of memory");
+}
+
 /* The node ev starts; line 0 means its own line, else the line of its key. */
 static int build(struct builder *b, const yaml_event_t *ev, unsigned line, cJSON **out)
 {
-    int rc = refuse_anchor(b, ev);
+    const char *anchor = anchor_of(ev);
+    int rc;
 
-    if (rc != CFG_OK)
-        return rc;
     if (line == 0)
         line = line_of(ev);
-    if (ev->type == YAML_SCALAR_EVENT)
-        return build_scalar(b, ev, line, out);
-    if (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT)
-        return build_collection(b, ev, line, out);
-    return fail(b, CFG_ESYNTAX, line, "unexpected YAML event %d", (int)ev->type);
+    if (ev->type == YAML_ALIAS_EVENT)
+        return build_alias(b, ev, line, out);
+    if (ev->type == YAML_SCALAR_EVENT) {
+        rc = build_scalar(b, ev, line, out);
+    } else if (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT) {
+        if (anchor != NULL)
+            b->open[b->nopen++] = anchor;
+        rc = build_collection(b, ev, line, out);
+        if (anchor != NULL)
+            b->nopen--;
+    } else {
+        return fail(b, CFG_ESYNTAX, line, "unexpected YAML event %d", (int)ev->type);
+    }
+    if (rc == CFG_OK && anchor != NULL)
+        rc = anchor_node(b, anchor, out, line);
+    return rc;
 }
 
 static int append_doc(struct builder *b, struct cfg_docs *d, cJSON *root, size_t *cap)
@@ -365,8 +571,8 @@ static int append_doc(struct builder *b, struct cfg_docs *d, cJSON *root, size_t
     return CFG_OK;
 }
 
-/* One document: its root, or NULL when the document is empty or null. */
-static int build_document(struct builder *b, cJSON **root)
+/* One document's root, or NULL when the document is empty or null. */
+static int build_root(struct builder *b, cJSON **root)
 {
     yaml_event_t ev;
     int rc;
@@ -392,6 +598,34 @@ static int build_document(struct builder *b, cJSON **root)
         cJSON_Delete(*root);
         *root = NULL;
     }
+    return rc;
+}
+
+/* Anchors end with their document, and so do the merge sources kept for them. */
+static void document_done(struct builder *b)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach(o, b->orphans)
+    {
+        cfg__tree_forget(b->index, o);
+    }
+    cJSON_Delete(b->orphans);
+    b->orphans = NULL;
+    cfg__anchors_cleanup(&b->anchors);
+    b->nopen = 0;
+}
+
+static int build_document(struct builder *b, cJSON **root)
+{
+    int rc;
+
+    *root = NULL;
+    b->orphans = cJSON_CreateArray();
+    if (b->orphans == NULL)
+        return fail(b, CFG_ENOMEM, 0, "out of memory");
+    rc = build_root(b, root);
+    document_done(b);
     return rc;
 }
 
@@ -426,12 +660,33 @@ static int build_stream(struct builder *b, struct cfg_docs *d)
     }
 }
 
+static int docs_init(struct cfg_docs *d, const char *name)
+{
+    memset(d, 0, sizeof(*d));
+    d->name = strdup(name);
+    d->index = cfg__index_new();
+    return d->name != NULL && d->index != NULL ? CFG_OK : CFG_ENOMEM;
+}
+
+static int parse_yaml(struct cfg_docs *d, const char *buf, size_t len, char *err, size_t errlen)
+{
+    struct builder b = {.name = d->name, .buf = buf, .len = len, .err = err, .errlen = errlen};
+    int rc;
+
+    if (!yaml_parser_initialize(&b.parser))
+        return fail(&b, CFG_ENOMEM, 0, "out of memory");
+    yaml_parser_set_input_string(&b.parser, (const unsigned char *)buf, len);
+    b.index = d->index;
+    rc = build_stream(&b, d);
+    yaml_parser_delete(&b.parser);
+    return rc;
+}
+
 int cfg_docs_parse(struct cfg_docs *out, const char *name, const char *buf, size_t len, char *err,
                    size_t errlen)
 {
-    struct builder b = {.name = name, .buf = buf, .len = len, .err = err, .errlen = errlen};
-    struct cfg_docs d = {0};
-    int result = CFG_ENOMEM;
+    struct cfg_docs d;
+    int rc;
 
     if (len > CFG_DOCS_MAX_BYTES) {
         if (err != NULL && errlen > 0)
@@ -439,27 +694,21 @@ int cfg_docs_parse(struct cfg_docs *out, const char *name, const char *buf, size
                      CFG_DOCS_MAX_BYTES >> 20);
         return CFG_ETOOBIG;
     }
-    d.name = strdup(name);
-    d.index = cfg__index_new();
-    if (d.name == NULL || d.index == NULL) {
-        fail(&b, CFG_ENOMEM, 0, "out of memory");
-        goto out;
+    rc = docs_init(&d, name);
+    if (rc != CFG_OK) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "%s: out of memory", name);
+    } else if (cfg__json_looks(buf, len)) {
+        rc = cfg__json_parse(&d, buf, len, err, errlen);
+    } else {
+        rc = parse_yaml(&d, buf, len, err, errlen);
     }
-    if (!yaml_parser_initialize(&b.parser)) {
-        fail(&b, CFG_ENOMEM, 0, "out of memory");
-        goto out;
-    }
-    yaml_parser_set_input_string(&b.parser, (const unsigned char *)buf, len);
-    b.index = d.index;
-    result = build_stream(&b, &d);
-    yaml_parser_delete(&b.parser);
-    if (result == CFG_OK) {
+    if (rc == CFG_OK) {
         *out = d;
         return CFG_OK;
     }
-out:
     cfg_docs_cleanup(&d);
-    return result;
+    return rc;
 }
 
 void cfg_docs_cleanup(struct cfg_docs *d)

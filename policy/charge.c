@@ -28,10 +28,9 @@ static void sums_add(__int128 *exact, struct policy_resources *counter,
  * The queue and its ancestors, each once: Queues that name each other as
  * parents (a cycle in the cluster's objects) must not count a pod twice.
  */
-static int queue_chain(struct policy_cluster *c, const char *queue,
+static int queue_chain(struct policy_cluster *c, struct pqueue *q,
                        struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH])
 {
-    struct pqueue *q = pqueue_find(c, queue);
     int n = 0;
 
     while (q && n < POLICY_MAX_QUEUE_DEPTH) {
@@ -44,11 +43,11 @@ static int queue_chain(struct policy_cluster *c, const char *queue,
     return n;
 }
 
-void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
+void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct policy_resources *r,
                     bool bound, int sign)
 {
     struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
-    int n = queue_chain(c, queue, chain);
+    int n = queue_chain(c, q, chain);
 
     for (int i = 0; i < n; i++) {
         if (bound)
@@ -56,7 +55,6 @@ void pqueue_account(struct policy_cluster *c, const char *queue, const struct po
         else
             sums_add(chain[i]->reserved_exact, &chain[i]->reserved, r, sign);
     }
-    c->fair_dirty = true;
 }
 
 /* A pod's part in its queues: managed, not leaving, in phase `bound` or not. */
@@ -68,10 +66,10 @@ static void pod_account(struct policy_cluster *c, struct ppod *p, bool bound, in
     if (!p->managed || p->phase == POLICY_POD_EVICTING)
         return;
     ppod_charge_resources(p, p->place.share, &r);
-    pqueue_account(c, p->queue, &r, bound, sign);
+    pqueue_account(c, ppod_queue(c, p), &r, bound, sign);
     if (g && !g->preemptible) {
         struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
-        int n = queue_chain(c, p->queue, chain);
+        int n = queue_chain(c, ppod_queue(c, p), chain);
 
         for (int i = 0; i < n; i++)
             sums_add(chain[i]->nonpreemptible_exact, &chain[i]->nonpreemptible, &r, sign);
@@ -109,6 +107,8 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     }
     ppod_groups_text(n, p);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, +1);
+    if (!p->managed)
+        c->fair_dirty = true; /* what other schedulers hold is not capacity */
 }
 
 void puncharge(struct policy_cluster *c, struct ppod *p)
@@ -130,8 +130,10 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
     }
     pgroup_drop_empty(n);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
+    if (!p->managed)
+        c->fair_dirty = true;
     p->place = (struct pplace){.node = -1};
-    p->groups_text[0] = '\0';
+    pset_str(&p->groups_text, NULL);
 }
 
 void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)

@@ -50,8 +50,8 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
                                   .by_queue = pstrdup(pgang_queue(c, by)),
                                   .kind = kind,
                                   .reason = pstrdup(reason)};
-    if (!e->namespace_ || !e->name || !e->uid || !e->gang || !e->queue || !e->by ||
-        !e->by_queue || !e->reason) {
+    if (!e->namespace_ || !e->name || !e->uid || !e->gang || !e->queue || !e->by || !e->by_queue ||
+        !e->reason) {
         free(e->namespace_);
         free(e->name);
         free(e->uid);
@@ -97,7 +97,7 @@ void pevict_gone(struct policy_cluster *c, struct ppod *p)
 }
 
 int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *name, bool ok,
-                         const char *why)
+                         const char *why, int64_t now)
 {
     struct ppod *p = ppod_find(c, ns, name);
     struct pgang *by, *g;
@@ -111,12 +111,15 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     by = release_reclaimer(c, p);
     pcharge_mark_staying(c, p);
     pset_str(&p->reason, NULL);
-    if ((g = ppod_gang(c, p)))
+    if ((g = ppod_gang(c, p))) {
         pgang_note_bound(c, g);
+        g->refused_until = now + c->opts.refused_victim_ms;
+    }
     if (by && by->planned && !by->admitted) {
         pplan_release(c, by);
-        snprintf(text, sizeof(text), "gang %s: room was being made for it, but evicting %s was "
-                                     "refused: %s",
+        snprintf(text, sizeof(text),
+                 "gang %s: room was being made for it, but evicting %s was "
+                 "refused: %s",
                  by->key, p->key, why && *why ? why : "no reason given");
         pgang_set_reason(by, PREASON_CAPACITY, text);
     }

@@ -2,8 +2,13 @@
  * expire.c - every deadline of the engine in one place: a gang's plan is kept
  * for planTTL after it was made or last used, and GPU sharing paused on a node
  * resumes at its time.
+ *
+ * Deadlines wait in a min-heap (c->expiry), at most one entry per gang, so a
+ * call pays for the plans that run out, not for every gang the engine tracks
+ * (most are pods of their own, bound long ago).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -19,7 +24,96 @@ int policy_node_pause_sharing(struct policy_cluster *c, const char *name, int64_
     return POLICY_OK;
 }
 
-void policy_expire(struct policy_cluster *c, int64_t now)
+/* ---- the heap ------------------------------------------------------------ */
+
+static void heap_place(struct pexpiry *e, size_t i, struct pexpiry_entry entry)
+{
+    e->v[i] = entry;
+    entry.gang->expiry_slot = (uint32_t)i + 1;
+}
+
+static void heap_up(struct pexpiry *e, size_t i)
+{
+    struct pexpiry_entry entry = e->v[i];
+
+    while (i > 0 && e->v[(i - 1) / 2].at > entry.at) {
+        heap_place(e, i, e->v[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_place(e, i, entry);
+}
+
+static void heap_down(struct pexpiry *e, size_t i)
+{
+    struct pexpiry_entry entry = e->v[i];
+
+    for (;;) {
+        size_t child = 2 * i + 1;
+
+        if (child >= e->n)
+            break;
+        if (child + 1 < e->n && e->v[child + 1].at < e->v[child].at)
+            child++;
+        if (e->v[child].at >= entry.at)
+            break;
+        heap_place(e, i, e->v[child]);
+        i = child;
+    }
+    heap_place(e, i, entry);
+}
+
+/* Take entry i out: its gang is no longer scheduled. */
+static void heap_remove(struct pexpiry *e, size_t i)
+{
+    struct pexpiry_entry last = e->v[--e->n];
+
+    e->v[i].gang->expiry_slot = 0;
+    if (i == e->n)
+        return;
+    heap_place(e, i, last);
+    heap_up(e, i);
+    heap_down(e, last.gang->expiry_slot - 1);
+}
+
+/* Look at g again at `at`, earlier or later than planned before. */
+static void schedule(struct pexpiry *e, struct pgang *g, int64_t at)
+{
+    if (g->expiry_slot) {
+        e->v[g->expiry_slot - 1].at = at;
+        heap_up(e, g->expiry_slot - 1);
+        heap_down(e, g->expiry_slot - 1);
+        return;
+    }
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        struct pexpiry_entry *v = realloc(e->v, cap * sizeof(*v));
+
+        if (!v) {
+            e->lost = true;
+            return;
+        }
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n] = (struct pexpiry_entry){at, g};
+    heap_up(e, e->n++);
+}
+
+void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g)
+{
+    if (g->expiry_slot)
+        heap_remove(&c->expiry, g->expiry_slot - 1);
+}
+
+void pexpiry_cleanup(struct pexpiry *e)
+{
+    free(e->v);
+    *e = (struct pexpiry){0};
+}
+
+/* ---- what running out means ---------------------------------------------- */
+
+static void resume_sharing(struct policy_cluster *c, int64_t now)
 {
     for (size_t i = 0; c->paused_nodes > 0 && i < c->nodes.n; i++) {
         struct pnode *n = c->nodes.items[i];
@@ -29,29 +123,65 @@ void policy_expire(struct policy_cluster *c, int64_t now)
             c->paused_nodes--;
         }
     }
+}
+
+/* g's plan ran out. False: victims are leaving, or a member's bind is held or in flight, so
+ * ask again later. */
+static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
+{
+    int32_t holding, waiting, bound;
+
+    if (g->awaiting > 0)
+        return false; /* its victims are still leaving: the plan waits for them */
+    pgang_counts(c, g, NULL, &bound, &holding, &waiting);
+    if (holding == 0) {
+        pgang_settle(c, g);
+        return true;
+    }
+    for (size_t m = 0; m < g->nmembers; m++) {
+        const struct ppod *p = ppod_at(c, g->members[m]);
+
+        if (p && p->phase == POLICY_POD_BINDING)
+            return false;
+    }
+    if (waiting > 0)
+        return false;
+    pplan_release(c, g);
+    if (!g->admitted)
+        pgang_set_reason(g, PREASON_CAPACITY,
+                         "its plan expired before kube-scheduler bound it; planning again");
+    return true;
+}
+
+/* After running out of memory once: every gang with a deadline goes back in the heap. */
+static void reschedule_all(struct policy_cluster *c)
+{
+    c->expiry.lost = false;
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *g = c->gangs.items[i];
-        int32_t holding, waiting, bound;
-        bool binding = false;
 
-        if (!g || now <= g->deadline || g->awaiting > 0)
-            continue;
-        pgang_counts(c, g, NULL, &bound, &holding, &waiting);
-        if (holding == 0) {
-            pgang_settle(c, g);
-            continue;
-        }
-        for (size_t m = 0; m < g->nmembers; m++) {
-            const struct ppod *p = ppod_at(c, g->members[m]);
+        if (g && !g->expiry_slot && g->deadline > 0)
+            schedule(&c->expiry, g, g->deadline);
+    }
+}
 
-            binding |= p && p->phase == POLICY_POD_BINDING;
-        }
-        if (waiting > 0 || binding)
-            continue;
-        pplan_release(c, g);
-        if (!g->admitted)
-            pgang_set_reason(g, PREASON_CAPACITY,
-                             "its plan expired before kube-scheduler bound it; planning again");
+void policy_expire(struct policy_cluster *c, int64_t now)
+{
+    struct pexpiry *e = &c->expiry;
+
+    resume_sharing(c, now);
+    if (e->lost)
+        reschedule_all(c);
+    /* A gang asked again is scheduled at now, which this loop does not take again. */
+    while (e->n > 0 && e->v[0].at < now) {
+        struct pgang *g = e->v[0].gang;
+
+        if (now <= g->deadline)
+            schedule(e, g, g->deadline);
+        else if (plan_ran_out(c, g))
+            heap_remove(e, 0);
+        else
+            schedule(e, g, now);
     }
 }
 
@@ -60,4 +190,5 @@ void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now)
 {
     if (g->deadline < now + c->opts.plan_ttl_ms)
         g->deadline = now + c->opts.plan_ttl_ms;
+    schedule(&c->expiry, g, g->deadline);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 /* What a queue can use at most: its demand, under its limit. */
@@ -167,38 +168,59 @@ out:
 
 void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
 {
+    /* Children grouped by parent (slot 0 for the top, slot p + 1 for queue p). */
+    size_t *start = calloc(n + 2, sizeof(*start));
     int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+    int32_t *parent_of = malloc((n ? n : 1) * sizeof(*parent_of));
     int64_t *scratch = malloc((n ? n : 1) * 3 * sizeof(*scratch));
     int64_t *children_demand = calloc(n ? n : 1, sizeof(*children_demand));
 
     for (size_t i = 0; i < n; i++)
         q[i].fair_share = 0;
-    if (!ids || !scratch || !children_demand)
+    if (!start || !ids || !parent_of || !scratch || !children_demand)
         goto out;
-    for (size_t i = 0; i < n; i++)
-        if (q[i].parent >= 0 && (size_t)q[i].parent < n)
-            children_demand[q[i].parent] += q[i].demand > 0 ? q[i].demand : 0;
+    for (size_t i = 0; i < n; i++) {
+        bool child = q[i].parent >= 0 && (size_t)q[i].parent < i;
+
+        /* An unknown or later parent: taken as the top. */
+        parent_of[i] = child ? q[i].parent : -1;
+        start[(size_t)(parent_of[i] + 1) + 1]++;
+        if (child)
+            children_demand[q[i].parent] =
+                parith_add(children_demand[q[i].parent], q[i].demand > 0 ? q[i].demand : 0);
+    }
+    for (size_t p = 1; p <= n + 1; p++)
+        start[p] += start[p - 1];
+    {
+        size_t *fill = malloc((n + 1) * sizeof(*fill));
+
+        if (!fill)
+            goto out;
+        memcpy(fill, start, (n + 1) * sizeof(*fill));
+        for (size_t i = 0; i < n; i++)
+            ids[fill[parent_of[i] + 1]++] = (int32_t)i;
+        free(fill);
+    }
     /* Level by level: the top, then the children of each queue in array order
      * (parents come first, so a parent's share is known before its children's). */
     for (int64_t parent = -1; parent < (int64_t)n; parent++) {
+        size_t lo = start[parent + 1], k = start[parent + 2] - lo;
         int64_t cap = capacity;
-        size_t k = 0;
 
-        for (size_t i = 0; i < n; i++)
-            if (q[i].parent == parent)
-                ids[k++] = (int32_t)i;
         if (k == 0)
             continue;
         if (parent >= 0) {
             /* A parent's own gangs are served from its share before its children. */
-            int64_t own = q[parent].demand - children_demand[parent];
+            int64_t own = parith_sub(q[parent].demand, children_demand[parent]);
 
             cap = q[parent].fair_share - (own > 0 ? own : 0);
         }
-        divide_level(cap, q, ids, k, scratch, scratch + n, scratch + 2 * n);
+        divide_level(cap, q, ids + lo, k, scratch, scratch + n, scratch + 2 * n);
     }
 out:
+    free(start);
     free(ids);
+    free(parent_of);
     free(scratch);
     free(children_demand);
 }
@@ -249,7 +271,7 @@ bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
         prev = p;
         ppod_charge_resources(p, p->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT && i < (size_t)pgang_min(c, g); k++)
-            need.v[k] += r.v[k];
+            need.v[k] = parith_add(need.v[k], r.v[k]);
     }
     q = pqueue_find(c, pgang_queue(c, g));
     for (int depth = 0; ok && q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
@@ -262,7 +284,7 @@ bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
     return g->could_run;
 }
 
-/* The cluster's allocatable less what pods muster does not schedule hold. */
+/* The cluster's allocatable; what other schedulers' pods hold comes off in add_demand. */
 static void capacity_of(const struct policy_cluster *c, struct policy_resources *cap)
 {
     memset(cap, 0, sizeof(*cap));
@@ -271,19 +293,11 @@ static void capacity_of(const struct policy_cluster *c, struct policy_resources 
 
         if (!n || n->unschedulable)
             continue;
-        cap->v[POLICY_RES_CPU] += n->cpu;
-        cap->v[POLICY_RES_MEMORY] += n->memory;
-        cap->v[POLICY_RES_GPU] += n->gpus * POLICY_GPU_MILLI;
-    }
-    for (size_t i = 0; i < c->pods.n; i++) {
-        const struct ppod *p = c->pods.items[i];
-        struct policy_resources r;
-
-        if (!p || p->managed || p->place.node < 0)
-            continue;
-        ppod_charge_resources(p, p->place.share, &r);
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
-            cap->v[k] -= r.v[k];
+        /* Capped offers; a sum past int64 saturates (arith.h). */
+        cap->v[POLICY_RES_CPU] = parith_add(cap->v[POLICY_RES_CPU], n->cpu);
+        cap->v[POLICY_RES_MEMORY] = parith_add(cap->v[POLICY_RES_MEMORY], n->memory);
+        cap->v[POLICY_RES_GPU] =
+            parith_add(cap->v[POLICY_RES_GPU], parith_mul(n->gpus, POLICY_GPU_MILLI));
     }
 }
 
@@ -311,8 +325,9 @@ static int cmp_depth(const void *a, const void *b)
     return x->q->arrival < y->q->arrival ? -1 : x->q->arrival > y->q->arrival;
 }
 
-/* Every pod's part in its queue's demand, rolled up later. */
-static void add_demand(struct policy_cluster *c)
+/* One pass over the pods: each managed pod's part in its queue's demand (rolled up
+ * later), and what other schedulers' pods hold off the capacity. */
+static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
 {
     for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
@@ -320,16 +335,23 @@ static void add_demand(struct policy_cluster *c)
         struct pqueue *q;
         struct policy_resources r;
 
-        if (!p || !p->managed || p->phase == POLICY_POD_EVICTING)
+        if (!p || p->phase == POLICY_POD_EVICTING)
             continue;
-        g = ppod_gang(c, p);
-        if (p->phase == POLICY_POD_PENDING && (!g || !pgang_could_run(c, g)))
+        if (!p->managed) {
+            if (p->place.node < 0)
+                continue;
+            ppod_charge_resources(p, p->place.share, &r);
+            for (int k = 0; k < POLICY_RES_COUNT; k++)
+                cap->v[k] = parith_sub(cap->v[k], r.v[k]);
+            continue;
+        }
+        if (p->phase == POLICY_POD_PENDING && (!(g = ppod_gang(c, p)) || !pgang_could_run(c, g)))
+            continue;
+        if (!(q = ppod_queue(c, p)))
             continue;
         ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
-        if (!(q = pqueue_find(c, p->queue)))
-            continue;
         for (int k = 0; k < POLICY_RES_COUNT; k++)
-            q->demand.v[k] += r.v[k];
+            q->demand.v[k] = parith_add(q->demand.v[k], r.v[k]);
     }
 }
 
@@ -353,15 +375,15 @@ void pfair_refresh(struct policy_cluster *c)
         order[n++] = (struct qorder){q, depth_of(c, q)};
     }
     qsort(order, n, sizeof(*order), cmp_depth);
-    add_demand(c);
+    capacity_of(c, &cap);
+    add_demand(c, &cap);
     /* Roll demand up, deepest first. */
     for (size_t i = n; i-- > 0;) {
         struct pqueue *parent = pqueue_parent(c, order[i].q);
 
         for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
-            parent->demand.v[k] += order[i].q->demand.v[k];
+            parent->demand.v[k] = parith_add(parent->demand.v[k], order[i].q->demand.v[k]);
     }
-    capacity_of(c, &cap);
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         for (size_t i = 0; i < n; i++) {
             const struct pqueue *q = order[i].q, *parent = pqueue_parent(c, q);

@@ -138,7 +138,8 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
 {
     char why[POLICY_REASON_LEN];
 
-    if (g->reason_kind != PREASON_CAPACITY || preclaim(c, g, now, why, sizeof(why)) != 0)
+    if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
+        preclaim(c, g, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return -1;
     out->evictions = true;
     return awaiting_victims(c, g, p, out);
@@ -299,16 +300,22 @@ int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name
                       const char *const *cands, size_t n, int64_t now, int *scores)
 {
     const struct ppod *p = ppod_find(c, ns, name);
+    const struct pnode *planned;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    int64_t *fill = malloc((n ? n : 1) * sizeof(*fill));
+    int64_t *fill;
 
-    if (!p) {
-        free(fill);
+    if (!p)
         return POLICY_ENOENT;
+    (void)now;
+    planned = pnode_at(c, p->place.node);
+    if (planned) { /* its node and no other: nothing else to look up */
+        for (size_t i = 0; i < n; i++)
+            scores[i] = strcmp(planned->name, cands[i]) == 0 ? POLICY_MAX_SCORE : 0;
+        return POLICY_OK;
     }
+    fill = malloc((n ? n : 1) * sizeof(*fill));
     if (!fill)
         return POLICY_ENOMEM;
-    (void)now;
     for (size_t i = 0; i < n; i++) {
         const struct pnode *node = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
 
@@ -318,14 +325,8 @@ int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name
         lo = fill[i] < lo ? fill[i] : lo;
         hi = fill[i] > hi ? fill[i] : hi;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct pnode *planned = pnode_at(c, p->place.node);
-
-        if (planned)
-            scores[i] = strcmp(planned->name, cands[i]) == 0 ? POLICY_MAX_SCORE : 0;
-        else
-            scores[i] = hi == lo ? 0 : (int)((fill[i] - lo) * (POLICY_MAX_SCORE - 1) / (hi - lo));
-    }
+    for (size_t i = 0; i < n; i++)
+        scores[i] = hi == lo ? 0 : (int)((fill[i] - lo) * (POLICY_MAX_SCORE - 1) / (hi - lo));
     free(fill);
     return POLICY_OK;
 }

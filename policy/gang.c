@@ -65,18 +65,29 @@ static int32_t priority_of(const struct policy_cluster *c, const struct pgang *g
     return best;
 }
 
-/* May it be evicted for another gang? A source's word, else a member's, else KAI's line. */
+/*
+ * May it be evicted for another gang? A source's word; else a member marked
+ * preemptible makes it so; else KAI's line on its priority. A member marked not
+ * preemptible stays whatever its gang is, and keeps the gang from going whole
+ * (reclaim.c); a gang of one marked so is not preemptible.
+ */
 static bool preemptible_of(const struct policy_cluster *c, const struct pgang *g)
 {
+    bool yes = false, no = false;
+
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
         if (g->decl[s].on && g->decl[s].preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
             return g->decl[s].preemptible == POLICY_PREEMPTIBLE_YES;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (p && p->preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
-            return p->preemptible == POLICY_PREEMPTIBLE_YES;
+        yes |= p && p->preemptible == POLICY_PREEMPTIBLE_YES;
+        no |= p && p->preemptible == POLICY_PREEMPTIBLE_NO;
     }
+    if (yes)
+        return true;
+    if (no && g->singleton)
+        return false;
     return g->priority < POLICY_NONPREEMPTIBLE_PRIORITY;
 }
 
@@ -352,8 +363,6 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
 {
     int32_t bound, holding;
 
-    bool planned = g->planned, admitted = g->admitted;
-
     pgang_counts(c, g, NULL, &bound, &holding, NULL);
     if (holding == 0 && g->awaiting == 0)
         g->planned = false;
@@ -363,8 +372,6 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
     }
     if (!g->planned && !g->admitted)
         pgang_mark_waiting(c, g);
-    if (planned != g->planned || admitted != g->admitted)
-        c->fair_dirty = true;
 }
 
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
@@ -387,7 +394,6 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     g->planned = false;
     g->awaiting = 0;
     pgang_mark_waiting(c, g);
-    c->fair_dirty = true;
 }
 
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
@@ -403,5 +409,4 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
     } else if (!g->admitted && pgang_tally(c, g, PGANG_BOUND, NULL) > 0) {
         c->maybe_partial = true;
     }
-    c->fair_dirty = true;
 }

@@ -47,14 +47,17 @@ void pgroup_drop_empty(struct pnode *n)
     n->ngroups = j;
 }
 
+/* Kept on the heap, and only while the pod holds groups: most pods never do. */
 void ppod_groups_text(const struct pnode *n, struct ppod *p)
 {
+    char text[POLICY_MAX_DEVICES * 12];
     size_t off = 0;
 
-    p->groups_text[0] = '\0';
+    text[0] = '\0';
     for (int32_t i = 0; i < p->place.ngroups; i++)
-        off += (size_t)snprintf(p->groups_text + off, sizeof(p->groups_text) - off, "%sg%d",
-                                i ? "," : "", p->place.groups[i]);
+        off += (size_t)snprintf(text + off, sizeof(text) - off, "%sg%d", i ? "," : "",
+                                p->place.groups[i]);
+    pset_str(&p->groups_text, p->place.ngroups ? text : NULL);
     (void)n;
 }
 

@@ -108,6 +108,8 @@ struct ppod {
     char *invalid;
     struct pselector sel;
     char *queue; /* resolved name; never NULL */
+    int32_t queue_id;      /* ppod_queue's cache, valid for queue_epoch */
+    uint64_t queue_epoch;
     char *gang_key;
     int32_t gang; /* id in c->gangs */
     char *subgroup; /* its subgroup's name, or NULL */
@@ -121,12 +123,12 @@ struct ppod {
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
     char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
-    char groups_text[POLICY_MAX_DEVICES * 12];
+    char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
 };
 
 struct pgang {
-    char *key;
+    char *key;                       /* a gang of one borrows its pod's key */
     int32_t id;                      /* in c->gangs */
     bool singleton;                  /* a gang of one, not in the gang index */
     struct pdecl decl[POLICY_GANG_SOURCES];
@@ -144,13 +146,16 @@ struct pgang {
     bool planned;
     bool waiting;  /* in c->waiting */
     int64_t deadline;      /* plan released after this */
+    uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
     int64_t running_since; /* when it was last admitted */
+    int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
     enum preason_kind reason_kind;
     char *reason;
-    int32_t *members;
+    int32_t *members; /* &first until a second member comes */
+    int32_t first;
     size_t nmembers, members_cap;
 };
 
@@ -160,6 +165,8 @@ struct pqueue {
     int32_t priority;
     bool implicit; /* the default queue, made because nobody defined it */
     uint64_t arrival;
+    int32_t parent_id;      /* pqueue_parent's cache, valid for parent_epoch */
+    uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
     struct policy_resources allocated, reserved; /* rolled up; saturated (arith.h) */
@@ -171,11 +178,24 @@ struct pqueue {
     int32_t pending_gangs;                       /* refreshed by views */
 };
 
+/* When each gang's plan is next looked at: a min-heap on `at`, so expiry costs what expires. */
+struct pexpiry_entry {
+    int64_t at;
+    struct pgang *gang;
+};
+
+struct pexpiry {
+    struct pexpiry_entry *v;
+    size_t n, cap;
+    bool lost; /* out of memory once: some gang may be missing; look at every gang */
+};
+
 /* A growable table of heap objects with free slots; ids are stable. */
 struct ptable {
     void **items;
     size_t n, cap;
-    size_t nfree; /* NULL slots below n */
+    size_t nfree;      /* NULL slots below n */
+    int32_t *free_ids; /* the NULL slots, as a stack (capacity cap) */
 };
 
 /* A growable array of ids. */
@@ -189,13 +209,19 @@ struct policy_cluster {
     char *default_queue;
     struct ptable nodes, pods, gangs, queues;
     struct pidx node_ix, pod_ix, uid_ix, gang_ix, queue_ix;
+    struct pexpiry expiry;
     uint64_t next_arrival;
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
+    /* What policy_gang_view_get's subgroup views point into, until the next call. */
+    struct policy_subgroup_view *view_subs;
+    size_t view_subs_cap;
+    char view_text[POLICY_REASON_LEN * 2];
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
@@ -227,6 +253,8 @@ struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id);
 struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name);
 struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name);
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q);
+/* The pod's queue (NULL while no such queue exists), without a name lookup each time. */
+struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p);
 
 int pids_add(struct pids *s, int32_t id);
 void pids_remove(struct pids *s, int32_t id);
@@ -293,7 +321,7 @@ void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound);
 /* Phase EVICTING: out of its queues, still on its node; and back to BOUND. */
 void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p);
 void pcharge_mark_staying(struct policy_cluster *c, struct ppod *p);
-void pqueue_account(struct policy_cluster *c, const char *queue, const struct policy_resources *r,
+void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct policy_resources *r,
                     bool bound, int sign);
 /* Usage is rolled up along parents; when the tree changes, count it again. */
 void pqueue_recount(struct policy_cluster *c);
@@ -338,6 +366,9 @@ void pplan_release(struct policy_cluster *c, struct pgang *g);
 
 /* The gang's plan is in use at now: it is kept for another planTTL. */
 void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* The gang is going away: nothing is scheduled for it any more. */
+void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
+void pexpiry_cleanup(struct pexpiry *e);
 
 /* ---- queue.c: what a queue allows -------------------------------------- */
 
@@ -401,10 +432,12 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity: may evictions (reclaim from over-fair-share queues,
- * then preemption inside its own) make it fit whole? 0 when they are decided:
- * g is planned on its victims' room and awaits them. */
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len);
+/* g waits for capacity (or for room under its queue's limit, queue_full): may
+ * evictions (reclaim from over-fair-share queues, then preemption inside its
+ * own; only the latter for a limit) make it fit whole? 0 when they are
+ * decided: g is planned on its victims' room and awaits them. */
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

@@ -69,6 +69,7 @@ static int ensure_default_queue(struct policy_cluster *c)
     }
     q->arrival = c->next_arrival++;
     c->fair_dirty = true;
+    c->queues_epoch++;
     return POLICY_OK;
 }
 
@@ -82,6 +83,8 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         c->opts = *opts;
     if (c->opts.plan_ttl_ms <= 0)
         c->opts.plan_ttl_ms = 60000;
+    if (c->opts.refused_victim_ms <= 0)
+        c->opts.refused_victim_ms = 30000;
     c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
     c->opts.default_queue = c->default_queue;
     if (!c->default_queue || ensure_default_queue(c) != POLICY_OK) {
@@ -114,10 +117,7 @@ static void pod_free(struct ppod *p)
 {
     if (!p)
         return;
-    free(p->ns);
-    free(p->name);
-    free(p->uid);
-    free(p->key);
+    free(p->key); /* ns, name and uid live in the same allocation */
     free(p->invalid);
     pselector_cleanup(&p->sel);
     free(p->queue);
@@ -126,6 +126,7 @@ static void pod_free(struct ppod *p)
     free(p->bound_node);
     free(p->gpu_groups_hint);
     free(p->reason);
+    free(p->groups_text);
     free(p);
 }
 
@@ -137,10 +138,12 @@ static void gang_free(struct pgang *g)
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
     psubs_free(g->subs, g->nsubs);
     free(g->conflict);
-    free(g->key);
+    if (!g->singleton)
+        free(g->key);
     free(g->queue);
     free(g->reason);
-    free(g->members);
+    if (g->members != &g->first)
+        free(g->members);
     free(g);
 }
 
@@ -165,7 +168,9 @@ void policy_cluster_free(struct policy_cluster *c)
     pidx_cleanup(&c->uid_ix);
     pidx_cleanup(&c->gang_ix);
     pidx_cleanup(&c->queue_ix);
+    pexpiry_cleanup(&c->expiry);
     pids_cleanup(&c->waiting);
+    free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
     free(c->default_queue);
     free(c);
@@ -376,6 +381,8 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
         }
         q->arrival = c->next_arrival++;
     }
+    c->queues_epoch++;
+    c->nodes_epoch++; /* limits changed: which gangs could ever run, again */
     pqueue_recount(c);
     c->fair_dirty = true;
     return POLICY_OK;
@@ -431,6 +438,8 @@ int policy_queue_forget(struct policy_cluster *c, const char *name)
     pidx_del(&c->queue_ix, name);
     ptable_remove(&c->queues, id);
     queue_free(q);
+    c->queues_epoch++;
+    c->nodes_epoch++;
     if (ensure_default_queue(c) != POLICY_OK)
         return POLICY_ENOMEM;
     pqueue_recount(c);
@@ -446,8 +455,9 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
     struct pgang *g = calloc(1, sizeof(*g));
     int32_t id;
 
-    if (!g || !(g->key = pstrdup(key))) {
-        gang_free(g);
+    /* Most gangs are pods of their own: they borrow the pod's key, which outlives them. */
+    if (!g || !(g->key = singleton ? (char *)key : pstrdup(key))) {
+        free(g);
         return NULL;
     }
     g->singleton = singleton;
@@ -473,18 +483,27 @@ static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
     pgang_unmark_waiting(c, g);
     if (!g->singleton)
         pidx_del(&c->gang_ix, g->key);
+    pgang_expiry_cancel(c, g);
     ptable_remove(&c->gangs, id);
     gang_free(g);
 }
 
+/* The first member is kept inline: a gang of one allocates nothing for it. */
 static int gang_add_member(struct pgang *g, int32_t pod)
 {
+    if (g->members_cap == 0) {
+        g->members = &g->first;
+        g->members_cap = 1;
+    }
     if (g->nmembers == g->members_cap) {
-        size_t cap = g->members_cap ? g->members_cap * 2 : 4;
-        int32_t *m = realloc(g->members, cap * sizeof(*m));
+        size_t cap = g->members_cap < 4 ? 4 : g->members_cap * 2;
+        int32_t *m = g->members == &g->first ? malloc(cap * sizeof(*m))
+                                             : realloc(g->members, cap * sizeof(*m));
 
         if (!m)
             return POLICY_ENOMEM;
+        if (g->members == &g->first)
+            memcpy(m, &g->first, g->nmembers * sizeof(*m));
         g->members = m;
         g->members_cap = cap;
     }
@@ -553,13 +572,21 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
         requeue = true;
     }
     if (requeue) {
+        bool moved = false;
+
         for (size_t i = 0; i < g->nmembers; i++) {
             struct ppod *p = ppod_at(c, g->members[i]);
 
-            if (p)
+            if (p && strcmp(p->queue, g->queue) != 0) {
+                if (p->place.node >= 0)
+                    moved = true;
                 pset_str(&p->queue, g->queue);
+                p->queue_epoch = 0;
+            }
         }
-        pqueue_recount(c);
+        /* Only members that hold room move usage between queues. */
+        if (moved)
+            pqueue_recount(c);
     }
     if (!g->admitted) {
         c->maybe_partial = true;
@@ -595,6 +622,25 @@ static const char *pod_invalid(const struct policy_pod_spec *s, char *buf, size_
     return pask_uncountable(s, buf, len) ? buf : NULL;
 }
 
+/* "ns/name", ns, name and uid in one allocation: a cache of 50,000 pods saves four mallocs
+ * a pod. p->key owns it. */
+static int pod_names(struct ppod *p, const struct policy_pod_spec *s)
+{
+    const char *uid = s->uid ? s->uid : "";
+    size_t ns = strlen(s->namespace_), name = strlen(s->name), id = strlen(uid);
+    size_t len = 2 * (ns + name + 2) + id + 1;
+    char *buf = malloc(len);
+
+    if (!buf)
+        return POLICY_ENOMEM;
+    p->key = buf;
+    buf += snprintf(buf, len, "%s/%s", s->namespace_, s->name) + 1;
+    p->ns = memcpy(buf, s->namespace_, ns + 1);
+    p->name = memcpy(buf += ns + 1, s->name, name + 1);
+    p->uid = memcpy(buf + name + 1, uid, id + 1);
+    return POLICY_OK;
+}
+
 static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct policy_pod_spec *s)
 {
     const struct pgang *g = s->gang ? pgang_at(c, pidx_get(&c->gang_ix, s->gang)) : NULL;
@@ -604,10 +650,8 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     char capwhy[POLICY_REASON_LEN];
     const char *invalid = pod_invalid(s, capwhy, sizeof(capwhy));
 
-    p->ns = pstrdup(s->namespace_);
-    p->name = pstrdup(s->name);
-    p->uid = pstrdup(s->uid ? s->uid : "");
-    p->key = pstrfmt("%s/%s", s->namespace_, s->name);
+    if (pod_names(p, s) != POLICY_OK)
+        return POLICY_ENOMEM;
     p->invalid = pstrdup(invalid);
     p->queue = pstrdup(queue);
     p->gang_key = pstrdup(s->gang);
@@ -629,9 +673,8 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->evict_by = -1;
     p->place.node = -1;
     p->gang = -1;
-    if (!p->ns || !p->name || !p->uid || !p->key || !p->queue || (invalid && !p->invalid) ||
-        (s->gang && !p->gang_key) || (s->node && *s->node && !p->bound_node) ||
-        (s->subgroup && *s->subgroup && !p->subgroup))
+    if (!p->queue || (invalid && !p->invalid) || (s->gang && !p->gang_key) ||
+        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup))
         return POLICY_ENOMEM;
     return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
                           s->tolerations, s->ntolerations);
@@ -687,7 +730,7 @@ static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
     bool same = mine && strcmp(mine, p->bound_node) == 0;
 
     if (same && p->gpu_groups_hint && p->place.ngroups > 0 &&
-        strcmp(p->gpu_groups_hint, p->groups_text) != 0)
+        !same_text(p->gpu_groups_hint, p->groups_text))
         same = false; /* the annotation is the truth about its groups */
     if (same) {
         pcharge_mark_bound(c, p, true);

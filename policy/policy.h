@@ -171,7 +171,9 @@ struct policy_queue_spec {
     int32_t priority;
     struct policy_resources quota;  /* -1 = unlimited */
     struct policy_resources limit;  /* -1 = unlimited */
-    struct policy_resources over_quota_weight; /* capped at POLICY_MAX_WEIGHT */
+    /* Only ratios matter; the decoders give thousandths (1000 = weight 1), so fractional
+     * weights keep their ratio. Capped at POLICY_MAX_WEIGHT. */
+    struct policy_resources over_quota_weight;
     int64_t reclaim_min_runtime_ms; /* a gang running less long is not reclaimed from it */
     int64_t preempt_min_runtime_ms; /* ... nor preempted inside it */
 };
@@ -236,6 +238,9 @@ struct policy_options {
     const char *default_queue; /* NULL = "default" */
     bool no_reclaim;           /* never evict between queues */
     bool no_preemption;        /* never evict inside a queue */
+    /* A victim gang whose eviction was refused is not chosen again for this long
+     * (a PodDisruptionBudget rarely changes within seconds); 0 = 30 s. */
+    int64_t refused_victim_ms;
 };
 
 struct policy_cluster;
@@ -412,11 +417,11 @@ void policy_evictions_free(struct policy_eviction *v, size_t n);
 /*
  * How one eviction went. ok: the pod is leaving (its deletion, seen by the
  * watch, forgets it). Refused (a PodDisruptionBudget, the pod gone): the
- * victim's gang keeps running, the plan made on its room is redone or
- * abandoned with a reason.
+ * victim's gang keeps running, the plan made on its room is abandoned with a
+ * reason, and the gang is no victim again until now + refused_victim_ms.
  */
 int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
-                         bool ok, const char *why);
+                         bool ok, const char *why, int64_t now);
 
 /* Does the engine know this node? */
 bool policy_node_known(const struct policy_cluster *c, const char *name);
@@ -454,6 +459,8 @@ struct policy_pod_view {
     const char *gpu_groups;   /* NULL unless shared */
     const char *reason;       /* why it waits; NULL otherwise */
     uint64_t arrival;
+    int32_t priority;
+    const char *subgroup; /* NULL = none */
 };
 
 enum policy_gang_state {
@@ -543,6 +550,7 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
 
 bool policy_pod_view_get(const struct policy_cluster *c, const char *namespace_, const char *name,
                          struct policy_pod_view *out);
+/* Its subgroup views and composition text stay valid until the next call. */
 bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
                           struct policy_gang_view *out);
 

@@ -26,21 +26,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 /* One victim: a whole gang's bound pods, or one member beyond its minimum. */
 struct victim {
     struct pgang *g;
-    struct ppod **pods;
-    size_t npods;
+    size_t first, npods;          /* its pods: s->pool[first .. first + npods) */
     const struct pqueue *leveled; /* its queue where its path parts from the reclaimer's */
     double saturation;
     int32_t priority;
     int64_t since;
-    bool whole;            /* the whole gang (else one member beyond its minimum) */
-    char over[160];        /* how its queue stood before anything was taken */
+    int32_t over; /* its leveled queue's id: s->over[over] says how it stood, or -1 */
+    bool whole;   /* the whole gang (else one member beyond its minimum) */
     bool taken;
-    struct pplace *places; /* while taken: where its pods were */
 };
 
 struct search {
@@ -51,18 +50,33 @@ struct search {
     struct policy_resources need;
     struct victim *v;
     size_t n, cap;
-    /* What each leveled victim queue would still use, in the same order as v. */
-    struct policy_resources *remaining;
+    /* Every victim's pods, and while taken where each was (one slot per pod). */
+    struct ppod **pool;
+    struct pplace *places;
+    size_t npool, cap_pool;
+    /* Per queue id: how it stood before anything was taken, said once ("" = not yet). */
+    char (*over)[160];
+    /* Per victim queue id, while victims are collected: its leveled queue's id
+     * (LEVEL_UNKNOWN until asked, LEVEL_NONE when nothing may be taken from it). */
+    int32_t *level;
+    struct ppod **scratch; /* collect_gang's members */
+    size_t cap_scratch;
 };
+
+#define LEVEL_UNKNOWN (-2)
+#define LEVEL_NONE (-1)
+
+#define VPOD(s, v, k) ((s)->pool[(v)->first + (k)])
+#define VPLACE(s, v, k) ((s)->places[(v)->first + (k)])
 
 static void victims_free(struct search *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].pods);
-        free(s->v[i].places);
-    }
+    free(s->pool);
+    free(s->places);
     free(s->v);
-    free(s->remaining);
+    free(s->over);
+    free(s->level);
+    free(s->scratch);
 }
 
 static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
@@ -85,13 +99,14 @@ static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
 
 static void over_text(const struct pqueue *q, char *buf, size_t len);
 
-static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, size_t n, bool whole)
+static int add_victim(struct search *s, struct pgang *vg, const struct pqueue *leveled,
+                      struct ppod **pods, size_t n, bool whole)
 {
     struct policy_resources used;
     struct victim *v;
 
     if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
+        size_t cap = s->cap ? s->cap * 2 : 256;
         struct victim *nv = realloc(s->v, cap * sizeof(*nv));
 
         if (!nv)
@@ -99,51 +114,90 @@ static int add_victim(struct search *s, struct pgang *vg, struct ppod **pods, si
         s->v = nv;
         s->cap = cap;
     }
+    while (s->npool + n > s->cap_pool) {
+        size_t cap = s->cap_pool ? s->cap_pool * 2 : 1024;
+        struct ppod **np = realloc(s->pool, cap * sizeof(*np));
+        struct pplace *nl = np ? realloc(s->places, cap * sizeof(*nl)) : NULL;
+
+        if (np)
+            s->pool = np;
+        if (!np || !nl)
+            return POLICY_ENOMEM;
+        s->places = nl;
+        s->cap_pool = cap;
+    }
+    memcpy(s->pool + s->npool, pods, n * sizeof(*pods));
     v = &s->v[s->n];
     *v = (struct victim){.g = vg,
-                         .pods = malloc(n * sizeof(*pods)),
+                         .first = s->npool,
                          .npods = n,
                          .priority = pgang_priority(s->c, vg),
                          .since = vg->running_since,
-                         .whole = whole,
-                         .places = malloc(n * sizeof(struct pplace))};
-    if (!v->pods || !v->places) {
-        free(v->pods);
-        free(v->places);
-        return POLICY_ENOMEM;
-    }
-    memcpy(v->pods, pods, n * sizeof(*pods));
-    v->leveled = s->kind == POLICY_EVICT_RECLAIM
-                     ? leveled_victim_queue(s->c, pgang_queue(s->c, s->g), pgang_queue(s->c, vg))
-                     : pqueue_find(s->c, pgang_queue(s->c, vg));
+                         .leveled = leveled,
+                         .over = -1,
+                         .whole = whole};
+    s->npool += n;
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        used.v[r] = v->leveled ? pqueue_used(v->leveled, r) : 0;
-    v->saturation = v->leveled ? pqueue_saturation(v->leveled, &used) : 0;
-    if (v->leveled)
-        over_text(v->leveled, v->over, sizeof(v->over));
+        used.v[r] = pqueue_used(leveled, r);
+    v->saturation = pqueue_saturation(leveled, &used);
+    v->over = pidx_get(&s->c->queue_ix, leveled->name);
+    if (v->over >= 0 && !s->over[v->over][0])
+        over_text(leveled, s->over[v->over], sizeof(s->over[v->over]));
     s->n++;
     return POLICY_OK;
 }
 
-/* May the gang be a victim of this search at all? */
-static bool eligible(const struct search *s, const struct pgang *vg, int64_t now)
+static bool strategy_allows_queue(const struct search *s, const struct pqueue *q);
+
+static bool queue_may_lose(const struct search *s, const struct pqueue *q)
+{
+    return strategy_allows_queue(s, q);
+}
+
+/*
+ * Where room would be taken from the victim's queue (id vqid): for reclaim
+ * the queue where its path parts from the reclaimer's, once per queue for the
+ * whole collection (nothing is taken yet, so the answer holds); NULL when
+ * nothing may be taken from there.
+ */
+static const struct pqueue *leveled(struct search *s, const struct pqueue *vq, int32_t vqid)
 {
     const struct policy_cluster *c = s->c;
-    const struct pqueue *vq = pqueue_find(c, pgang_queue(c, vg));
+    const struct pqueue *lv;
+
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return vq == s->rq ? vq : NULL;
+    if (s->level[vqid] == LEVEL_UNKNOWN) {
+        lv = leveled_victim_queue(c, pgang_queue(c, s->g), vq->name);
+        /* A queue that holds no more than it may now never will as victims go. */
+        s->level[vqid] =
+            lv && queue_may_lose(s, lv) ? pidx_get(&c->queue_ix, lv->name) : LEVEL_NONE;
+    }
+    return s->level[vqid] >= 0 ? pqueue_at(c, s->level[vqid]) : NULL;
+}
+
+/* May the gang be a victim of this search at all? Its leveled queue when it may. */
+static const struct pqueue *eligible(struct search *s, const struct pgang *vg, int64_t now)
+{
+    const struct policy_cluster *c = s->c;
+    int32_t vqid;
+    const struct pqueue *vq, *lv;
     int64_t min_runtime;
 
-    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || !vq || !pgang_preemptible(c, vg))
-        return false;
+    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || vg->refused_until > now)
+        return NULL;
+    vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
+    if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
+        !(lv = leveled(s, vq, vqid)) || !pgang_preemptible(c, vg))
+        return NULL;
     if (s->kind == POLICY_EVICT_RECLAIM) {
         min_runtime = vq->reclaim_min_runtime;
-        if (!leveled_victim_queue(c, pgang_queue(c, s->g), vq->name))
-            return false;
     } else {
         min_runtime = vq->preempt_min_runtime;
-        if (vq != s->rq || pgang_priority(c, vg) >= pgang_priority(c, s->g))
-            return false;
+        if (pgang_priority(c, vg) >= pgang_priority(c, s->g))
+            return NULL;
     }
-    return min_runtime <= 0 || vg->running_since + min_runtime <= now;
+    return min_runtime <= 0 || vg->running_since + min_runtime <= now ? lv : NULL;
 }
 
 static int cmp_arrival_desc(const void *a, const void *b)
@@ -159,21 +213,29 @@ static int cmp_arrival_desc(const void *a, const void *b)
  * whole minimum), then the whole gang. Which members are "beyond" is a matter
  * of counts, so it holds after a restart too.
  */
-static int collect_gang(struct search *s, struct pgang *vg)
+static int collect_gang(struct search *s, struct pgang *vg, const struct pqueue *lv)
 {
-    struct ppod **pods = malloc((vg->nmembers ? vg->nmembers : 1) * sizeof(*pods));
     int32_t stack[16], *keep = vg->nsubs <= 16 ? stack : calloc(vg->nsubs, sizeof(*keep));
+    struct ppod **pods;
     int32_t spare;
     size_t n = 0;
     int rc = POLICY_OK;
+    bool whole_may_go = true;
 
-    if (!pods || !keep) {
-        free(pods);
+    if (vg->nmembers > s->cap_scratch) {
+        struct ppod **grown = realloc(s->scratch, vg->nmembers * sizeof(*grown));
+
+        if (grown) {
+            s->scratch = grown;
+            s->cap_scratch = vg->nmembers;
+        }
+    }
+    pods = s->scratch;
+    if (!keep || vg->nmembers > s->cap_scratch) {
         if (keep != stack)
             free(keep);
         return POLICY_ENOMEM;
     }
-    bool whole_may_go = true;
 
     for (size_t i = 0; i < vg->nmembers; i++) {
         struct ppod *p = ppod_at(s->c, vg->members[i]);
@@ -192,19 +254,18 @@ static int collect_gang(struct search *s, struct pgang *vg)
     spare = (int32_t)n - pgang_min(s->c, vg);
     for (size_t i = 0; i < n && spare > 0 && rc == POLICY_OK; i++) {
         struct ppod *p = pods[i];
-        bool above = p->sub < 0 || (size_t)p->sub >= vg->nsubs ||
-                     keep[p->sub] > vg->subs[p->sub].min;
+        bool above =
+            p->sub < 0 || (size_t)p->sub >= vg->nsubs || keep[p->sub] > vg->subs[p->sub].min;
 
         if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
             continue;
         if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
             keep[p->sub]--;
         spare--;
-        rc = add_victim(s, vg, &p, 1, false);
+        rc = add_victim(s, vg, lv, &p, 1, false);
     }
     if (rc == POLICY_OK && n > 0 && whole_may_go)
-        rc = add_victim(s, vg, pods, n, true);
-    free(pods);
+        rc = add_victim(s, vg, lv, pods, n, true);
     if (keep != stack)
         free(keep);
     return rc;
@@ -240,8 +301,8 @@ static bool may_reclaim(const struct search *s)
     struct policy_resources with, np;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        with.v[r] = pqueue_used(s->rq, r) + s->need.v[r];
-        np.v[r] = s->rq->nonpreemptible.v[r] + s->need.v[r];
+        with.v[r] = parith_add(pqueue_used(s->rq, r), s->need.v[r]);
+        np.v[r] = parith_add(s->rq->nonpreemptible.v[r], s->need.v[r]);
     }
     if (!fits_under(&with, &s->rq->fair_share))
         return false;
@@ -264,29 +325,32 @@ static void remaining_of(const struct pqueue *q, struct policy_resources *out)
         out->v[r] = pqueue_used(q, r);
 }
 
-/* KAI's strategies: may room still be taken from this victim's queue? */
-static bool strategy_allows(const struct search *s, const struct victim *v)
+/* KAI's strategies: may room still be taken from this (leveled victim) queue? */
+static bool strategy_allows_queue(const struct search *s, const struct pqueue *q)
 {
     struct policy_resources rem, allocatable;
 
-    if (s->kind == POLICY_EVICT_PREEMPT)
-        return true;
-    if (!v->leveled)
-        return false;
-    remaining_of(v->leveled, &rem);
+    remaining_of(q, &rem);
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        allocatable.v[r] = pqueue_allocatable(v->leveled, r);
+        allocatable.v[r] = pqueue_allocatable(q, r);
     if (!fits_under(&rem, &allocatable))
         return true; /* MaintainFairShare: it holds more than it may */
-    return reclaimer_within_quota(s) && !fits_under(&rem, &v->leveled->quota);
+    return reclaimer_within_quota(s) && !fits_under(&rem, &q->quota);
+}
+
+static bool strategy_allows(const struct search *s, const struct victim *v)
+{
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return true;
+    return v->leveled && strategy_allows_queue(s, v->leveled);
 }
 
 /* Take a victim's room away (its pods uncharged) or give it back. */
 static void take(struct search *s, struct victim *v)
 {
     for (size_t k = 0; k < v->npods; k++) {
-        v->places[k] = v->pods[k]->place;
-        puncharge(s->c, v->pods[k]);
+        VPLACE(s, v, k) = VPOD(s, v, k)->place;
+        puncharge(s->c, VPOD(s, v, k));
     }
     v->taken = true;
 }
@@ -294,7 +358,7 @@ static void take(struct search *s, struct victim *v)
 static void give_back(struct search *s, struct victim *v)
 {
     for (size_t k = v->npods; k-- > 0;)
-        pcharge(s->c, v->pods[k], &v->places[k]);
+        pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
     v->taken = false;
 }
 
@@ -358,25 +422,48 @@ static void restore_all(struct search *s)
             give_back(s, &s->v[i]);
 }
 
-/* "queue team-a is 2 GPUs over its fair share" for the resource it is most over. */
-static void over_text(const struct pqueue *q, char *buf, size_t len)
+/* The resource q is most over `mark` in (relative), or -1 when it is over in none. */
+static int most_over(const struct pqueue *q, const struct policy_resources *mark)
 {
-    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
-    int best = POLICY_RES_GPU;
-    double most = -1;
-    char amount[32];
+    double most = 0;
+    int best = -1;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        int64_t over = pqueue_used(q, r) - q->fair_share.v[r];
-        double rel = q->fair_share.v[r] > 0 ? (double)over / (double)q->fair_share.v[r] : over;
+        int64_t over = pqueue_used(q, r) - mark->v[r];
+        double rel;
 
-        if (over > 0 && rel > most) {
+        if (mark->v[r] < 0 || over <= 0)
+            continue;
+        rel = mark->v[r] > 0 ? (double)over / (double)mark->v[r] : 1e300;
+        if (rel > most) {
             most = rel;
             best = r;
         }
     }
-    pamount_text(best, pqueue_used(q, best) - q->fair_share.v[best], amount, sizeof(amount));
-    snprintf(buf, len, "queue %s is %s%s over its fair share", q->name, amount, unit[best]);
+    return best;
+}
+
+/* "queue team-a is 2 GPUs over its fair share" (or over its quota) for the resource it is most
+ * over. */
+static void over_text(const struct pqueue *q, char *buf, size_t len)
+{
+    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
+    const struct policy_resources *mark = &q->fair_share;
+    const char *what = "fair share";
+    int r = most_over(q, mark);
+    char amount[32];
+
+    if (r < 0) {
+        mark = &q->quota;
+        what = "quota";
+        r = most_over(q, mark);
+    }
+    if (r < 0) {
+        snprintf(buf, len, "queue %s holds room a queue within its quota needs", q->name);
+        return;
+    }
+    pamount_text(r, pqueue_used(q, r) - mark->v[r], amount, sizeof(amount));
+    snprintf(buf, len, "queue %s is %s%s over its %s", q->name, amount, unit[r], what);
 }
 
 static int decide(struct search *s, int64_t now)
@@ -398,18 +485,24 @@ static int decide(struct search *s, int64_t now)
             continue;
         if (s->kind == POLICY_EVICT_RECLAIM) {
             snprintf(reason, sizeof(reason), "evicted for gang %s of queue %s: %s", s->g->key,
-                     pgang_queue(s->c, s->g), v->over);
+                     pgang_queue(s->c, s->g), v->over >= 0 ? s->over[v->over] : "");
         } else {
             snprintf(reason, sizeof(reason),
-                     "preempted for gang %s of queue %s: its priority %d is above %d",
-                     s->g->key, pgang_queue(s->c, s->g), pgang_priority(s->c, s->g),
-                     v->priority);
+                     "preempted for gang %s of queue %s: its priority %d is above %d", s->g->key,
+                     pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
         }
         for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
             /* Back on its node, then out of its queues as a leaver: the plan made
              * above sits on its room until it is gone. */
-            pcharge(s->c, v->pods[k], &v->places[k]);
-            rc = pevict_queue(s->c, v->pods[k], s->g, s->kind, reason);
+            pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+            rc = pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, reason);
+        }
+        if (v->whole) {
+            /* The gang is leaving whole: it takes no new member until it is placed whole
+             * again (its planned extras give their room back). */
+            pplan_release(s->c, v->g);
+            v->g->admitted = false;
+            v->g->running_since = 0;
         }
         v->taken = false;
     }
@@ -436,15 +529,22 @@ static int search(struct policy_cluster *c, struct pgang *g, enum policy_evictio
             continue;
         ppod_charge_resources(p, p->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
-            s.need.v[k] += r.v[k];
+            s.need.v[k] = parith_add(s.need.v[k], r.v[k]);
         left--;
     }
     if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
         return -1;
+    s.over = calloc(c->queues.n ? c->queues.n : 1, sizeof(*s.over));
+    s.level = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*s.level));
+    if (!s.over || !s.level)
+        goto out;
+    for (size_t i = 0; i < c->queues.n; i++)
+        s.level[i] = LEVEL_UNKNOWN;
     for (size_t i = 0; i < c->gangs.n; i++) {
         struct pgang *vg = c->gangs.items[i];
+        const struct pqueue *lv = vg ? eligible(&s, vg, now) : NULL;
 
-        if (vg && eligible(&s, vg, now) && collect_gang(&s, vg) != POLICY_OK)
+        if (lv && collect_gang(&s, vg, lv) != POLICY_OK)
             goto out;
     }
     if (s.n == 0)
@@ -461,12 +561,14 @@ out:
     return rc;
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, int64_t now, char *why, size_t len)
+int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
+             size_t len)
 {
     if (g->admitted || !pgang_could_run(c, g))
         return -1;
     pfair_refresh(c);
-    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+    /* Room in its own queue (a limit) can only come from its own queue's gangs. */
+    if (!queue_full && !c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
     if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;

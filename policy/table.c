@@ -6,22 +6,28 @@
 
 #include "internal.h"
 
+/* A free slot is reused in O(1): with pods coming and going, a scan for one cost a walk over
+ * every pod the engine holds. */
 int32_t ptable_add(struct ptable *t, void *item)
 {
-    for (size_t i = 0; t->nfree > 0 && i < t->n; i++) {
-        if (!t->items[i]) {
-            t->items[i] = item;
-            t->nfree--;
-            return (int32_t)i;
-        }
+    if (t->nfree > 0) {
+        int32_t id = t->free_ids[--t->nfree];
+
+        t->items[id] = item;
+        return id;
     }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
         void **items = realloc(t->items, cap * sizeof(*items));
+        int32_t *free_ids;
 
         if (!items)
             return -1;
         t->items = items;
+        free_ids = realloc(t->free_ids, cap * sizeof(*free_ids));
+        if (!free_ids)
+            return -1; /* items grew; cap did not: the next add tries again */
+        t->free_ids = free_ids;
         t->cap = cap;
     }
     t->items[t->n] = item;
@@ -31,12 +37,13 @@ int32_t ptable_add(struct ptable *t, void *item)
 void ptable_remove(struct ptable *t, int32_t id)
 {
     t->items[id] = NULL;
-    t->nfree++;
+    t->free_ids[t->nfree++] = id; /* room: nfree < n <= cap */
 }
 
 void ptable_cleanup(struct ptable *t)
 {
     free(t->items);
+    free(t->free_ids);
     memset(t, 0, sizeof(*t));
 }
 
@@ -272,9 +279,29 @@ struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name)
     return pqueue_at(c, pidx_get(&c->queue_ix, name));
 }
 
+/* Names resolve once per change of the queue set; the ids are a cache, hence the casts. */
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q)
 {
-    return q->parent ? pqueue_find(c, q->parent) : NULL;
+    struct pqueue *m = (struct pqueue *)q;
+
+    if (!q->parent)
+        return NULL;
+    if (q->parent_epoch != c->queues_epoch + 1) {
+        m->parent_id = pidx_get(&c->queue_ix, q->parent);
+        m->parent_epoch = c->queues_epoch + 1;
+    }
+    return pqueue_at(c, q->parent_id);
+}
+
+struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p)
+{
+    struct ppod *m = (struct ppod *)p;
+
+    if (p->queue_epoch != c->queues_epoch + 1) {
+        m->queue_id = pidx_get(&c->queue_ix, p->queue);
+        m->queue_epoch = c->queues_epoch + 1;
+    }
+    return pqueue_at(c, p->queue_id);
 }
 
 static const char *const error_text[] = {

@@ -43,6 +43,8 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
         .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
         .arrival = p->arrival,
+        .priority = p->priority,
+        .subgroup = p->subgroup,
     };
 }
 
@@ -104,7 +106,7 @@ static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
 /* Room for one gang's subgroup views and its composition text. */
 struct gang_view_buf {
     struct policy_subgroup_view *subs;
-    char text[POLICY_REASON_LEN * 2];
+    char *text; /* POLICY_REASON_LEN * 2 */
 };
 
 /* Each subgroup's minimum and extras, and "head 1/1, gpu 3/3 (+1 extra waiting: ...)". */
@@ -143,16 +145,16 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
             v->extra_reason = p->reason;
     }
     b->text[0] = '\0';
-    for (size_t s = 0; s < g->nsubs && off < sizeof(b->text); s++) {
+    for (size_t s = 0; s < g->nsubs && off < (POLICY_REASON_LEN * 2); s++) {
         const struct policy_subgroup_view *v = &b->subs[s];
 
-        off += (size_t)snprintf(b->text + off, sizeof(b->text) - off, "%s%s %d/%d",
+        off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, "%s%s %d/%d",
                                 s ? ", " : "", v->name, v->placed, v->min_members);
-        if (v->extras_placed && off < sizeof(b->text))
-            off += (size_t)snprintf(b->text + off, sizeof(b->text) - off, " (+%d extra)",
+        if (v->extras_placed && off < (POLICY_REASON_LEN * 2))
+            off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, " (+%d extra)",
                                     v->extras_placed);
-        if (v->extras_waiting && off < sizeof(b->text))
-            off += (size_t)snprintf(b->text + off, sizeof(b->text) - off,
+        if (v->extras_waiting && off < (POLICY_REASON_LEN * 2))
+            off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off,
                                     " (+%d extra waiting%s%s)", v->extras_waiting,
                                     v->extra_reason ? ": " : "",
                                     v->extra_reason ? v->extra_reason : "");
@@ -207,7 +209,23 @@ bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
         if (!g || !g->singleton)
             return false;
     }
-    gang_view(c, g, out, NULL);
+    /* The subgroup views live in the engine's scratch until the next call. */
+    {
+        struct policy_cluster *m = (struct policy_cluster *)c;
+        struct gang_view_buf b = {.text = m->view_text};
+
+        if (g->nsubs > m->view_subs_cap) {
+            struct policy_subgroup_view *v =
+                realloc(m->view_subs, g->nsubs * sizeof(*m->view_subs));
+
+            if (v) {
+                m->view_subs = v;
+                m->view_subs_cap = g->nsubs;
+            }
+        }
+        b.subs = g->nsubs <= m->view_subs_cap ? m->view_subs : NULL;
+        gang_view(c, g, out, &b);
+    }
     return true;
 }
 
@@ -235,8 +253,9 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     qsort(all, n, sizeof(*all), cmp_gang_key);
     for (size_t i = 0; i < n; i++) {
         struct policy_gang_view v;
+        char text[POLICY_REASON_LEN * 2];
         struct gang_view_buf b = {
-            .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL};
+            .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL, .text = text};
 
         gang_view(c, all[i], &v, &b);
         fn(&v, ctx);
@@ -252,18 +271,20 @@ static int cmp_queue_name(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int32_t pending_gangs_of(const struct policy_cluster *c, const char *queue)
+/* How many gangs wait in each queue (by queue id), in one pass over the gangs. */
+static int32_t *pending_gangs(const struct policy_cluster *c)
 {
-    int32_t n = 0;
+    int32_t *n = calloc(c->queues.n ? c->queues.n : 1, sizeof(*n));
 
-    for (size_t i = 0; i < c->gangs.n; i++) {
+    for (size_t i = 0; n && i < c->gangs.n; i++) {
         const struct pgang *g = c->gangs.items[i];
-        int32_t bound;
+        int32_t q, bound;
 
-        if (!g || g->nmembers == 0 || strcmp(pgang_queue(c, g), queue) != 0)
+        if (!g || g->nmembers == 0 || g->admitted || g->planned)
             continue;
         pgang_counts(c, g, NULL, &bound, NULL, NULL);
-        n += !g->admitted && bound < pgang_min(c, g) && !g->planned;
+        if (bound < pgang_min(c, g) && (q = pidx_get(&c->queue_ix, pgang_queue(c, g))) >= 0)
+            n[q]++;
     }
     return n;
 }
@@ -271,12 +292,14 @@ static int32_t pending_gangs_of(const struct policy_cluster *c, const char *queu
 void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void *ctx)
 {
     const struct pqueue **all = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*all));
+    int32_t *pending;
     size_t n = 0;
 
     if (!all)
         return;
     /* Fair shares are a cache of the engine's state: brought up to date here. */
     pfair_refresh((struct policy_cluster *)c);
+    pending = pending_gangs(c);
     for (size_t i = 0; i < c->queues.n; i++)
         if (c->queues.items[i])
             all[n++] = c->queues.items[i];
@@ -297,12 +320,13 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
             .fair_share = q->fair_share,
             .reclaim_min_runtime_ms = q->reclaim_min_runtime,
             .preempt_min_runtime_ms = q->preempt_min_runtime,
-            .pending_gangs = pending_gangs_of(c, q->name),
+            .pending_gangs = pending ? pending[pidx_get(&c->queue_ix, q->name)] : 0,
         };
 
         fn(&v, ctx);
     }
     free(all);
+    free(pending);
 }
 
 static int cmp_node_name(const void *a, const void *b)

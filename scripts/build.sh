@@ -7,3 +7,6 @@ dir=${1:-build}
 shift || true
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" >/dev/null
 cmake --build "$dir"
+# kubectl finds plugins by name on PATH: a kubectl-muster beside the binary makes
+# `PATH=$dir/extender:$PATH kubectl muster why lab/demo` work from the build tree.
+ln -sfn muster "$dir/extender/kubectl-muster"

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Install what muster builds and tests with, from Debian's packages; idempotent.
 # Go (for the Kubernetes components the end-to-end tests run) comes with the machine.
+#   scripts/deps.sh          what building and the unit tests need
+#   scripts/deps.sh --test   also what only the test command needs: Chromium, which
+#                            test/test_html.sh renders `muster simulate -o html` in
 set -euo pipefail
 packages=(cmake ninja-build gcc pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev check openssl curl python3 python3-yaml wrk clang)
+case ${1:-} in
+  --test) packages+=(chromium) ;;
+  "") ;;
+  *) echo "usage: scripts/deps.sh [--test]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -40,7 +40,7 @@ PY
 }
 
 stage "dependencies"
-scripts/deps.sh || exit 1
+scripts/deps.sh --test || exit 1
 
 stage "build and unit tests"
 log=$(mktemp)

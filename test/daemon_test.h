@@ -41,6 +41,8 @@ static inline enum cache_source daemon_test_source(const cJSON *obj)
         {"v1", "Pod", CACHE_PODS},
         {"ray.io/v1", "RayCluster", CACHE_RAYCLUSTERS},
         {"muster.dev/v1alpha1", "Queue", CACHE_QUEUES},
+        {"scheduling.run.ai/v2", "Queue", CACHE_QUEUES_KAI},
+        {"scheduling.run.ai/v2alpha2", "PodGroup", CACHE_PODGROUPS_KAI},
         {"scheduling.x-k8s.io/v1alpha1", "PodGroup", CACHE_PODGROUPS_X},
         {"scheduling.volcano.sh/v1beta1", "PodGroup", CACHE_PODGROUPS_VOLCANO},
     };

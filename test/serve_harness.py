@@ -149,10 +149,13 @@ class Harness:
         sys.exit(1 if self.failed else 0)
 
 
-def pod(name, ns="lab", cluster=None, head=False, cpu="100m", gpus=0, node=None, extra=None):
+def pod(name, ns="lab", cluster=None, head=False, cpu="100m", gpus=0, node=None, extra=None,
+        group="w"):
     labels = {}
     if cluster:
-        labels = {"ray.io/cluster": cluster, "ray.io/node-type": "head" if head else "worker"}
+        # As KubeRay labels them: the node type, and the group ("headgroup" for the head).
+        labels = {"ray.io/cluster": cluster, "ray.io/node-type": "head" if head else "worker",
+                  "ray.io/group": "headgroup" if head else group}
     req = {"cpu": cpu}
     if gpus:
         req["nvidia.com/gpu"] = str(gpus)

@@ -1,5 +1,5 @@
 /*
- * test_cache.c - the reflectors into the engine (daemon/cache.c). The six
+ * test_cache.c - the reflectors into the engine (daemon/cache.c). The
  * reflectors list and watch the canned API server at once (nodes and pods
  * answer, every CRD is absent), so their requests are compared with
  * fixtures/daemon/NAME.req in any order; what the engine then holds is the
@@ -197,6 +197,46 @@ START_TEST(test_nudge)
 }
 END_TEST
 
+/* ---- a Queue under both API groups -------------------------------------------------------- */
+
+static void queue_seen(const struct policy_queue_view *v, void *ctx)
+{
+    if (strcmp(v->name, "team-a") == 0)
+        *(bool *)ctx = true;
+}
+
+static bool engine_has_team_a(struct cache *c)
+{
+    bool seen = false;
+
+    policy_each_queue(c->engine, queue_seen, &seen);
+    return seen;
+}
+
+/* KAI's scheduling.run.ai/v2 Queue and muster's own of the same name are one engine queue,
+ * which stays while either exists; only muster's own is the one status is written to. */
+START_TEST(test_queue_both_groups)
+{
+    struct cfg_settings s;
+    struct cache c;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    daemon_test_load(&c, DIR, "queue_team_a_kai.json", "ADDED");
+    ck_assert(engine_has_team_a(&c));
+    ck_assert(!cache_queue_defined(&c, "team-a"));
+    daemon_test_load(&c, DIR, "queue_team_a.json", "ADDED");
+    ck_assert(cache_queue_defined(&c, "team-a"));
+    daemon_test_load(&c, DIR, "queue_team_a_kai.json", "DELETED");
+    ck_assert_msg(engine_has_team_a(&c), "the muster.dev Queue still defines team-a");
+    daemon_test_load(&c, DIR, "queue_team_a.json", "DELETED");
+    ck_assert_msg(!engine_has_team_a(&c), "neither Queue is left");
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -211,6 +251,7 @@ static Suite *cache_suite(void)
     tc = tcase_create("objects");
     tcase_add_loop_test(tc, test_reservation_pod, 0, N(reservation_cases));
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
+    tcase_add_test(tc, test_queue_both_groups);
     suite_add_tcase(s, tc);
 #undef N
     return s;

@@ -226,7 +226,222 @@ START_TEST(test_numbers)
 }
 END_TEST
 
+/* ---- anchors, aliases and merge keys --------------------------------------- */
+
+static const struct {
+    const char *yaml;
+    const char *json;
+} alias_cases[] = {
+    {"a: &x 1\nb: *x", "{\"a\":1,\"b\":1}"},
+    {"a: &x {c: 1, d: [1, 2]}\nb: *x", "{\"a\":{\"c\":1,\"d\":[1,2]},\"b\":{\"c\":1,\"d\":[1,2]}}"},
+    {"- &i {id: 1}\n- *i\n- *i", "[{\"id\":1},{\"id\":1},{\"id\":1}]"},
+    /* redefined: aliases after the second anchor mean the second node */
+    {"a: &x 1\nb: *x\nc: &x 2\nd: *x", "{\"a\":1,\"b\":1,\"c\":2,\"d\":2}"},
+    {"a: &x [&y 1, *y]\nb: *x\nc: *y", "{\"a\":[1,1],\"b\":[1,1],\"c\":1}"},
+    /* a copy is typed as its original: a number stays a number, a quoted string a string */
+    {"a: &x 0x10\nb: *x\nc: &s '0x10'\nd: *s", "{\"a\":16,\"b\":16,\"c\":\"0x10\",\"d\":\"0x10\"}"},
+    {"a: &x\nb: *x", "{\"a\":null,\"b\":null}"},
+    {"--- &r [1]\n", "[1]"},
+};
+
+START_TEST(test_aliases)
+{
+    struct cfg_docs d;
+    char *json;
+
+    parse_ok(&d, alias_cases[_i].yaml);
+    ck_assert_uint_eq(d.n, 1);
+    json = cJSON_PrintUnformatted(d.docs[0]);
+    ck_assert_str_eq(json, alias_cases[_i].json);
+    free(json);
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+static const struct {
+    const char *yaml;
+    const char *json;
+} merge_cases[] = {
+    /* keys of the mapping itself win, written after the merge key or before it */
+    {"p: &p {a: 1, b: 2}\nd:\n  <<: *p\n  b: 3",
+     "{\"p\":{\"a\":1,\"b\":2},\"d\":{\"a\":1,\"b\":3}}"},
+    {"p: &p {a: 1, b: 2}\nd:\n  b: 3\n  <<: *p",
+     "{\"p\":{\"a\":1,\"b\":2},\"d\":{\"b\":3,\"a\":1}}"},
+    /* a list of mappings: the first one that has a key wins */
+    {"p: &p {a: 1}\nq: &q {a: 2, b: 2}\nd:\n  <<: [*p, *q]",
+     "{\"p\":{\"a\":1},\"q\":{\"a\":2,\"b\":2},\"d\":{\"a\":1,\"b\":2}}"},
+    {"d:\n  <<: {a: 1}\n  b: 2", "{\"d\":{\"a\":1,\"b\":2}}"},
+    /* merges of merges */
+    {"a: &a {x: 1}\nb: &b {<<: *a, z: 2}\nc: {<<: *b, w: 3}",
+     "{\"a\":{\"x\":1},\"b\":{\"x\":1,\"z\":2},\"c\":{\"x\":1,\"z\":2,\"w\":3}}"},
+    /* two merge keys: the first wins */
+    {"p: &p {a: 1}\nd:\n  <<: *p\n  <<: {a: 2, b: 2}", "{\"p\":{\"a\":1},\"d\":{\"a\":1,\"b\":2}}"},
+    {"p: &p {a: 1}\nd: {!!merge <<: *p}", "{\"p\":{\"a\":1},\"d\":{\"a\":1}}"},
+    /* a quoted << is an ordinary key */
+    {"d: {'<<': 1}", "{\"d\":{\"<<\":1}}"},
+    /* an anchored merge source stays for the aliases after it */
+    {"d:\n  <<: &m {a: 1}\ne:\n  <<: *m\n  b: 2", "{\"d\":{\"a\":1},\"e\":{\"a\":1,\"b\":2}}"},
+    {"d:\n  <<: [&m {a: 1}]\ne: *m", "{\"d\":{\"a\":1},\"e\":{\"a\":1}}"},
+    {"d:\n  <<: {a: &v [1]}\ne: *v", "{\"d\":{\"a\":[1]},\"e\":[1]}"},
+};
+
+START_TEST(test_merges)
+{
+    struct cfg_docs d;
+    char *json;
+
+    parse_ok(&d, merge_cases[_i].yaml);
+    ck_assert_uint_eq(d.n, 1);
+    json = cJSON_PrintUnformatted(d.docs[0]);
+    ck_assert_str_eq(json, merge_cases[_i].json);
+    free(json);
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+/* A copy's root is where the alias is; what it copies keeps the lines it was written on. */
+static const struct {
+    const char *path;
+    unsigned line;
+    const char *text;
+} alias_line_cases[] = {
+    {"copy", 5, NULL},   {"copy|x", 2, "1"},     {"copy|ys|0", 4, "2"},
+    {"list|0", 7, NULL}, {"list|0|ys", 3, NULL}, {"m|x", 2, "1"},
+    {"m|z", 10, "3"},    {"m", 8, NULL},         {"base|x", 2, "1"},
+};
+
+START_TEST(test_alias_lines)
+{
+    static const char yaml[] = "base: &b\n"
+                               "  x: 1\n"
+                               "  ys:\n"
+                               "    - 2\n"
+                               "copy: *b\n"
+                               "list:\n"
+                               "  - *b\n"
+                               "m:\n"
+                               "  <<: *b\n"
+                               "  z: 3\n";
+    const cJSON *node;
+    struct cfg_docs d;
+
+    parse_ok(&d, yaml);
+    node = walk(d.docs[0], alias_line_cases[_i].path);
+    ck_assert_msg(node != NULL, "no node at %s", alias_line_cases[_i].path);
+    ck_assert_uint_eq(cfg_docs_line(&d, node), alias_line_cases[_i].line);
+    if (alias_line_cases[_i].text != NULL)
+        ck_assert_str_eq(cfg_docs_scalar_text(&d, node), alias_line_cases[_i].text);
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+/* ---- JSON documents ------------------------------------------------------------ */
+
+static const struct {
+    const char *json;
+    const char *out;
+} json_cases[] = {
+    /* tabs, which YAML does not take for indentation */
+    {"{\n\t\"a\": [1,\n\t\t2]\n}", "{\"a\":[1,2]}"},
+    {"{\"s\": \"a\\u00e9\\ud83d\\ude00\\/\\n\\ud800x\"}",
+     "{\"s\":\"a\xc3\xa9\xf0\x9f\x98\x80/\\n\xef\xbf\xbdx\"}"},
+    {" \r\n{\"a\": {}, \"b\": [], \"c\": [true, false, null, -1.5e-3, \"\", 0]}",
+     "{\"a\":{},\"b\":[],\"c\":[true,false,null,-0.0015,\"\",0]}"},
+    /* a YAML reading would make these a boolean key and a string */
+    {"{\"y\": \"yes\", \"on\": 1}", "{\"y\":\"yes\",\"on\":1}"},
+};
+
+START_TEST(test_json)
+{
+    struct cfg_docs d;
+    char *json;
+
+    parse_ok(&d, json_cases[_i].json);
+    ck_assert_uint_eq(d.n, 1);
+    json = cJSON_PrintUnformatted(d.docs[0]);
+    ck_assert_str_eq(json, json_cases[_i].out);
+    free(json);
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+/* Values one after another, as `jq -c` writes them; a null is an empty document. */
+START_TEST(test_json_stream)
+{
+    static const char *const want[] = {"{\"kind\":\"A\"}", "{\"kind\":\"B\"}", "{\"kind\":\"C\"}",
+                                       "[1]", "\"s\""};
+    static const unsigned lines[] = {1, 2, 2, 3, 4};
+    struct cfg_docs d;
+
+    parse_ok(&d, "{\"kind\":\"A\"}\n{\"kind\":\"B\"}{\"kind\":\"C\"} null\n[1]\n\"s\"\n");
+    ck_assert_uint_eq(d.n, 5);
+    for (size_t i = 0; i < d.n; i++) {
+        char *json = cJSON_PrintUnformatted(d.docs[i]);
+
+        ck_assert_str_eq(json, want[i]);
+        ck_assert_uint_eq(cfg_docs_line(&d, d.docs[i]), lines[i]);
+        free(json);
+    }
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+START_TEST(test_json_lines_and_numbers)
+{
+    static const char json[] = "{\n"
+                               "  \"a\": {\n"
+                               "    \"n\": 9007199254740993\n"
+                               "  },\n"
+                               "  \"c\": [\n"
+                               "    1.5e3,\n"
+                               "    -0, true\n"
+                               "  ]\n"
+                               "}\n";
+    const cJSON *n, *f, *z, *t;
+    struct cfg_docs d;
+    int64_t v = -1;
+
+    parse_ok(&d, json);
+    n = walk(d.docs[0], "a|n");
+    f = walk(d.docs[0], "c|0");
+    z = walk(d.docs[0], "c|1");
+    t = walk(d.docs[0], "c|2");
+    ck_assert_uint_eq(cfg_docs_line(&d, d.docs[0]), 1);
+    ck_assert_uint_eq(cfg_docs_line(&d, walk(d.docs[0], "a")), 2);
+    ck_assert_uint_eq(cfg_docs_line(&d, n), 3);
+    ck_assert_uint_eq(cfg_docs_line(&d, walk(d.docs[0], "c")), 5);
+    ck_assert_uint_eq(cfg_docs_line(&d, f), 6);
+    ck_assert_uint_eq(cfg_docs_line(&d, t), 7);
+    ck_assert_str_eq(cfg_docs_scalar_text(&d, n), "9007199254740993");
+    ck_assert_int_eq(cfg_docs_int64(&d, n, &v), CFG_OK);
+    ck_assert_int_eq(v, INT64_C(9007199254740993));
+    ck_assert_str_eq(cfg_docs_scalar_text(&d, f), "1.5e3");
+    ck_assert_int_eq(cfg_docs_int64(&d, f, &v), CFG_EINVAL);
+    ck_assert_str_eq(cfg_docs_scalar_text(&d, z), "-0");
+    ck_assert_str_eq(cfg_docs_scalar_text(&d, t), "true");
+    cfg_docs_cleanup(&d);
+}
+END_TEST
+
+/* YAML refuses an implicit key over 1024 characters; JSON has no such limit. */
+START_TEST(test_json_long_key)
+{
+    char key[2001], *buf;
+    struct cfg_docs d;
+
+    memset(key, 'k', sizeof(key) - 1);
+    key[sizeof(key) - 1] = '\0';
+    ck_assert_int_gt(asprintf(&buf, "{\"%s\": 1}", key), 0);
+    parse_ok(&d, buf);
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(d.docs[0], key)));
+    cfg_docs_cleanup(&d);
+    free(buf);
+}
+END_TEST
+
 /* ---- errors: what is wrong and where -------------------------------------- */
+
+#define JSON_WHY "(input starting with '{' is JSON, as kubectl reads it)"
 
 static const struct {
     const char *yaml;
@@ -244,10 +459,21 @@ static const struct {
      "t.yaml:2: found character that cannot start any token (while scanning for the next token "
      "at line 2)"},
     {"a: 1\nb: \xff\n", CFG_ESYNTAX, "t.yaml:2: invalid leading UTF-8 octet"},
-    {"a: &x 1\nb: *x\n", CFG_EUNSUPPORTED,
-     "t.yaml:1: anchor &x: anchors and aliases are not supported"},
-    {"a: 1\nb: *x\n", CFG_EUNSUPPORTED,
-     "t.yaml:2: alias *x: anchors and aliases are not supported"},
+    {"a: 1\nb: *x\n", CFG_EINVAL, "t.yaml:2: alias *x: no anchor &x before it"},
+    {"a: &x [1, *x]\n", CFG_EINVAL, "t.yaml:1: alias *x: inside the node it names"},
+    {"a: &x 1\n---\nb: *x\n", CFG_EINVAL, "t.yaml:3: alias *x: no anchor &x before it"},
+    {"&k a: 1\n", CFG_EUNSUPPORTED, "t.yaml:1: anchor &k on a mapping key is not supported"},
+    {"a: &k b\n*k : 2\n", CFG_EUNSUPPORTED, "t.yaml:2: alias *k as a mapping key is not supported"},
+    {"d:\n  <<: 1\n", CFG_EINVAL,
+     "t.yaml:2: <<: a merge key takes a mapping or a list of mappings"},
+    {"s: &s [1, 2]\nd:\n  <<: *s\n", CFG_EINVAL,
+     "t.yaml:3: <<: a merge key takes a mapping or a list of mappings"},
+    {"d:\n  <<: [{a: 1}, x]\n", CFG_EINVAL,
+     "t.yaml:2: <<: a merge key takes a mapping or a list of mappings"},
+    {"p: &p {a: 1}\nd:\n  <<: *p\n  b: 2\n  b: 3\n", CFG_EINVAL,
+     "t.yaml:5: duplicate key \"b\" (first at line 4)"},
+    {"p: &p {a: 1}\nd:\n  <<: *p\n  a: 2\n  a: 3\n", CFG_EINVAL,
+     "t.yaml:5: duplicate key \"a\" (first at line 4)"},
     {"a: 1\nb: 2\na: 3\n", CFG_EINVAL, "t.yaml:3: duplicate key \"a\" (first at line 1)"},
     {"yes: 1\ntrue: 2\n", CFG_EINVAL, "t.yaml:2: duplicate key \"true\" (first at line 1)"},
     {"a:\n  b: .inf\n", CFG_EINVAL, "t.yaml:2: .inf: JSON has no infinities or NaNs"},
@@ -258,6 +484,23 @@ static const struct {
     {"a: \"x\\0y\"\n", CFG_EINVAL, "t.yaml:1: a string holding a NUL character"},
     {"a: 1\n---\nb: [\n", CFG_ESYNTAX,
      "t.yaml:4: did not find expected node content (while parsing a flow node at line 4)"},
+    /* Input that starts with '{' is JSON. */
+    {"{\"a\": 1\n\"b\": 2}", CFG_ESYNTAX,
+     "t.yaml:2: JSON: expected ',' or '}', found '\"' " JSON_WHY},
+    {"{a: 1}", CFG_ESYNTAX, "t.yaml:1: JSON: expected a string key, found 'a' " JSON_WHY},
+    {"{\"a\":1,\n\"a\":2}", CFG_EINVAL, "t.yaml:2: duplicate key \"a\" (first at line 1)"},
+    {"{\"a\":\"x\\u0000\"}", CFG_EINVAL, "t.yaml:1: a string holding a NUL character"},
+    {"{\"a\":\"\xff\"}", CFG_ESYNTAX, "t.yaml:1: JSON: invalid UTF-8 in a string"},
+    {"{\"a\": 1e400}", CFG_EINVAL, "t.yaml:1: JSON: 1e400 is out of range"},
+    {"{\"a\": 01}", CFG_ESYNTAX, "t.yaml:1: JSON: expected ',' or '}', found '1' " JSON_WHY},
+    {"{\"a\": \"open", CFG_ESYNTAX, "t.yaml:1: JSON: a string is not closed"},
+    {"{\"a\": tru}", CFG_ESYNTAX, "t.yaml:1: JSON: expected a value, found 't' " JSON_WHY},
+    {"{\"a\": [1,]}", CFG_ESYNTAX, "t.yaml:1: JSON: expected a value, found ']' " JSON_WHY},
+    {"{}\n\n x", CFG_ESYNTAX, "t.yaml:3: JSON: expected a value, found 'x' " JSON_WHY},
+    {"{\"a\":\"\\q\"}", CFG_ESYNTAX, "t.yaml:1: JSON: unknown escape \\q in a string"},
+    {"{\"a\":\"\t\"}", CFG_ESYNTAX, "t.yaml:1: JSON: a control character in a string"},
+    {"{\"a\": [1", CFG_ESYNTAX,
+     "t.yaml:1: JSON: expected ',' or ']', found the end of the input " JSON_WHY},
 };
 
 START_TEST(test_errors)
@@ -306,6 +549,127 @@ START_TEST(test_cap_depth)
     ck_assert_str_eq(err, "t.yaml:1: nested deeper than 64 levels");
     free(ok);
     free(deep);
+}
+END_TEST
+
+/* Nine levels of nine: 9^9 strings if expanded. Refused when the copies pass the cap. */
+START_TEST(test_cap_alias_bomb)
+{
+    const char *names = "abcdefghi";
+    char buf[2048];
+    size_t len = 0;
+    struct cfg_docs d = {0};
+
+    len += (size_t)sprintf(buf, "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for (int i = 1; i < 9; i++) {
+        len += (size_t)sprintf(buf + len, "%c: &%c [", names[i], names[i]);
+        for (int j = 0; j < 9; j++)
+            len += (size_t)sprintf(buf + len, "%s*%c", j ? ", " : "", names[i - 1]);
+        len += (size_t)sprintf(buf + len, "]\n");
+    }
+    ck_assert_int_eq(cfg_docs_parse(&d, "t.yaml", buf, len, err, sizeof(err)), CFG_ETOOBIG);
+    /* levels a..d copy 9^4 strings; the first alias of e's list crosses 32 MiB */
+    ck_assert_str_eq(err,
+                     "t.yaml:6: alias *e: the aliases would expand the file past 32 MiB (an alias "
+                     "bomb?)");
+    ck_assert_uint_eq(d.n, 0);
+}
+END_TEST
+
+/* A few aliases of a big string pass the cap as surely as many of a small one. */
+START_TEST(test_cap_alias_string)
+{
+    size_t big = (size_t)1 << 20, len = 0;
+    char *buf = malloc(big + 64 * 40);
+    struct cfg_docs d = {0};
+
+    len += (size_t)sprintf(buf, "a: &s ");
+    memset(buf + len, 'x', big);
+    len += big;
+    buf[len++] = '\n';
+    for (int i = 0; i < 40; i++)
+        len += (size_t)sprintf(buf + len, "b%d: *s\n", i);
+    ck_assert_int_eq(cfg_docs_parse(&d, "t.yaml", buf, len, err, sizeof(err)), CFG_ETOOBIG);
+    /* each copy costs 2^20 + 64 + 1 ("a", the key it was anchored under): 31 fit in 32 MiB */
+    ck_assert_str_eq(err,
+                     "t.yaml:33: alias *s: the aliases would expand the file past 32 MiB (an alias "
+                     "bomb?)");
+    free(buf);
+}
+END_TEST
+
+/* What a real file does with aliases, 5,000 copies of a 40-member template, is well within. */
+START_TEST(test_cap_alias_within)
+{
+    size_t len = 0;
+    char *buf = malloc(1 << 20);
+    const cJSON *items, *item;
+    struct cfg_docs d;
+    int n = 0;
+
+    len += (size_t)sprintf(buf, "t: &t {");
+    for (int i = 0; i < 40; i++)
+        len += (size_t)sprintf(buf + len, "%sk%d: v%d", i ? ", " : "", i, i);
+    len += (size_t)sprintf(buf + len, "}\nitems:\n");
+    for (int i = 0; i < 5000; i++)
+        len += (size_t)sprintf(buf + len, "  - *t\n");
+    buf[len] = '\0';
+    parse_ok(&d, buf);
+    items = cJSON_GetObjectItemCaseSensitive(d.docs[0], "items");
+    cJSON_ArrayForEach(item, items)
+    {
+        ck_assert_int_eq(cJSON_GetArraySize(item), 40);
+        ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(item, "k39")->valuestring, "v39");
+        n++;
+    }
+    ck_assert_int_eq(n, 5000);
+    ck_assert_uint_eq(cfg_docs_line(&d, cJSON_GetArrayItem(items, 4999)), 5002);
+    cfg_docs_cleanup(&d);
+    free(buf);
+}
+END_TEST
+
+/* An alias may not take a tree past the depth cap by being put deep. */
+START_TEST(test_cap_alias_depth)
+{
+    char *inner = nested(40), *buf;
+    struct cfg_docs d = {0};
+    size_t len;
+
+    ck_assert_int_gt(
+        asprintf(&buf, "a: &a %s\nb: [[[[[[[[[[[[[[[[[[[[[[[[*a]]]]]]]]]]]]]]]]]]]]]]]]\n", inner),
+        0);
+    len = strlen(buf);
+    ck_assert_int_eq(cfg_docs_parse(&d, "t.yaml", buf, len, err, sizeof(err)), CFG_ETOOBIG);
+    ck_assert_str_eq(err, "t.yaml:2: nested deeper than 64 levels");
+    free(buf);
+    /* 23 levels around it leave room */
+    ck_assert_int_gt(
+        asprintf(&buf, "a: &a %s\nb: [[[[[[[[[[[[[[[[[[[[[[[*a]]]]]]]]]]]]]]]]]]]]]]]\n", inner),
+        0);
+    parse_ok(&d, buf);
+    cfg_docs_cleanup(&d);
+    free(buf);
+    free(inner);
+}
+END_TEST
+
+START_TEST(test_cap_depth_json)
+{
+    char buf[1024];
+    size_t len = 0;
+    struct cfg_docs d = {0};
+
+    for (int i = 0; i <= CFG_DOCS_MAX_DEPTH; i++)
+        len += (size_t)sprintf(buf + len, "{\"a\":");
+    len += (size_t)sprintf(buf + len, "1");
+    for (int i = 0; i <= CFG_DOCS_MAX_DEPTH; i++)
+        buf[len++] = '}';
+    ck_assert_int_eq(cfg_docs_parse(&d, "t.yaml", buf, len, err, sizeof(err)), CFG_ETOOBIG);
+    ck_assert_str_eq(err, "t.yaml:1: nested deeper than 64 levels");
+    /* one level less reads */
+    ck_assert_int_eq(cfg_docs_parse(&d, "t.yaml", buf + 5, len - 6, err, sizeof(err)), CFG_OK);
+    cfg_docs_cleanup(&d);
 }
 END_TEST
 
@@ -489,6 +853,9 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert_str_eq(s->leader_election.lease_name, "muster-scheduler");
     ck_assert_str_eq(s->leader_election.lease_namespace, "muster-system");
     ck_assert_str_eq(s->leader_election.identity, "");
+    ck_assert(s->evictions.reclaim);
+    ck_assert(s->evictions.preemption);
+    ck_assert_int_eq(s->evictions.refused_victim_wait_ms, 30000);
 }
 
 START_TEST(test_settings_defaults)
@@ -563,6 +930,9 @@ START_TEST(test_settings_full)
     ck_assert_str_eq(s.leader_election.lease_name, "muster-gpu-scheduler");
     ck_assert_str_eq(s.leader_election.lease_namespace, "kube-system");
     ck_assert_str_eq(s.leader_election.identity, "node-a");
+    ck_assert(!s.evictions.reclaim);
+    ck_assert(!s.evictions.preemption);
+    ck_assert_int_eq(s.evictions.refused_victim_wait_ms, 120000);
     cfg_settings_cleanup(&s);
 }
 END_TEST
@@ -620,7 +990,6 @@ static const struct {
     {"bad-dup-key.yaml", CFG_EINVAL, "3: duplicate key \"planTTL\" (first at line 1)"},
     {"bad-syntax.yaml", CFG_ESYNTAX,
      "4: did not find expected key (while parsing a block mapping at line 1)"},
-    {"bad-anchor.yaml", CFG_EUNSUPPORTED, "1: anchor &t: anchors and aliases are not supported"},
     {"bad-server-connections.yaml", CFG_ERANGE,
      "2: server.maxConnections: 5 is not in 16..1000000"},
     {"bad-server-idle.yaml", CFG_ERANGE, "2: server.idleTimeout: 500ms is not in 1s..1h"},
@@ -630,6 +999,8 @@ static const struct {
      "1: tls: clientCAFile needs certFile and keyFile (client certificates are a part of TLS)"},
     {"bad-listen-long-host.yaml", CFG_ETOOBIG,
      "1: listen: a host of 300 characters is longer than 253"},
+    {"bad-alias.yaml", CFG_EINVAL, "2: alias *wait: no anchor &wait before it"},
+    {"bad-merge.yaml", CFG_EINVAL, "4: <<: a merge key takes a mapping or a list of mappings"},
 };
 
 START_TEST(test_settings_bad)
@@ -645,6 +1016,23 @@ START_TEST(test_settings_bad)
     ck_assert_str_eq(err, want);
     ck_assert_int_eq(rc, bad_cases[_i].rc);
     assert_defaults(&s); /* a failed load leaves the settings as they were */
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+/* A settings file may share values with anchors, aliases and merge keys. */
+START_TEST(test_settings_anchors)
+{
+    struct cfg_settings s;
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_msg(cfg_settings_load(&s, DIR "anchors.yaml", err, sizeof(err)) == CFG_OK, "%s", err);
+    ck_assert_str_eq(s.tls.cert_file, "/etc/muster/tls/tls.crt");
+    ck_assert_str_eq(s.tls.key_file, "/etc/muster/tls/tls.key");
+    ck_assert_str_eq(s.gpu_sharing.webhook_tls.cert_file, "/etc/muster/tls/tls.crt");
+    ck_assert_str_eq(s.gpu_sharing.webhook_tls.key_file, "/etc/muster/webhook/tls.key");
+    ck_assert_uint_eq(s.scheduler_names.n, 2);
+    ck_assert_str_eq(s.scheduler_names.v[1], "kai-scheduler");
     cfg_settings_cleanup(&s);
 }
 END_TEST
@@ -723,6 +1111,19 @@ static Suite *config_suite(void)
     tcase_add_loop_test(tc, test_documents, 0, N(doc_cases));
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("aliases");
+    tcase_add_loop_test(tc, test_aliases, 0, N(alias_cases));
+    tcase_add_loop_test(tc, test_merges, 0, N(merge_cases));
+    tcase_add_loop_test(tc, test_alias_lines, 0, N(alias_line_cases));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("json");
+    tcase_add_loop_test(tc, test_json, 0, N(json_cases));
+    tcase_add_test(tc, test_json_stream);
+    tcase_add_test(tc, test_json_lines_and_numbers);
+    tcase_add_test(tc, test_json_long_key);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("numbers");
     tcase_add_loop_test(tc, test_numbers, 0, N(number_cases));
     suite_add_tcase(s, tc);
@@ -735,6 +1136,11 @@ static Suite *config_suite(void)
 
     tc = tcase_create("caps");
     tcase_add_test(tc, test_cap_depth);
+    tcase_add_test(tc, test_cap_depth_json);
+    tcase_add_test(tc, test_cap_alias_bomb);
+    tcase_add_test(tc, test_cap_alias_string);
+    tcase_add_test(tc, test_cap_alias_within);
+    tcase_add_test(tc, test_cap_alias_depth);
     tcase_add_test(tc, test_cap_bytes);
     tcase_add_test(tc, test_cap_file_bytes);
     tcase_set_timeout(tc, 60);
@@ -751,6 +1157,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_settings_defaults);
     tcase_add_loop_test(tc, test_settings_default_files, 0, N(default_files));
     tcase_add_test(tc, test_settings_full);
+    tcase_add_test(tc, test_settings_anchors);
     tcase_add_test(tc, test_settings_missing_file);
     tcase_add_test(tc, test_settings_fifo);
     tcase_add_test(tc, test_settings_reload);

@@ -331,6 +331,32 @@ START_TEST(children_divide_their_parents_share)
 }
 END_TEST
 
+/* docs/quota.md's worked example, so the page cannot drift from the code. */
+START_TEST(docs_worked_example)
+{
+    struct policy_share_queue q[3] = {
+        {.parent = -1, .quota = 4000, .limit = -1, .weight = 1, .demand = 10000}, /* research */
+        {.parent = -1, .quota = 4000, .limit = -1, .weight = 2, .demand = 8000},  /* prod */
+        {.parent = -1, .quota = 0, .limit = -1, .weight = 1, .demand = 6000},     /* batch */
+    };
+
+    policy_fair_share(16000, q, 3);
+    ck_assert_int_eq(q[0].fair_share, 6000);
+    ck_assert_int_eq(q[1].fair_share, 8000);
+    ck_assert_int_eq(q[2].fair_share, 2000);
+    q[1].priority = 1;
+    policy_fair_share(16000, q, 3);
+    ck_assert_int_eq(q[0].fair_share, 6000);
+    ck_assert_int_eq(q[1].fair_share, 8000);
+    ck_assert_int_eq(q[2].fair_share, 2000);
+    q[1].demand = 12000;
+    policy_fair_share(16000, q, 3);
+    ck_assert_int_eq(q[0].fair_share, 4000);
+    ck_assert_int_eq(q[1].fair_share, 12000);
+    ck_assert_int_eq(q[2].fair_share, 0);
+}
+END_TEST
+
 static Suite *fairshare_suite(void)
 {
     Suite *s = suite_create("fairshare");
@@ -344,6 +370,7 @@ static Suite *fairshare_suite(void)
     tcase_add_test(tc, priority_buckets_are_served_in_order);
     tcase_add_loop_test(tc, kai_two_queue_table, 0, sizeof(kai_rows) / sizeof(kai_rows[0]));
     tcase_add_test(tc, children_divide_their_parents_share);
+    tcase_add_test(tc, docs_worked_example);
     suite_add_tcase(s, tc);
     return s;
 }

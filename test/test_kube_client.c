@@ -566,6 +566,50 @@ static void on_absent(void *ctx)
 static const struct kube_watch_handler trace_handler = {
     .replace = on_replace, .event = on_event, .absent = on_absent};
 
+/* The same trace from a handler that takes a list page by page (cache.c's way). */
+struct paged_trace {
+    struct trace t; /* first: the trace helpers take it */
+    char names[512];
+    int pages;
+};
+
+static void on_list_begin(void *ctx)
+{
+    struct paged_trace *p = ctx;
+
+    p->names[0] = '\0';
+    p->pages = 0;
+}
+
+static void on_list_page(void *ctx, const cJSON *items)
+{
+    struct paged_trace *p = ctx;
+    const cJSON *it;
+
+    p->pages++;
+    cJSON_ArrayForEach(it, items)
+    {
+        if (p->names[0])
+            strcat(p->names, ",");
+        strcat(p->names, obj_name(it));
+    }
+}
+
+static void on_list_end(void *ctx, bool ok)
+{
+    struct paged_trace *p = ctx;
+    char line[600];
+
+    snprintf(line, sizeof(line), ok ? "replace %s\n" : "list failed\n", p->names);
+    trace_add(&p->t, line);
+}
+
+static const struct kube_watch_handler paged_handler = {.event = on_event,
+                                                        .absent = on_absent,
+                                                        .list_begin = on_list_begin,
+                                                        .list_page = on_list_page,
+                                                        .list_end = on_list_end};
+
 static const char *const script_basic[] = {"list_pods_p1.http", "list_pods_p2.http",
                                            "watch_pods.http", HANG};
 static const char *const script_gone_http[] = {"list_pods_rv100.http", "status_410.http",
@@ -621,25 +665,31 @@ static void trace_wait(struct trace *t, const char *want)
 
 START_TEST(test_watch)
 {
-    const struct watch_case *t = &watch_cases[_i];
+    /* Every case twice: the whole list at once, then page by page. */
+    const int ncases = (int)(sizeof(watch_cases) / sizeof(watch_cases[0]));
+    const struct watch_case *t = &watch_cases[_i % ncases];
+    bool paged = _i >= ncases;
     struct kube_watch_opts opts = {.page_limit = t->page_limit,
                                    .backoff_min_ms = 1,
                                    .backoff_max_ms = 4,
                                    .absent_retry_ms = 1,
                                    .max_event = 256};
-    struct trace tr = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct paged_trace pt = {.t = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+    struct trace *tr = &pt.t;
     struct kube_client *c;
     struct kube_watch *w;
     struct canned_api s;
 
     canned_api_start(&s, "kube", t->script, t->nscript);
     c = canned_api_client(&s, NULL);
-    w = kube_watch_start(c, t->path, &trace_handler, &tr, &opts);
+    w = kube_watch_start(c, t->path, paged ? &paged_handler : &trace_handler, &pt, &opts);
     ck_assert_ptr_nonnull(w);
     canned_api_expect(&s, t->req, t->nscript); /* the last one hangs: nothing follows it */
-    trace_wait(&tr, t->trace);
-    ck_assert_msg(strcmp(tr.text, t->trace) == 0, "%s: trace\n%s--- want\n%s", t->name, tr.text,
-                  t->trace);
+    trace_wait(tr, t->trace);
+    ck_assert_msg(strcmp(tr->text, t->trace) == 0, "%s%s: trace\n%s--- want\n%s", t->name,
+                  paged ? " (paged)" : "", tr->text, t->trace);
+    ck_assert_int_eq(
+        !paged || strcmp(t->name, "paged list, split events, bookmark") != 0 || pt.pages == 2, 1);
     ck_assert_int_eq(kube_watch_synced(w), 1);
     ck_assert_int_eq(kube_watch_absent(w), 0);
     ck_assert_uint_eq(kube_watch_restarts(w), t->restarts);
@@ -704,7 +754,7 @@ static Suite *kube_suite(void)
 
     tc = tcase_create("watch");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_watch, 0, N(watch_cases));
+    tcase_add_loop_test(tc, test_watch, 0, 2 * N(watch_cases));
     tcase_add_test(tc, test_watch_stop_unsynced);
     suite_add_tcase(s, tc);
 #undef N

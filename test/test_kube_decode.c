@@ -19,6 +19,31 @@ static cJSON *load_fixture(const char *name)
     return j;
 }
 
+/* A lookup that knows KAI's default classes and one of Volcano's harness. */
+struct known_classes {
+    struct kube_refs *refs;
+    struct kube_lookup lookup;
+    struct kube_decode_opts opts;
+};
+
+static void known_classes_init(struct known_classes *k)
+{
+    static const struct kube_priority_class classes[] = {
+        {"train", 50, true},
+        {"build", 100, false},
+        {"inference", 125, false},
+        {"high-priority", 100000, false},
+    };
+
+    k->refs = kube_refs_new();
+    ck_assert_ptr_nonnull(k->refs);
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+        ck_assert_int_eq(kube_refs_priority_class(k->refs, &classes[i]), EXT_OK);
+    k->lookup = kube_refs_lookup(k->refs);
+    k->opts = kube_decode_defaults;
+    k->opts.lookup = &k->lookup;
+}
+
 /* ---- quantities ---------------------------------------------------------- */
 
 struct quantity_case {
@@ -510,6 +535,174 @@ START_TEST(test_pod_options)
 }
 END_TEST
 
+/* Which part of its gang a pod is, and whether it may be evicted. */
+struct pod_member_case {
+    const char *file;
+    const char *gang, *subgroup;
+    enum policy_preemptible preemptible;
+    int32_t priority; /* with the known classes */
+};
+
+static const struct pod_member_case pod_member_cases[] = {
+    {"head_pod.json", "kuberay-lab/demo", "head", POLICY_PREEMPTIBLE_BY_PRIORITY, 0},
+    {"worker_pod.json", "kuberay-lab/demo", "workers", POLICY_PREEMPTIBLE_BY_PRIORITY, 100},
+    /* KAI: annotation pod-group-name, label subgroup-name; KAI's label beats Volcano's */
+    {"pod_kai_member.json", "test/pending-job0", "sub1", POLICY_PREEMPTIBLE_NO, 100},
+    /* Volcano: the task annotation; spec.priority beats the class it names */
+    {"pod_volcano_task.json", "c1/pg1", "master", POLICY_PREEMPTIBLE_NO, 7},
+    /* no class named: the globalDefault one (train, 50) */
+    {"volcano_pod.json", "ml/ray-demo-pg", NULL, POLICY_PREEMPTIBLE_BY_PRIORITY, 50},
+    /* the Workload API: spec.schedulingGroup names a PodGroup the lookup does not know */
+    {"pod_workload.json", "ml/training-workers-0", NULL, POLICY_PREEMPTIBLE_BY_PRIORITY, 50},
+};
+
+START_TEST(test_pod_membership)
+{
+    const struct pod_member_case *c = &pod_member_cases[_i];
+    cJSON *j = load_fixture(c->file);
+    struct ext_arena *a = ext_arena_new();
+    struct known_classes k;
+    struct policy_pod_spec s;
+    char err[256] = "";
+
+    known_classes_init(&k);
+    ck_assert_msg(kube_pod_decode(j, &k.opts, a, &s, err, sizeof(err), NULL) == EXT_OK, "%s: %s",
+                  c->file, err);
+    ck_assert_ptr_null(s.invalid);
+    ck_assert_str_eq(s.gang, c->gang);
+    if (c->subgroup == NULL)
+        ck_assert_ptr_null(s.subgroup);
+    else
+        ck_assert_str_eq(s.subgroup, c->subgroup);
+    ck_assert_int_eq(s.preemptible, c->preemptible);
+    ck_assert_int_eq(s.priority, c->priority);
+    kube_refs_free(k.refs);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* Without a lookup a class is unknown: priority 0, as Kubernetes leaves it without the plugin. */
+START_TEST(test_pod_priority_without_lookup)
+{
+    cJSON *j = load_fixture("pod_kai_member.json");
+    struct ext_arena *a = ext_arena_new();
+    struct policy_pod_spec s;
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(s.priority, 0);
+    ck_assert_str_eq(kube_pod_gang_key(j, a), "test/pending-job0");
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* Preemptibility values that are neither: the pod waits with that reason. */
+START_TEST(test_pod_preemptibility_invalid)
+{
+    static const char *const cases[][2] = {
+        {"{\"labels\": {\"kai.scheduler/preemptibility\": \"yes\"}}",
+         "label kai.scheduler/preemptibility \"yes\" is not preemptible or non-preemptible"},
+        {"{\"annotations\": {\"volcano.sh/preemptable\": \"maybe\"}}",
+         "annotation volcano.sh/preemptable \"maybe\" is not true or false"},
+    };
+    struct ext_arena *a = ext_arena_new();
+    struct policy_pod_spec s;
+    char json[512];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *j, *meta;
+
+        snprintf(json, sizeof(json), "{\"metadata\": %s}", cases[i][0]);
+        j = cJSON_Parse(json);
+        meta = cJSON_GetObjectItem(j, "metadata");
+        cJSON_AddStringToObject(meta, "name", "p");
+        ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+        ck_assert_msg(s.invalid != NULL && strcmp(s.invalid, cases[i][1]) == 0, "invalid = %s",
+                      s.invalid ? s.invalid : "(null)");
+        cJSON_Delete(j);
+    }
+    ext_arena_free(a);
+}
+END_TEST
+
+/*
+ * The store behind the lookups: a Workload-API pod joins its Workload's gang,
+ * in its template's subgroup when the Workload has several; a standalone
+ * PodGroup is its own gang; forgetting says which gang was declared.
+ */
+START_TEST(test_refs_workload_members)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct known_classes k;
+    struct policy_gang_spec wl;
+    struct kube_pod_group pg;
+    struct policy_pod_spec s;
+    char gang[128];
+    cJSON *wj = load_fixture("wl_v1alpha2_multi.json"), *pgj = load_fixture("wapg_v1alpha2.json");
+    cJSON *pod = load_fixture("pod_workload.json");
+
+    known_classes_init(&k);
+    /* the PodGroup alone: its pods join the Workload's key, no subgroup yet */
+    ck_assert_int_eq(kube_pod_group_decode(pgj, &k.opts, a, &pg, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(kube_refs_pod_group(k.refs, &pg), EXT_OK);
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.gang, "ml/training");
+    ck_assert_ptr_null(s.subgroup);
+    /* with its Workload of three templates: the subgroup is the template */
+    ck_assert_int_eq(kube_workload_gang(wj, &k.opts, a, &wl, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl), EXT_OK);
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.gang, "ml/training");
+    ck_assert_str_eq(s.subgroup, "workers");
+    /* a Workload of one template is a count: no subgroup */
+    wl.nsubgroups = 0;
+    wl.subgroups = NULL;
+    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl), EXT_OK);
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(s.subgroup);
+    /* forgetting: the Workload declared ml/training, the PodGroup nothing */
+    ck_assert(kube_refs_forget(k.refs, KUBE_REF_WORKLOAD, "ml/training", gang, sizeof(gang)));
+    ck_assert_str_eq(gang, "ml/training");
+    ck_assert(
+        kube_refs_forget(k.refs, KUBE_REF_POD_GROUP, "ml/training-workers-0", gang, sizeof(gang)));
+    ck_assert_str_eq(gang, "");
+    ck_assert(
+        !kube_refs_forget(k.refs, KUBE_REF_POD_GROUP, "ml/training-workers-0", gang, sizeof(gang)));
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.gang, "ml/training-workers-0");
+    kube_refs_free(k.refs);
+    kube_refs_free(NULL);
+    ext_arena_free(a);
+    cJSON_Delete(wj);
+    cJSON_Delete(pgj);
+    cJSON_Delete(pod);
+}
+END_TEST
+
+START_TEST(test_refs_priority_classes)
+{
+    struct kube_refs *r = kube_refs_new();
+    struct kube_lookup l = kube_refs_lookup(r);
+    const struct kube_priority_class a = {"a", 7, false}, b = {"b", 9, true};
+    int32_t v = -1;
+
+    ck_assert(l.priority_class(l.ctx, "system-node-critical", &v));
+    ck_assert_int_eq(v, 2000001000);
+    ck_assert(!l.priority_class(l.ctx, NULL, &v)); /* no globalDefault yet */
+    ck_assert_int_eq(kube_refs_priority_class(r, &a), EXT_OK);
+    ck_assert_int_eq(kube_refs_priority_class(r, &b), EXT_OK);
+    ck_assert(l.priority_class(l.ctx, NULL, &v));
+    ck_assert_int_eq(v, 9);
+    ck_assert(l.priority_class(l.ctx, "a", &v));
+    ck_assert_int_eq(v, 7);
+    ck_assert(kube_refs_forget(r, KUBE_REF_PRIORITY_CLASS, "b", NULL, 0));
+    ck_assert(!l.priority_class(l.ctx, NULL, &v));
+    ck_assert(!l.priority_class(l.ctx, "b", &v));
+    kube_refs_free(r);
+}
+END_TEST
+
 /* ---- nodes --------------------------------------------------------------- */
 
 START_TEST(test_node_gpu_lab_worker)
@@ -598,13 +791,13 @@ START_TEST(test_queue_full)
     ck_assert_int_eq(q.priority, 50);
     ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 8000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_CPU], -1);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2000); /* weights in thousandths */
     ck_assert_int_eq(q.quota.v[POLICY_RES_MEMORY], 32LL << 30);
     ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], 64LL << 30);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_MEMORY], 1);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_MEMORY], 1000);
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2000);
     ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], 3000);
-    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 2); /* 1.5 rounds up */
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 1500); /* 1.5 kept exactly */
     ext_arena_free(a);
     cJSON_Delete(j);
 }
@@ -622,7 +815,7 @@ START_TEST(test_queue_defaults)
     ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 500);
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         ck_assert_int_eq(q.limit.v[r], -1);
-        ck_assert_int_eq(q.over_quota_weight.v[r], 1);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 1000); /* weight 1, in thousandths */
     }
     ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 0);
     cJSON_Delete(j);
@@ -630,7 +823,149 @@ START_TEST(test_queue_defaults)
     j = load_fixture("queue_bad_limit.json");
     char err[256];
     ck_assert_int_eq(kube_queue_decode(j, a, &q, err, sizeof(err), NULL), EXT_EINVAL);
-    ck_assert_str_eq(err, "spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
+    ck_assert_str_eq(err,
+                     "Queue bad: spec.resources.gpu.limit: must be -1 (unlimited) or at least 0");
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_queue_kai_units)
+{
+    cJSON *j = load_fixture("queue_kai.json");
+    struct ext_arena *a = ext_arena_new();
+    struct policy_queue_spec q;
+    char err[256] = "";
+
+    ck_assert_msg(kube_queue_decode(j, a, &q, err, sizeof(err), NULL) == EXT_OK, "%s", err);
+    ck_assert_str_eq(q.name, "team-kai");
+    ck_assert_str_eq(q.parent, "research");
+    ck_assert_int_eq(q.priority, 100); /* KAI's DefaultQueuePriority */
+    /* cpu in millicores: 8000 is 8 cores */
+    ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 8000);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_CPU], 16000);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_CPU], 2000); /* weights in thousandths */
+    /* memory in MB: 16000 is 16e9 bytes */
+    ck_assert_int_eq(q.quota.v[POLICY_RES_MEMORY], 16000000000LL);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], -1);
+    /* GPUs in devices, fractions allowed */
+    ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 2500);
+    ck_assert_int_eq(q.limit.v[POLICY_RES_GPU], -1);
+    ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], 500); /* 0.5 kept exactly */
+    ck_assert_int_eq(q.reclaim_min_runtime_ms, 600000);
+    ck_assert_int_eq(q.preempt_min_runtime_ms, 90000);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* What an absent field is: Go's zero for KAI's apiVersion, muster's defaults for its own. */
+START_TEST(test_queue_defaults_per_api)
+{
+    cJSON *j = load_fixture("queue_kai_defaults.json");
+    struct ext_arena *a = ext_arena_new();
+    struct policy_queue_spec q;
+
+    ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(q.priority, 100);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 4000);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        ck_assert_int_eq(q.limit.v[r], 0);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 0);
+    }
+    ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], 0);
+    ck_assert_int_eq(q.reclaim_min_runtime_ms, 0);
+    ck_assert_int_eq(q.preempt_min_runtime_ms, 0);
+    cJSON_Delete(j);
+
+    /* the same object as muster's own apiVersion */
+    j = load_fixture("queue_kai_defaults.json");
+    cJSON_ReplaceItemInObject(j, "apiVersion", cJSON_CreateString("muster.dev/v1alpha1"));
+    ck_assert_int_eq(kube_queue_decode(j, a, &q, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(q.priority, 0);
+    ck_assert_int_eq(q.quota.v[POLICY_RES_GPU], 4000); /* "4" devices as a quantity */
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        ck_assert_int_eq(q.limit.v[r], -1);
+        ck_assert_int_eq(q.over_quota_weight.v[r], 1000); /* weight 1, in thousandths */
+    }
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* A Queue's fields, one at a time, and what they come to (or the complaint). */
+struct queue_field_case {
+    const char *api;
+    const char *spec; /* JSON of spec */
+    const char *want; /* the error, or NULL */
+    int64_t cpu_quota, mem_limit, gpu_weight, reclaim_ms;
+};
+
+static const struct queue_field_case queue_field_cases[] = {
+    {"scheduling.run.ai/v2", "{\"resources\": {\"cpu\": {\"quota\": 1500.5}}}", NULL, 1501, 0, 0,
+     0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"cpu\": {\"quota\": \"250\"}}}", NULL, 250, 0, 0,
+     0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"memory\": {\"limit\": 0.5}}}", NULL, 0, 500000, 0,
+     0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": 1e12}}}", NULL, 0, 0,
+     POLICY_MAX_WEIGHT, 0},
+    {"muster.dev/v1alpha1", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": 5000000}}}", NULL, 0,
+     -1, POLICY_MAX_WEIGHT, 0},
+    {"muster.dev/v1alpha1", "{\"reclaimMinRuntime\": \"1h30m\"}", NULL, 0, -1, 1000, 5400000},
+    /* KAI's fractional weights keep their ratio: 0.5 is half of 1. */
+    {"scheduling.run.ai/v2", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": 0.5}}}", NULL, 0, 0,
+     500, 0},
+    {"scheduling.run.ai/v2", "{\"reclaimMinRuntime\": \"2s\"}", NULL, 0, 0, 0, 2000},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"memory\": {\"quota\": \"16Gi\"}}}",
+     "Queue q: spec.resources.memory.quota: must be a number (MB)", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"cpu\": {\"limit\": \"2\"}}}", NULL, 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"gpu\": {\"limit\": -2}}}",
+     "Queue q: spec.resources.gpu.limit: must be -1 (unlimited) or at least 0", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"resources\": {\"gpu\": {\"overQuotaWeight\": -1}}}",
+     "Queue q: spec.resources.gpu.overQuotaWeight: negative", 0, 0, 0, 0},
+    {"muster.dev/v1alpha1", "{\"resources\": {\"cpu\": {\"quota\": \"2x\"}}}",
+     "Queue q: spec.resources.cpu.quota: \"2x\" is not a quantity", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"preemptMinRuntime\": \"ten minutes\"}",
+     "Queue q: spec.preemptMinRuntime: \"ten minutes\" is not a duration", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"reclaimMinRuntime\": 600}",
+     "Queue q: spec.reclaimMinRuntime: must be a duration", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"reclaimMinRuntime\": \"-5m\"}",
+     "Queue q: spec.reclaimMinRuntime: \"-5m\" is not a duration", 0, 0, 0, 0},
+    {"scheduling.run.ai/v2", "{\"priority\": \"high\"}",
+     "Queue q: spec.priority: must be an integer", 0, 0, 0, 0},
+    {"scheduling.run.ai/v1", "{}", "Queue q: apiVersion scheduling.run.ai/v1: want", 0, 0, 0, 0},
+};
+
+START_TEST(test_queue_fields)
+{
+    const struct queue_field_case *c = &queue_field_cases[_i];
+    struct ext_arena *a = ext_arena_new();
+    struct policy_queue_spec q = {.name = "untouched"};
+    const cJSON *where = NULL;
+    char json[1024], err[256] = "";
+    cJSON *j;
+    int rc;
+
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\": \"%s\", \"kind\": \"Queue\", \"metadata\": {\"name\": \"q\"}, "
+             "\"spec\": %s}",
+             c->api, c->spec);
+    j = cJSON_Parse(json);
+    ck_assert_msg(j != NULL, "bad case JSON %s", json);
+    rc = kube_queue_decode(j, a, &q, err, sizeof(err), &where);
+    if (c->want != NULL) {
+        ck_assert_int_eq(rc, EXT_EINVAL);
+        ck_assert_msg(strstr(err, c->want) == err, "case %d: err = %s, want %s", _i, err, c->want);
+        ck_assert_ptr_nonnull(where);
+        ck_assert_str_eq(q.name, "untouched");
+    } else {
+        ck_assert_msg(rc == EXT_OK, "case %d: %s", _i, err);
+        ck_assert_int_eq(q.quota.v[POLICY_RES_CPU], c->cpu_quota);
+        ck_assert_int_eq(q.limit.v[POLICY_RES_MEMORY], c->mem_limit);
+        ck_assert_int_eq(q.over_quota_weight.v[POLICY_RES_GPU], c->gpu_weight);
+        ck_assert_int_eq(q.reclaim_min_runtime_ms, c->reclaim_ms);
+    }
     ext_arena_free(a);
     cJSON_Delete(j);
 }
@@ -712,6 +1047,264 @@ START_TEST(test_worker_group_replicas)
 }
 END_TEST
 
+/* ---- compositions -------------------------------------------------------- */
+
+/* "head:1,cpu:2,gpu:3" */
+static void subgroups_string(const struct policy_gang_spec *g, char *buf, size_t len)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < g->nsubgroups && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s:%d", i ? "," : "", g->subgroups[i].name,
+                               g->subgroups[i].min_members);
+}
+
+enum gang_kind { GANG_RC, GANG_PG, GANG_WL };
+
+struct composition_case {
+    const char *file;
+    enum gang_kind kind;
+    const char *key;
+    int32_t min;
+    const char *subgroups; /* NULL: a count only */
+    const char *queue;
+    int32_t priority; /* -1: none */
+    enum policy_preemptible preemptible;
+    enum policy_gang_source source;
+};
+
+static const struct composition_case composition_cases[] = {
+    /* issue 10's autoscaling RayCluster: minReplicas count, not replicas */
+    {"rc_issue10.json", GANG_RC, "lab/rc", 6, "head:1,cpu:2,gpu:3", "team-a", 50,
+     POLICY_PREEMPTIBLE_NO, POLICY_GANG_WORKLOAD},
+    /* numOfHosts 2 doubles a group; a suspended group counts 0 */
+    {"rc_hosts_suspended.json", GANG_RC, "lab/tpu", 7, "head:1,slice:6,spare:0", NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD},
+    {"rc_demo.json", GANG_RC, "kuberay-lab/demo", 3, "head:1,workers:2", "team-a", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD},
+    {"rc_autoscale.json", GANG_RC, "ml/auto", 10, "head:1,gpu:1,tpu:8", NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD},
+    /* KAI's v2alpha2: with subGroups the leaves' minimums are the gang's */
+    {"pg_kai_subgroups.json", GANG_PG, "test/pending-job0", 3, "sub0:1,sub1:2", "queue0", 100,
+     POLICY_PREEMPTIBLE_YES, POLICY_GANG_PODGROUP},
+    /* ... leaves only, and KAI's Ray grouper's headgroup is the RayCluster's head */
+    {"pg_kai_ray.json", GANG_PG, "lab/rc", 6, "head:1,cpu:2,gpu:3", "team-a", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
+    /* Volcano's minTaskMember; minMember 3 is more than the tasks' 2 */
+    {"pg_volcano_tasks.json", GANG_PG, "c1/pg1", 3, "master:1,worker:1", "c1", 100000,
+     POLICY_PREEMPTIBLE_YES, POLICY_GANG_PODGROUP},
+    /* minMember 0: Volcano's "no gang", the tasks say nothing then */
+    {"pg_volcano_nogang.json", GANG_PG, "c1/elastic", 0, NULL, "c1", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
+    /* scheduler-plugins: a total only */
+    {"pg_plain.json", GANG_PG, "lab/trainers", 4, NULL, "research", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
+    {"pg_owned.json", GANG_PG, "kuberay-lab/demo", 3, NULL, "team-a", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
+    /* the Workload API: KubeRay 1.7's one template "cluster" is a count, keyed by the cluster */
+    {"wl_v1alpha2_kuberay.json", GANG_WL, "lab/rc", 6, NULL, NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
+    /* several templates are subgroups; basic is 0; the highest template priority is the gang's */
+    {"wl_v1alpha2_multi.json", GANG_WL, "ml/training", 5, "driver:1,workers:4,sidecars:0",
+     "research", 100, POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
+    /* v1beta1: a composite template's pod group templates are flattened */
+    {"wl_v1beta1_composite.json", GANG_WL, "ml/jobset", 5, "leader:1,slice-a:2,slice-b:2", NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
+};
+
+START_TEST(test_compositions)
+{
+    const struct composition_case *c = &composition_cases[_i];
+    cJSON *j = load_fixture(c->file);
+    struct ext_arena *a = ext_arena_new();
+    struct known_classes k;
+    struct policy_gang_spec g;
+    char err[256] = "", subs[256];
+    int rc;
+
+    known_classes_init(&k);
+    rc = c->kind == GANG_RC   ? kube_raycluster_gang(j, &k.opts, a, &g, err, sizeof(err), NULL)
+         : c->kind == GANG_PG ? kube_podgroup_gang(j, &k.opts, a, &g, err, sizeof(err), NULL)
+                              : kube_workload_gang(j, &k.opts, a, &g, err, sizeof(err), NULL);
+    ck_assert_msg(rc == EXT_OK, "%s: %s", c->file, err);
+    ck_assert_str_eq(g.key, c->key);
+    ck_assert_int_eq(g.min_members, c->min);
+    subgroups_string(&g, subs, sizeof(subs));
+    if (c->subgroups == NULL) {
+        ck_assert_msg(g.nsubgroups == 0 && g.subgroups == NULL, "%s: subgroups %s", c->file, subs);
+    } else {
+        ck_assert_msg(strcmp(subs, c->subgroups) == 0, "%s: subgroups %s, want %s", c->file, subs,
+                      c->subgroups);
+    }
+    if (c->queue == NULL)
+        ck_assert_ptr_null(g.queue);
+    else
+        ck_assert_str_eq(g.queue, c->queue);
+    ck_assert_int_eq(g.has_priority, c->priority >= 0);
+    if (c->priority >= 0)
+        ck_assert_int_eq(g.priority, c->priority);
+    ck_assert_int_eq(g.preemptible, c->preemptible);
+    ck_assert_int_eq(g.source, c->source);
+    kube_refs_free(k.refs);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* Objects a gang decoder refuses, each with the field it names. */
+struct gang_reject_case {
+    enum gang_kind kind;
+    const char *json;
+    const char *want;
+};
+
+static const struct gang_reject_case gang_reject_cases[] = {
+    {GANG_RC,
+     "{\"metadata\": {\"name\": \"r\"}, \"spec\": {\"workerGroupSpecs\": [{\"replicas\": 1}]}}",
+     "spec.workerGroupSpecs[0].groupName missing"},
+    {GANG_RC,
+     "{\"metadata\": {\"name\": \"r\"}, \"spec\": {\"workerGroupSpecs\": [{\"groupName\": "
+     "\"w\"}, {\"groupName\": \"w\"}]}}",
+     "spec.workerGroupSpecs: w named twice"},
+    {GANG_RC,
+     "{\"metadata\": {\"name\": \"r\"}, \"spec\": {\"workerGroupSpecs\": [{\"groupName\": "
+     "\"head\"}]}}",
+     "spec.workerGroupSpecs[0].groupName: \"head\" is the head's subgroup"},
+    {GANG_RC,
+     "{\"metadata\": {\"name\": \"r\", \"labels\": {\"kai.scheduler/preemptibility\": "
+     "\"maybe\"}}}",
+     "label kai.scheduler/preemptibility: \"maybe\" is not preemptible or non-preemptible"},
+    {GANG_PG, "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"preemptibility\": \"sometimes\"}}",
+     "spec.preemptibility: \"sometimes\""},
+    {GANG_PG, "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"minTaskMember\": {\"a\": -1}}}",
+     "spec.minTaskMember.a: must be a whole number >= 0"},
+    {GANG_PG, "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"minTaskMember\": [1]}}",
+     "spec.minTaskMember: must be a mapping"},
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\"}, "
+     "{\"name\": \"a\"}]}}",
+     "spec.subGroups: a named twice"},
+    {GANG_PG, "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"minMember\": 1}]}}",
+     "spec.subGroups: a subgroup needs a name"},
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\"}], "
+     "\"minTaskMember\": {\"a\": 1}}}",
+     "spec: both minTaskMember and subGroups"},
+    {GANG_WL, "{\"metadata\": {\"name\": \"w\"}}", "Workload: spec missing"},
+    {GANG_WL, "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": []}}",
+     "Workload: spec.podGroupTemplates: none"},
+    {GANG_WL,
+     "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": [{\"name\": \"a\", "
+     "\"schedulingPolicy\": {\"basic\": {}, \"gang\": {\"minCount\": 2}}}]}}",
+     "spec.podGroupTemplates.schedulingPolicy: needs exactly one of basic and gang"},
+    {GANG_WL,
+     "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": [{\"name\": \"a\", "
+     "\"schedulingPolicy\": {\"gang\": {\"minCount\": 0}}}]}}",
+     "schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]"},
+    {GANG_WL,
+     "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": [{"
+     "\"schedulingPolicy\": {\"gang\": {\"minCount\": 1}}}]}}",
+     "spec.podGroupTemplates: a subgroup needs a name"},
+};
+
+START_TEST(test_gang_rejects)
+{
+    const struct gang_reject_case *c = &gang_reject_cases[_i];
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec g = {.key = "untouched"};
+    const cJSON *where = NULL;
+    char err[256] = "";
+    cJSON *j = cJSON_Parse(c->json);
+    int rc;
+
+    ck_assert_msg(j != NULL, "bad case JSON %s", c->json);
+    rc = c->kind == GANG_RC   ? kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), &where)
+         : c->kind == GANG_PG ? kube_podgroup_gang(j, NULL, a, &g, err, sizeof(err), &where)
+                              : kube_workload_gang(j, NULL, a, &g, err, sizeof(err), &where);
+    ck_assert_int_eq(rc, EXT_EINVAL);
+    ck_assert_msg(strstr(err, c->want) != NULL, "case %d: err = %s, want %s", _i, err, c->want);
+    ck_assert_ptr_nonnull(where);
+    ck_assert_str_eq(g.key, "untouched");
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* A Workload-API PodGroup: a member of its Workload's gang, or a gang of its own. */
+START_TEST(test_pod_group_decode)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct known_classes k;
+    struct kube_pod_group g;
+    char err[256] = "";
+    cJSON *j;
+
+    known_classes_init(&k);
+    j = load_fixture("wapg_v1alpha2.json"); /* spec.podGroupTemplateRef.workload */
+    ck_assert_msg(kube_pod_group_decode(j, &k.opts, a, &g, err, sizeof(err), NULL) == EXT_OK, "%s",
+                  err);
+    ck_assert_str_eq(g.namespace_, "ml");
+    ck_assert_str_eq(g.name, "training-workers-0");
+    ck_assert_str_eq(g.workload, "training");
+    ck_assert_str_eq(g.template_, "workers");
+    ck_assert_str_eq(g.gang, "ml/training");
+    ck_assert_ptr_null(g.spec.key); /* the Workload declares the gang */
+    cJSON_Delete(j);
+
+    j = load_fixture("wapg_v1beta1.json"); /* spec.workloadRef */
+    ck_assert_int_eq(kube_pod_group_decode(j, &k.opts, a, &g, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(g.workload, "jobset");
+    ck_assert_str_eq(g.template_, "slice-a");
+    ck_assert_str_eq(g.gang, "ml/jobset");
+    ck_assert_ptr_null(g.spec.key);
+    cJSON_Delete(j);
+
+    j = load_fixture("wapg_standalone.json");
+    ck_assert_int_eq(kube_pod_group_decode(j, &k.opts, a, &g, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(g.workload);
+    ck_assert_str_eq(g.gang, "ml/solo");
+    ck_assert_str_eq(g.spec.key, "ml/solo");
+    ck_assert_int_eq(g.spec.min_members, 3);
+    ck_assert_int_eq(g.spec.nsubgroups, 0);
+    ck_assert_str_eq(g.spec.queue, "batch");
+    ck_assert(g.spec.has_priority);
+    ck_assert_int_eq(g.spec.priority, 125);
+    ck_assert_int_eq(g.spec.source, POLICY_GANG_WORKLOAD_API);
+    cJSON_Delete(j);
+
+    j = cJSON_Parse("{\"metadata\": {\"name\": \"x\"}, \"spec\": {\"workloadRef\": "
+                    "{\"workloadName\": \"w\"}, \"schedulingPolicy\": {\"basic\": {}}}}");
+    ck_assert_int_eq(kube_pod_group_decode(j, NULL, a, &g, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_str_eq(err, "spec.workloadRef: needs the workload's name and its template's");
+    kube_refs_free(k.refs);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_priority_class)
+{
+    cJSON *j = load_fixture("pc_default.json");
+    struct kube_priority_class pc;
+    char err[256] = "";
+
+    ck_assert_int_eq(kube_priority_class_decode(j, &pc, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_str_eq(pc.name, "train");
+    ck_assert_int_eq(pc.value, 50);
+    ck_assert(pc.global_default);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"metadata\": {\"name\": \"x\"}}");
+    ck_assert_int_eq(kube_priority_class_decode(j, &pc, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_str_eq(err, "PriorityClass x: value missing");
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"metadata\": {\"name\": \"x\"}, \"value\": 3000000000}");
+    ck_assert_int_eq(kube_priority_class_decode(j, &pc, err, sizeof(err), NULL), EXT_EINVAL);
+    ck_assert_msg(strstr(err, "value: 3000000000 outside") != NULL, "%s", err);
+    cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(test_gang_malformed)
 {
     cJSON *j = load_fixture("rc_bad_replicas.json");
@@ -752,6 +1345,9 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_pod_volcano_group_and_gpu_memory);
     tcase_add_test(tc, test_pod_options);
     tcase_add_test(tc, test_pod_caps);
+    tcase_add_loop_test(tc, test_pod_membership, 0, N(pod_member_cases));
+    tcase_add_test(tc, test_pod_priority_without_lookup);
+    tcase_add_test(tc, test_pod_preemptibility_invalid);
     tcase_add_loop_test(tc, test_pod_invalid_asks, 0, N(invalid_cases));
     tcase_add_loop_test(tc, test_pod_malformed, 0, N(malformed_cases));
     suite_add_tcase(s, tc);
@@ -765,12 +1361,24 @@ static Suite *kube_decode_suite(void)
     tc = tcase_create("queue");
     tcase_add_test(tc, test_queue_full);
     tcase_add_test(tc, test_queue_defaults);
+    tcase_add_test(tc, test_queue_kai_units);
+    tcase_add_test(tc, test_queue_defaults_per_api);
+    tcase_add_loop_test(tc, test_queue_fields, 0, N(queue_field_cases));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("gang");
     tcase_add_loop_test(tc, test_gangs, 0, N(gang_cases));
     tcase_add_loop_test(tc, test_worker_group_replicas, 0, N(replicas_cases));
     tcase_add_test(tc, test_gang_malformed);
+    tcase_add_loop_test(tc, test_compositions, 0, N(composition_cases));
+    tcase_add_loop_test(tc, test_gang_rejects, 0, N(gang_reject_cases));
+    tcase_add_test(tc, test_pod_group_decode);
+    tcase_add_test(tc, test_priority_class);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("refs");
+    tcase_add_test(tc, test_refs_workload_members);
+    tcase_add_test(tc, test_refs_priority_classes);
     suite_add_tcase(s, tc);
 #undef N
     return s;

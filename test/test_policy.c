@@ -68,6 +68,8 @@ struct pod_ask {
     int64_t gpus;  /* whole */
     int32_t share; /* milli */
     bool head;
+    const char *sub;  /* its subgroup */
+    int32_t priority;
 };
 
 static void add_pod(const char *ns, const char *gang, const char *queue, struct pod_ask a)
@@ -82,11 +84,25 @@ static void add_pod(const char *ns, const char *gang, const char *queue, struct 
                                 .gpu_share_milli = a.share,
                                 .gang = gang,
                                 .gang_head = a.head,
+                                .subgroup = a.sub,
+                                .priority = a.priority,
                                 .queue = queue,
                                 .managed = true};
 
     snprintf(uid, sizeof(uid), "uid-%s-%s", ns, a.name);
     ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+}
+
+/* A RayCluster's composition: subgroups "name=min" in subs. */
+static void add_composed_gang(const char *key, enum policy_gang_source src, const char *queue,
+                              const struct policy_subgroup_spec *subs, size_t n)
+{
+    struct policy_gang_spec g = {
+        .key = key, .subgroups = subs, .nsubgroups = n, .queue = queue, .source = src};
+
+    for (size_t i = 0; i < n; i++)
+        g.min_members += subs[i].min_members;
+    ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
 }
 
 static void add_gang(const char *key, int32_t min, const char *queue)
@@ -214,11 +230,28 @@ static void check_node(const struct policy_node_view *v, void *ctx)
     (void)ctx;
 }
 
+static void dump_member(const struct policy_pod_view *v, void *ctx)
+{
+    if (strcmp(v->gang, (const char *)ctx) == 0)
+        fprintf(stderr, "  %s %s node=%s reason=%s\n", v->name, policy_pod_phase_name(v->phase),
+                v->node ? v->node : "-", v->reason ? v->reason : "-");
+}
+
 static void check_gang(const struct policy_gang_view *v, void *ctx)
 {
+    if (v->bound != 0 && v->bound < v->min_members) {
+        fprintf(stderr, "gang %s partly bound:\n", v->key);
+        policy_each_pod(C, dump_member, (void *)v->key);
+    }
     /* No gang partly bound: either none, or at least its minimum. */
     ck_assert_msg(v->bound == 0 || v->bound >= v->min_members,
                   "gang %s partly bound: %d of %d", v->key, v->bound, v->min_members);
+    /* No subgroup below its minimum while its gang counts as placed. */
+    for (size_t s = 0; v->state != POLICY_GANG_PENDING && s < v->nsubgroups; s++)
+        ck_assert_msg(v->subgroups[s].placed >= v->subgroups[s].min_members,
+                      "gang %s is %s with subgroup %s at %d of %d", v->key,
+                      policy_gang_state_name(v->state), v->subgroups[s].name,
+                      v->subgroups[s].placed, v->subgroups[s].min_members);
     (void)ctx;
 }
 
@@ -1049,6 +1082,87 @@ static uint32_t rng(void)
     return (uint32_t)(rng_state >> 11);
 }
 
+/* ---- expiry: a min-heap of deadlines ------------------------------------- */
+
+static void plan_gang_of_two(const char *key, const char *head, const char *worker, int64_t at)
+{
+    const char *names[] = {"n1"};
+    struct policy_filter_result fr;
+
+    add_gang(key, 2, NULL);
+    add_pod("lab", key, NULL, (struct pod_ask){head, 1, 0, 0, true});
+    add_pod("lab", key, NULL, (struct pod_ask){worker, 1, 1});
+    ck_assert_int_eq(policy_filter(C, "lab", head, names, 1, at, &fr), POLICY_OK);
+    ck_assert_ptr_null(fr.reason);
+    policy_filter_result_cleanup(&fr);
+}
+
+START_TEST(plans_expire_in_deadline_order_not_gang_order)
+{
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/c", "c-head", "c-w", NOW + 2000);
+    plan_gang_of_two("lab/a", "a-head", "a-w", NOW);
+    plan_gang_of_two("lab/b", "b-head", "b-w", NOW + 1000);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "a-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 61001);
+    ck_assert_int_eq(phase_of("lab", "b-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 62001);
+    ck_assert_int_eq(phase_of("lab", "c-w"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(held_bind_keeps_an_expired_plan_until_it_leaves)
+{
+    struct policy_bind_result br;
+    char why[256];
+
+    add_node("n1", 32, 8);
+    plan_gang_of_two("lab/demo", "demo-head", "demo-w", NOW);
+    ck_assert_int_eq(policy_bind(C, "lab", "demo-head", "n1", NOW, &br), POLICY_OK);
+    ck_assert_int_eq(br.outcome, POLICY_BIND_WAIT);
+    policy_bind_result_cleanup(&br);
+    policy_expire(C, NOW + 70000);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    policy_expire(C, NOW + 70001);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PLANNED);
+    ck_assert_int_eq(policy_bind_cancel(C, "lab", "demo-head", why, sizeof(why)), POLICY_OK);
+    policy_expire(C, NOW + 70002);
+    ck_assert_int_eq(phase_of("lab", "demo-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "demo-head"), POLICY_POD_PENDING);
+}
+END_TEST
+
+START_TEST(forgotten_gangs_leave_no_deadline_behind)
+{
+    char why[256];
+
+    add_node("n1", 64, 64);
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        add_pod("lab", NULL, NULL, (struct pod_ask){name, 1, 1});
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_COMMIT);
+        NOW += 10;
+    }
+    for (int i = 0; i < 40; i += 3) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "p-%02d", i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    plan_gang_of_two("lab/late", "late-head", "late-w", NOW);
+    policy_expire(C, NOW + 60001);
+    ck_assert_int_eq(phase_of("lab", "late-w"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "p-01"), POLICY_POD_BOUND);
+    check_invariants();
+}
+END_TEST
+
 START_TEST(random_arrivals_keep_every_invariant)
 {
     char why[512], gang[32], name[48];
@@ -1101,6 +1215,699 @@ START_TEST(random_arrivals_keep_every_invariant)
 }
 END_TEST
 
+/* ---- gangs as compositions (issue 10) ------------------------------------ */
+
+/* kube-scheduler's cycle for every pending pod, in arrival order, until nothing moves. */
+struct pending_list {
+    char *ns[512], *name[512];
+    size_t n;
+};
+
+static void collect_pending(const struct policy_pod_view *v, void *ctx)
+{
+    struct pending_list *l = ctx;
+
+    if (v->managed && (v->phase == POLICY_POD_PENDING || v->phase == POLICY_POD_PLANNED) &&
+        l->n < 512) {
+        l->ns[l->n] = strdup(v->namespace_);
+        l->name[l->n++] = strdup(v->name);
+    }
+}
+
+static void settle(void)
+{
+    char why[512];
+
+    for (int pass = 0; pass < 64; pass++) {
+        struct pending_list l = {.n = 0};
+        bool moved = false;
+
+        policy_each_pod(C, collect_pending, &l);
+        for (size_t i = 0; i < l.n; i++) {
+            enum policy_bind_outcome o = schedule(l.ns[i], l.name[i], why, sizeof(why));
+
+            moved |= o == POLICY_BIND_COMMIT;
+            free(l.ns[i]);
+            free(l.name[i]);
+        }
+        if (!moved)
+            break;
+    }
+}
+
+static int count_placed(const char *ns, const char *prefix, int n)
+{
+    char name[64];
+    int placed = 0;
+
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%s%d", prefix, i);
+        placed += node_of(ns, name) != NULL;
+    }
+    return placed;
+}
+
+static void add_workers(const char *gang, const char *queue, const char *sub, int n,
+                        int64_t cpu, int64_t gpus)
+{
+    char name[64];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "rc-%s-worker-%d", sub, i);
+        add_pod("lab", gang, queue, (struct pod_ask){name, cpu, gpus, 0, false, sub});
+    }
+}
+
+/* Issue 10's autoscaling RayCluster: CPU group minReplicas 2 of 6, GPU group 3 of 4, on a
+ * node with exactly 3 GPUs. Its minimum is admitted whole; the extras follow; the 4th GPU
+ * worker waits alone. */
+START_TEST(autoscaling_raycluster_admits_its_minimum_then_extras)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 2}, {"gpu", 3}};
+    struct policy_gang_view g;
+
+    add_node("n1", 64, 3);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 3);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 6, 1, 0);
+    add_workers("lab/rc", NULL, "gpu", 4, 1, 1);
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "rc-head"));
+    ck_assert_int_eq(count_placed("lab", "rc-cpu-worker-", 6), 6);
+    ck_assert_int_eq(count_placed("lab", "rc-gpu-worker-", 4), 3);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_int_eq(g.nsubgroups, 3);
+    ck_assert_str_eq(g.composition, "head 1/1, cpu 2/2 (+4 extra), gpu 3/3 (+1 extra waiting: "
+                                    "member rc-gpu-worker-3 (1 GPU): no node has a free GPU)");
+    check_invariants();
+}
+END_TEST
+
+/* kuberay#4656: a count of 5 that a head and four CPU workers could meet, while the GPU
+ * group cannot. A composition is never met by the wrong members. */
+START_TEST(count_met_by_the_wrong_members_is_never_admitted)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 2}, {"gpu", 2}};
+    struct policy_gang_spec pg = {.key = "lab/rc", .min_members = 5, .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 1);
+    ck_assert_int_eq(policy_gang_upsert(C, &pg), POLICY_OK);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 3);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 4, 1, 0);
+    add_workers("lab/rc", NULL, "gpu", 2, 1, 1);
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/rc: worker group gpu needs 2 x 1 GPU, 1 free (member "
+                          "rc-gpu-worker-1 (1 GPU): no node has a free GPU)");
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-cpu-worker-", 4), 0);
+    ck_assert_ptr_null(node_of("lab", "rc-head"));
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+    ck_assert_ptr_null(g.conflict); /* 5 = 1 + 2 + 2: they agree */
+}
+END_TEST
+
+/* A missing subgroup member keeps the gang out, and says which subgroup. */
+START_TEST(a_subgroup_short_of_pods_says_so)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"gpu", 2}};
+    char why[512];
+
+    add_node("n1", 64, 8);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "gpu", 1, 1, 1);
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/rc: worker group gpu has 1 of 2 pods");
+}
+END_TEST
+
+/* A suspended worker group (minimum 0): its pods are extras, placed once the rest is bound. */
+START_TEST(a_subgroup_with_no_minimum_only_has_extras)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"gpu", 0}};
+    struct policy_gang_view g;
+
+    add_node("n1", 64, 8);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "gpu", 2, 1, 1);
+    settle();
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.min_members, 1);
+    ck_assert_str_eq(g.composition, "head 1/1, gpu 0/0 (+2 extra)");
+}
+END_TEST
+
+/* KAI's "Allocate 2 elastic jobs - both partial allocate" (allocateElastic_test.go): two
+ * gangs of minimum 1 with 4 one-GPU pods each on 5 GPUs end 3 + 2, not 4 + 1, whichever
+ * gang kube-scheduler happens to try first. */
+START_TEST(elastic_gangs_share_extras_in_turn)
+{
+    char name[32];
+    int a = 0, b = 0;
+
+    add_node("n1", 64, 5);
+    add_gang("lab/a", 1, NULL);
+    add_gang("lab/b", 1, NULL);
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", "lab/a", NULL, (struct pod_ask){name, 1, 1});
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "b-%d", i);
+        add_pod("lab", "lab/b", NULL, (struct pod_ask){name, 1, 1});
+    }
+    settle();
+    a = count_placed("lab", "a-", 4);
+    b = count_placed("lab", "b-", 4);
+    ck_assert_int_eq(a + b, 5);
+    ck_assert_int_eq(a, 3);
+    ck_assert_int_eq(b, 2);
+}
+END_TEST
+
+/* KAI's own PodGroup subgroups (v2alpha2 subGroups[]{name, minMember}) plan the same way. */
+START_TEST(kai_podgroup_subgroups_compose_the_gang)
+{
+    static const struct policy_subgroup_spec subs[] = {{"decode", 2}, {"prefill", 1}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 2);
+    add_composed_gang("lab/rc", POLICY_GANG_PODGROUP, NULL, subs, 2);
+    add_workers("lab/rc", NULL, "decode", 2, 1, 1);
+    add_workers("lab/rc", NULL, "prefill", 1, 1, 1);
+    ck_assert_int_eq(schedule("lab", "rc-decode-worker-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/rc: subgroup prefill needs 1 x 1 GPU, 0 free (member "
+                          "rc-prefill-worker-0 (1 GPU): no node has a free GPU)");
+    add_node("n2", 64, 1);
+    settle();
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "decode 2/2, prefill 1/1");
+}
+END_TEST
+
+/* ---- queue order, reclaim and preemption (issue 9) ------------------------- */
+
+/* Issue 9: two 3-CPU pods of two queues on a 4-CPU node: one runs, never neither. */
+START_TEST(capacity_never_sits_idle_between_two_queues)
+{
+    struct policy_queue_spec q = {.name = "a"};
+
+    add_node("n1", 4, 0);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = 0;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    q.name = "b";
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    add_pod("ns", NULL, "a", (struct pod_ask){"a", 3, 0});
+    add_pod("ns", NULL, "b", (struct pod_ask){"b", 3, 0});
+    settle();
+    ck_assert((node_of("ns", "a") != NULL) != (node_of("ns", "b") != NULL));
+}
+END_TEST
+
+/* Carry out every eviction the engine decided: the pod goes (the watch's DELETED), and
+ * KubeRay makes it again, pending. Returns how many. */
+static int evict_all(void)
+{
+    struct policy_eviction *ev;
+    size_t n;
+
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    for (size_t i = 0; i < n; i++) {
+        struct policy_pod_view v;
+        char self[256], *gang, *queue, *subgroup;
+
+        ck_assert(policy_pod_view_get(C, ev[i].namespace_, ev[i].name, &v));
+        ck_assert_int_eq(v.phase, POLICY_POD_EVICTING);
+        snprintf(self, sizeof(self), "%s/%s", ev[i].namespace_, ev[i].name);
+        gang = strcmp(v.gang, self) != 0 ? strdup(v.gang) : NULL;
+        queue = strdup(v.queue);
+        subgroup = v.subgroup ? strdup(v.subgroup) : NULL; /* the view goes with the pod */
+        {
+            struct policy_pod_spec again = {.namespace_ = ev[i].namespace_,
+                                            .name = ev[i].name,
+                                            .uid = "again",
+                                            .cpu_milli = v.cpu_milli,
+                                            .memory_bytes = v.memory_bytes,
+                                            .gpus = v.gpus,
+                                            .gang = gang,
+                                            .subgroup = subgroup,
+                                            .priority = v.priority,
+                                            .queue = queue,
+                                            .managed = true};
+
+            ck_assert_int_eq(
+                policy_eviction_done(C, ev[i].namespace_, ev[i].name, true, NULL, NOW), POLICY_OK);
+            ck_assert_int_eq(policy_pod_forget(C, ev[i].namespace_, ev[i].name), POLICY_OK);
+            ck_assert_int_eq(policy_pod_upsert(C, &again, NOW), POLICY_OK);
+        }
+        free(gang);
+        free(queue);
+        free(subgroup);
+    }
+    policy_evictions_free(ev, n);
+    return (int)n;
+}
+
+static void gpu_queue(const char *name, int64_t quota_milli)
+{
+    struct policy_queue_spec q = {.name = name};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? quota_milli : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+static void add_gpu_gang(const char *gang, const char *queue, int n)
+{
+    char key[64], name[64];
+
+    snprintf(key, sizeof(key), "lab/%s", gang);
+    add_gang(key, n, queue);
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%s-%d", gang, i);
+        add_pod("lab", key, queue, (struct pod_ask){name, 1, 1});
+    }
+}
+
+struct queue_probe {
+    const char *name;
+    int64_t allocated, fair;
+};
+
+static void probe_queue(const struct policy_queue_view *v, void *ctx)
+{
+    struct queue_probe *p = ctx;
+
+    if (strcmp(v->name, p->name) == 0) {
+        p->allocated = v->allocated.v[POLICY_RES_GPU] + v->reserved.v[POLICY_RES_GPU];
+        p->fair = v->fair_share.v[POLICY_RES_GPU];
+    }
+}
+
+static struct queue_probe probe(const char *name)
+{
+    struct queue_probe p = {name, -1, -1};
+
+    policy_each_queue(C, probe_queue, &p);
+    return p;
+}
+
+/* Issue 9's end-to-end scenario in the engine: team-a (quota 0) borrows all 8 GPUs; team-b
+ * (quota 8) submits 6: team-a's gang is evicted whole, team-b's runs whole, and team-a's
+ * re-created gang waits whole, within its fair share (2), and never reclaims back. */
+START_TEST(reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes)
+{
+    struct queue_probe a, b;
+    struct policy_gang_view g;
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    add_gpu_gang("a", "team-a", 8);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
+    add_gpu_gang("b", "team-b", 6);
+    settle();
+    ck_assert_int_eq(evict_all(), 8); /* whole, never 6 of 8 */
+    settle();
+    ck_assert_int_eq(count_placed("lab", "b-", 6), 6);
+    ck_assert_int_eq(count_placed("lab", "a-", 8), 0);
+    ck_assert(policy_gang_view_get(C, "lab/a", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+    a = probe("team-a");
+    b = probe("team-b");
+    ck_assert_int_eq(b.allocated, 6000);
+    ck_assert_int_le(b.allocated, b.fair);  /* the reclaimer at or below its fair share */
+    ck_assert_int_eq(a.fair, 2000);         /* what team-a may still have */
+    /* Alternate: time passes, kube-scheduler keeps retrying both; nothing moves again. */
+    for (int round = 0; round < 20; round++) {
+        NOW += 1000;
+        settle();
+        ck_assert_int_eq(evict_all(), 0);
+    }
+    ck_assert_int_eq(count_placed("lab", "b-", 6), 6);
+    check_invariants();
+}
+END_TEST
+
+/* A young gang is protected by its queue's reclaimMinRuntime. */
+START_TEST(reclaim_min_runtime_protects_a_young_gang)
+{
+    struct policy_queue_spec q = {.name = "team-a", .reclaim_min_runtime_ms = 60000};
+
+    add_node("n1", 64, 8);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? 0 : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    gpu_queue("team-b", 8000);
+    add_gpu_gang("a", "team-a", 8);
+    settle();
+    add_gpu_gang("b", "team-b", 6);
+    NOW += 30000;
+    settle();
+    ck_assert_int_eq(evict_all(), 0);
+    NOW += 31000;
+    settle();
+    ck_assert_int_eq(evict_all(), 8);
+}
+END_TEST
+
+/* A young gang is protected by its queue's preemptMinRuntime too. */
+START_TEST(preempt_min_runtime_protects_a_young_gang)
+{
+    struct policy_queue_spec q = {.name = "q", .preempt_min_runtime_ms = 60000};
+
+    add_node("n1", 64, 2);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    add_gang("lab/low", 2, "q");
+    add_pod("lab", "lab/low", "q", (struct pod_ask){"low-0", 1, 1, 0, false, NULL, 50});
+    add_pod("lab", "lab/low", "q", (struct pod_ask){"low-1", 1, 1, 0, false, NULL, 50});
+    settle();
+    add_gang("lab/high", 1, "q");
+    add_pod("lab", "lab/high", "q", (struct pod_ask){"high-0", 1, 2, 0, false, NULL, 75});
+    NOW += 59000;
+    settle();
+    ck_assert_int_eq(evict_all(), 0);
+    NOW += 2000;
+    settle();
+    ck_assert_int_eq(evict_all(), 2);
+}
+END_TEST
+
+/* Preemption inside a queue: a higher-priority gang evicts a lower one whole; an equal one
+ * never does. */
+START_TEST(preemption_takes_lower_priority_gangs_whole)
+{
+    char why[512];
+
+    add_node("n1", 64, 4);
+    gpu_queue("q", -1);
+    add_gang("lab/low", 4, "q");
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "low-%d", i);
+        add_pod("lab", "lab/low", "q", (struct pod_ask){name, 1, 1, 0, false, NULL, 50});
+    }
+    settle();
+    ck_assert_int_eq(count_placed("lab", "low-", 4), 4);
+    add_gang("lab/same", 2, "q");
+    add_pod("lab", "lab/same", "q", (struct pod_ask){"same-0", 1, 1, 0, false, NULL, 50});
+    add_pod("lab", "lab/same", "q", (struct pod_ask){"same-1", 1, 1, 0, false, NULL, 50});
+    settle();
+    ck_assert_int_eq(evict_all(), 0);
+    add_gang("lab/high", 2, "q");
+    add_pod("lab", "lab/high", "q", (struct pod_ask){"high-0", 1, 1, 0, false, NULL, 75});
+    add_pod("lab", "lab/high", "q", (struct pod_ask){"high-1", 1, 1, 0, false, NULL, 75});
+    ck_assert_int_eq(schedule("lab", "high-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/high: waits for 4 evicted pods to leave (its room is held)");
+    ck_assert_int_eq(evict_all(), 4);
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "high-0"));
+    ck_assert_ptr_nonnull(node_of("lab", "high-1"));
+    check_invariants();
+}
+END_TEST
+
+/* A refused eviction (a PodDisruptionBudget) leaves the victim running and the plan made on
+ * its room abandoned with a reason: nothing half done. */
+START_TEST(a_refused_eviction_abandons_the_plan)
+{
+    struct policy_eviction *ev;
+    struct policy_gang_view g;
+    size_t n;
+    char why[512];
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    add_gpu_gang("a", "team-a", 8);
+    settle();
+    add_gpu_gang("b", "team-b", 6);
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 8);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, false,
+                                              "Cannot evict pod as it would violate the pod's "
+                                              "disruption budget.",
+                                              NOW),
+                         POLICY_OK);
+    policy_evictions_free(ev, n);
+    ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
+    ck_assert(policy_gang_view_get(C, "lab/a", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert(policy_gang_view_get(C, "lab/b", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_PENDING);
+    ck_assert_msg(strncmp(g.reason, "gang lab/b: room was being made for it, but evicting lab/a-",
+                          59) == 0 &&
+                      strstr(g.reason, " was refused: Cannot evict pod as it would violate the "
+                                       "pod's disruption budget."),
+                  "%s", g.reason);
+    check_invariants();
+    /* The refused gang is no victim again for refusedVictimWait (30 s by default): asked a
+     * second later, the engine evicts nothing; 30 s after the refusal, it tries again. */
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 0);
+    policy_evictions_free(ev, n);
+    NOW += 29000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 8);
+    policy_evictions_free(ev, n);
+    check_invariants();
+}
+END_TEST
+
+/* ---- randomized: every promise, every step --------------------------------- */
+
+static void random_queue(const char *name, const char *parent, int64_t gpu_quota,
+                         int64_t gpu_limit, int32_t priority)
+{
+    struct policy_queue_spec q = {.name = name, .parent = parent, .priority = priority};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? gpu_quota : -1;
+        q.limit.v[r] = r == POLICY_RES_GPU ? gpu_limit : -1;
+        q.over_quota_weight.v[r] = 1 + (int64_t)(rng() % 3);
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+static void random_cluster(void)
+{
+    char name[32];
+
+    for (int n = 0; n < 4; n++) {
+        snprintf(name, sizeof(name), "node-%d", n);
+        add_node(name, 32, 8);
+    }
+    random_queue("q0", NULL, 8000, 24000, 0);
+    random_queue("q1", NULL, 8000, -1, 0);
+    random_queue("q1-child", "q1", 4000, 12000, 0);
+    random_queue("q2", NULL, 0, -1, 1);
+}
+
+/* Every pod that holds room, as a bound pod of its own in a fresh engine. */
+static void copy_held(const struct policy_pod_view *v, void *ctx)
+{
+    struct policy_cluster *dst = ctx;
+    struct policy_pod_spec s;
+    char uid[160];
+
+    if (!v->node || v->phase == POLICY_POD_PENDING)
+        return;
+    snprintf(uid, sizeof(uid), "held-%s-%s", v->namespace_, v->name);
+    s = (struct policy_pod_spec){.namespace_ = v->namespace_, .name = v->name, .uid = uid,
+                                 .cpu_milli = v->cpu_milli, .memory_bytes = v->memory_bytes,
+                                 .gpus = v->gpus, .gpu_share_milli = v->gpu_share_milli,
+                                 .queue = v->queue, .managed = v->phase != POLICY_POD_EVICTING,
+                                 .node = v->node, .gpu_groups = v->gpu_groups,
+                                 .priority = v->priority};
+    ck_assert_int_eq(policy_pod_upsert(dst, &s, NOW), POLICY_OK);
+}
+
+struct gang_copy {
+    const char *gang;
+    struct policy_cluster *dst;
+    char first[64];
+};
+
+static void copy_pending_members(const struct policy_pod_view *v, void *ctx)
+{
+    struct gang_copy *g = ctx;
+    struct policy_pod_spec s;
+
+    if (strcmp(v->gang, g->gang) != 0 || v->phase != POLICY_POD_PENDING)
+        return;
+    s = (struct policy_pod_spec){.namespace_ = v->namespace_, .name = v->name, .uid = v->uid,
+                                 .cpu_milli = v->cpu_milli, .memory_bytes = v->memory_bytes,
+                                 .gpus = v->gpus, .gpu_share_milli = v->gpu_share_milli,
+                                 .gang = g->gang, .queue = v->queue, .managed = true,
+                                 .priority = v->priority, .subgroup = v->subgroup};
+    ck_assert_int_eq(policy_pod_upsert(g->dst, &s, NOW), POLICY_OK);
+    if (!g->first[0])
+        snprintf(g->first, sizeof(g->first), "%s", v->name);
+}
+
+/* Would this waiting gang fit on the room nobody holds, were it the only one waiting? */
+static bool fits_alone(const struct policy_gang_view *gv)
+{
+    struct policy_cluster *orig = C;
+    struct gang_copy g = {.gang = gv->key};
+    struct policy_gang_spec spec = {.key = gv->key, .min_members = gv->min_members};
+    struct policy_subgroup_spec subs[8];
+
+    for (size_t i = 0; i < gv->nsubgroups && i < 8; i++)
+        subs[i] = (struct policy_subgroup_spec){gv->subgroups[i].name,
+                                                gv->subgroups[i].min_members};
+    spec.subgroups = gv->nsubgroups ? subs : NULL;
+    spec.nsubgroups = gv->nsubgroups < 8 ? gv->nsubgroups : 8;
+    const char *names[8];
+    struct policy_filter_result fr;
+    size_t n;
+    bool fits = false;
+
+    setup();
+    g.dst = C;
+    random_cluster();
+    policy_each_pod(orig, copy_held, C);
+    ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
+    policy_each_pod(orig, copy_pending_members, &g);
+    n = node_names(names, 8);
+    if (g.first[0] && policy_filter(C, "ns", g.first, names, n, NOW, &fr) == POLICY_OK) {
+        for (size_t i = 0; i < n; i++)
+            fits |= fr.verdicts[i].fit == POLICY_FITS;
+        policy_filter_result_cleanup(&fr);
+    }
+    teardown();
+    C = orig;
+    return fits;
+}
+
+struct waiting_check {
+    int pending, conserving;
+};
+
+static void check_conserving(const struct policy_gang_view *v, void *ctx)
+{
+    struct waiting_check *w = ctx;
+    struct policy_gang_view ahead;
+
+    if (v->state != POLICY_GANG_PENDING || v->members < v->min_members || !v->reason)
+        return;
+    w->pending++;
+    if (strncmp(v->reason, "waits: gang ", 12) == 0) {
+        /* Turned away for a gang ahead: that gang must be there and waiting. */
+        char key[128];
+
+        sscanf(v->reason + 12, "%127s", key);
+        ck_assert_msg(policy_gang_view_get(C, key, &ahead), "%s: unknown gang ahead", v->key);
+        ck_assert_msg(ahead.state == POLICY_GANG_PENDING, "%s waits for %s, which is %s", v->key,
+                      key, policy_gang_state_name(ahead.state));
+        return;
+    }
+    /* Otherwise nothing ahead holds it back: the room must really be missing. */
+    ck_assert_msg(!fits_alone(v), "gang %s waits (%s) though it fits the free room", v->key,
+                  v->reason);
+    w->conserving++;
+}
+
+/*
+ * Gangs of three queue trees arrive with random sizes, asks and priorities, finish, are
+ * retried, reclaimed and preempted (victims go and come back pending, as KubeRay makes
+ * them again), while time passes. After every step: no gang partly bound, no node over
+ * what stays on it, no queue or ancestor over its limit; and once kube-scheduler has
+ * retried everything, no gang waits on room it could use unless a gang ahead waits for it.
+ */
+START_TEST(random_queues_keep_every_promise)
+{
+    char gang[32], name[48];
+    int live[48] = {0}, checked = 0;
+    struct waiting_check w = {0};
+
+    rng_state = 0xD1B54A32D192ED03ULL + (uint64_t)_i;
+    random_cluster();
+    for (int step = 0; step < 300; step++) {
+        int g = (int)(rng() % 48);
+        const char *queues[] = {"q0", "q1-child", "q2"};
+
+        if (live[g] && rng() % 4 == 0) {
+            for (int m = 0; m < live[g]; m++) {
+                snprintf(name, sizeof(name), "g%d-%d", g, m);
+                policy_pod_forget(C, "ns", name);
+            }
+            snprintf(gang, sizeof(gang), "ns/g%d", g);
+            policy_gang_forget(C, gang, POLICY_GANG_WORKLOAD);
+            live[g] = 0;
+        } else if (!live[g]) {
+            int members = 1 + (int)(rng() % 5);
+            const char *q = queues[rng() % 3];
+            int32_t priority = (int32_t)(rng() % 3) * 50;
+            struct policy_gang_spec spec = {.key = gang, .min_members = members, .queue = q};
+            struct policy_subgroup_spec subs[2] = {{"head", 1}, {"workers", 0}};
+            bool composed = members > 1 && rng() % 3 == 0;
+
+            snprintf(gang, sizeof(gang), "ns/g%d", g);
+            if (rng() % 3 == 0)
+                spec.min_members = 1 + (int32_t)(rng() % members); /* elastic */
+            if (composed) {
+                /* A head and a worker group, whose minimum may be below its size. */
+                subs[1].min_members = (int32_t)(rng() % members);
+                spec.subgroups = subs;
+                spec.nsubgroups = 2;
+                spec.min_members = 1 + subs[1].min_members;
+            }
+            ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
+            for (int m = 0; m < members; m++) {
+                snprintf(name, sizeof(name), "g%d-%d", g, m);
+                add_pod("ns", gang, q,
+                        (struct pod_ask){name, 1 + rng() % 8, rng() % 3, 0, m == 0,
+                                         composed ? (m == 0 ? "head" : "workers") : NULL,
+                                         priority});
+            }
+            live[g] = members;
+        }
+        NOW += 1000 + rng() % 5000;
+        settle();
+        while (evict_all() > 0)
+            settle();
+        check_invariants();
+        if (step % 10 == 9) {
+            policy_each_gang(C, check_conserving, &w);
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 0);
+    ck_assert_int_gt(w.pending, 0); /* the test saw gangs wait */
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -1148,7 +1955,23 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, node_deleted_while_its_binding_is_in_flight);
          tcase_add_test(tc, recreated_gang_is_placed_whole_again);
          tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
+    CASE(composition, tcase_add_test(tc, autoscaling_raycluster_admits_its_minimum_then_extras);
+         tcase_add_test(tc, count_met_by_the_wrong_members_is_never_admitted);
+         tcase_add_test(tc, a_subgroup_short_of_pods_says_so);
+         tcase_add_test(tc, a_subgroup_with_no_minimum_only_has_extras);
+         tcase_add_test(tc, elastic_gangs_share_extras_in_turn);
+         tcase_add_test(tc, kai_podgroup_subgroups_compose_the_gang));
+    CASE(reclaim, tcase_add_test(tc, capacity_never_sits_idle_between_two_queues);
+         tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
+         tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
+         tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
+         tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
+         tcase_add_test(tc, a_refused_eviction_abandons_the_plan));
+    CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
+         tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);
+         tcase_add_test(tc, forgotten_gangs_leave_no_deadline_behind));
     CASE(randomized, tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
+         tcase_add_loop_test(tc, random_queues_keep_every_promise, 0, 3);
          tcase_set_timeout(tc, 300));
 #undef CASE
     return s;

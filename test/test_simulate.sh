@@ -41,7 +41,19 @@ check demo 'all(p["node"] == "gpu-lab-worker" and p["reason"] is None and p["gan
 check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
 check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpusLowerBound": 2}'
-check demo 'list(j) == ["pods", "queues", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason"]'
+check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
+
+# The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
+# the API server (items without kind), JSON values one per line (jq -c).
+for form in list stream nodelist; do
+    if [ $form = nodelist ]; then run $form -f nodelist.json -f demo.yaml; else run $form -f $form.json; fi
+    [ "$rc" = 0 ] || fail "$form: exit $rc: $(cat "$TMP/$form.err")"
+    check $form '[p["name"] for p in j["pods"]] == ["demo-head", "demo-workers-worker-0", "demo-workers-worker-1"]'
+    check $form 'all(p["node"] == "gpu-lab-worker" for p in j["pods"]) and s["gpusUsed"] == 2'
+done
 
 # 1-GPU head + four 0.5 workers = 3 GPUs; a queue limit of 2 keeps all five pending.
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
@@ -74,13 +86,25 @@ check competing 'all(p["node"] == "gpu-lab-worker" for p in j["pods"] if p["gang
 check competing 'all(p["node"] is None and p["reason"] for p in j["pods"] if p["gang"] == "lab/beta")'
 check competing 's["gangsPlaced"] == 1 and s["gangsPending"] == 1 and s["gpusUsed"] == 6 and s["podsPending"] == 4'
 
+# Every gang source and what they name, read in any order: KAI's Queue, PriorityClasses,
+# KAI's and Volcano's PodGroups with subgroups, the Workload API (v1alpha2 and v1beta1).
+run sources -f nodes.yaml -f sources.yaml
+[ "$rc" = 0 ] || fail "sources: exit $rc: $(cat "$TMP/sources.err")"
+check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
+check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
+check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "reason"} for g in j["gangs"])'
+
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
 [ "$rc" = 0 ] || fail "table: exit $rc"
 grep -q '^NAMESPACE *NAME *GPU *NODE *GANG *QUEUE *REASON$' "$TMP/table.out" || fail "table: header"
 grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$TMP/table.out" ||
     fail "table: a shared worker row"
-grep -q '^team-a *<none> *3 *6Gi *3$' "$TMP/table.out" || fail "table: queue row"
+grep -q '^QUEUE *PARENT *CPU *MEMORY *GPU *FAIR-CPU *FAIR-MEMORY *FAIR-GPU$' "$TMP/table.out" || fail "table: queue header"
+grep -q '^team-a *<none> *3 *6Gi *3 ' "$TMP/table.out" || fail "table: queue row"
+grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" || fail "table: gang header"
+grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 
 # Bad input: exit 2, nothing on stdout, "file:line: what" on stderr.
@@ -98,6 +122,8 @@ bad duplicate.yaml 'bad/duplicate.yaml:6: Node n1: defined twice'
 bad syntax.yaml 'bad/syntax.yaml:5: '
 bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster default/broken: pod broken-head: containers[ray-head].resources.requests.memory: "4Gb" is not a quantity'
 bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
+bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
+bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
 
 # Flags.
 run nofile -f does-not-exist.yaml

@@ -109,6 +109,14 @@ int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, 
 #define EXT_LABEL_QUEUE_KAI "kai.scheduler/queue"
 #define EXT_LABEL_QUEUE_VOLCANO "volcano.sh/queue-name"
 
+/* Gang composition and priority (REFERENCE §8, §9). */
+#define EXT_LABEL_RAY_PRIORITY_CLASS "ray.io/priority-class-name" /* on a RayCluster */
+#define EXT_ANNOTATION_KAI_POD_GROUP "pod-group-name"             /* KAI PodGroup member */
+#define EXT_LABEL_KAI_SUBGROUP "kai.scheduler/subgroup-name"
+#define EXT_LABEL_KAI_PREEMPTIBILITY "kai.scheduler/preemptibility" /* [non-]preemptible */
+#define EXT_ANNOTATION_VOLCANO_TASK "volcano.sh/task-spec"
+#define EXT_ANNOTATION_VOLCANO_PREEMPTABLE "volcano.sh/preemptable" /* "true" / "false" */
+
 /* GPU asks, KAI's names (REFERENCE §4). */
 #define EXT_ANNOTATION_GPU_FRACTION "gpu-fraction"
 #define EXT_ANNOTATION_GPU_MEMORY "gpu-memory"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "base.h"
@@ -16,11 +17,32 @@ static const struct {
     [CACHE_PODS] = {"pods", "/api/v1/pods", false},
     [CACHE_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true},
     [CACHE_QUEUES] = {"queues", "/apis/muster.dev/v1alpha1/queues", true},
+    /* KAI-Scheduler's Queues, for clusters moving from KAI (KubeRay's kai-scheduler name):
+     * the same engine queues, read only; a muster.dev Queue of the same name is the same queue. */
+    [CACHE_QUEUES_KAI] = {"queues.scheduling.run.ai", "/apis/scheduling.run.ai/v2/queues", true},
     [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io",
                            "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
     [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
                                  "/apis/scheduling.volcano.sh/v1beta1/podgroups", true},
+    [CACHE_PODGROUPS_KAI] = {"podgroups.scheduling.run.ai",
+                             "/apis/scheduling.run.ai/v2alpha2/podgroups", true},
+    [CACHE_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
+                               true},
+    /* The Workload API is alpha (1.36) or beta and off by default (1.37): absent is normal. */
+    [CACHE_WORKLOADS_V1ALPHA2] = {"workloads.v1alpha2",
+                                  "/apis/scheduling.k8s.io/v1alpha2/workloads", true},
+    [CACHE_WA_PODGROUPS_V1ALPHA2] = {"podgroups.scheduling.k8s.io.v1alpha2",
+                                     "/apis/scheduling.k8s.io/v1alpha2/podgroups", true},
+    [CACHE_WORKLOADS_V1BETA1] = {"workloads.v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads",
+                                 true},
+    [CACHE_WA_PODGROUPS_V1BETA1] = {"podgroups.scheduling.k8s.io.v1beta1",
+                                    "/apis/scheduling.k8s.io/v1beta1/podgroups", true},
 };
+
+static bool is_podgroup(enum cache_source src)
+{
+    return src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO || src == CACHE_PODGROUPS_KAI;
+}
 
 const char *cache_source_name(enum cache_source src)
 {
@@ -111,9 +133,13 @@ static const char *meta_string(const cJSON *obj, const char *key)
 static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
 {
     struct ext_arena *a = ext_arena_new();
+    struct kube_decode_opts o = c->opts;
     struct policy_gang_spec s;
     char err[128];
-    bool ok = a && kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL) == EXT_OK;
+    bool ok;
+
+    o.lookup = NULL; /* called outside the lock: the key needs no lookup */
+    ok = a && kube_podgroup_gang(obj, &o, a, &s, err, sizeof(err), NULL) == EXT_OK;
 
     if (ok)
         snprintf(buf, len, "%s", s.key);
@@ -130,9 +156,10 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
 
     if (!name)
         return false;
-    if (src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO)
+    if (is_podgroup(src))
         return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || !ns)
+    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_QUEUES_KAI ||
+        src == CACHE_PRIORITYCLASSES || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -150,18 +177,52 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
-static void forget(struct cache *c, enum cache_source src, const char *key)
+/* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
+static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
+{
+    char gang[512];
+    bool had;
+
+    pthread_mutex_lock(&c->refs_lock);
+    had = kube_refs_forget(c->refs, kind, key, gang, sizeof(gang));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (had && *gang)
+        policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
+}
+
+/* The engine forgets the object; the source's key set is the caller's business. */
+static void forget_engine(struct cache *c, enum cache_source src, const char *key)
 {
     char ns[256];
     const char *slash = strchr(key, '/');
 
     switch (src) {
+    case CACHE_PRIORITYCLASSES:
+        pthread_mutex_lock(&c->refs_lock);
+        kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
+        pthread_mutex_unlock(&c->refs_lock);
+        break;
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1:
+        forget_ref(c, KUBE_REF_WORKLOAD, key);
+        break;
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        forget_ref(c, KUBE_REF_POD_GROUP, key);
+        break;
     case CACHE_NODES:
         policy_node_forget(c->engine, key);
         break;
     case CACHE_QUEUES:
-        policy_queue_forget(c->engine, key);
+    case CACHE_QUEUES_KAI: {
+        /* The same name under the other API group is the same queue: it stays while one does. */
+        bool other;
+
+        keys_find(&c->known[src == CACHE_QUEUES ? CACHE_QUEUES_KAI : CACHE_QUEUES], key, &other);
+        if (!other)
+            policy_queue_forget(c->engine, key);
         break;
+    }
     case CACHE_PODS:
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
             memcpy(ns, key, (size_t)(slash - key));
@@ -174,6 +235,11 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
                            src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP);
         break;
     }
+}
+
+static void forget(struct cache *c, enum cache_source src, const char *key)
+{
+    forget_engine(c, src, key);
     keys_remove(&c->known[src], key);
 }
 
@@ -190,68 +256,174 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
 }
 
-/* Decode and upsert; false if the object is not one to keep. */
-static bool upsert(struct cache *c, enum cache_source src, const cJSON *obj, const char *key)
+/* The gang a spec declares, told to the engine when it changes anything. */
+static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
 {
-    struct ext_arena *a = ext_arena_new();
-    char err[256] = "";
-    int rc = EXT_EINVAL;
+    if (!policy_gang_changes(c->engine, s))
+        return EXT_OK;
+    c->nudge = true;
+    return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
+}
 
-    if (!a)
-        return false;
+/* Under refs_lock: record a Workload-API object; the gang it declared before goes into old. */
+static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *old, size_t oldlen)
+{
+    kube_refs_forget(c->refs, kind, key, old, oldlen);
+    if (kind == KUBE_REF_WORKLOAD) {
+        const char *slash = strchr(key, '/');
+        char ns[256];
+
+        if (!slash || (size_t)(slash - key) >= sizeof(ns))
+            return EXT_EINVAL;
+        memcpy(ns, key, (size_t)(slash - key));
+        ns[slash - key] = '\0';
+        return kube_refs_workload(c->refs, ns, slash + 1, s);
+    }
+    return kube_refs_pod_group(c->refs, obj);
+}
+
+/* A Workload-API object recorded under key; a gang it declared before under another key goes. */
+static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
+                      const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
+{
+    char old[512];
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = ref_record(c, kind, key, s, obj, old, sizeof(old));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
+        policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
+    if (rc == EXT_OK && s->key != NULL)
+        rc = gang_upsert(c, s, err, errlen);
+    return rc;
+}
+
+
+/*
+ * One object on its way into the engine. Decoding takes no cache lock (the
+ * options are fixed at start, and the lookups take refs_lock for themselves);
+ * only applying it does, so filter and bind calls wait for the engine's part of
+ * a watch event or a relist, not for the JSON.
+ */
+struct decoded {
+    enum cache_source src;
+    char key[512];
+    int rc;        /* of the decode; EXT_OK: spec below is filled */
+    bool skip;     /* not a workload (a reservation pod, a finished pod): not kept, no word */
+    bool terminal; /* a finished pod: forgotten */
+    char err[256];
+    union {
+        struct policy_node_spec node;
+        struct policy_pod_spec pod;
+        struct policy_queue_spec queue;
+        struct policy_gang_spec gang;
+        struct kube_priority_class pc;
+        struct kube_pod_group pg;
+    } spec;
+};
+
+/* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
+static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
+                   struct ext_arena *a, struct decoded *d)
+{
+    char *err = d->err;
+    size_t len = sizeof(d->err);
+
+    d->src = src;
+    d->err[0] = '\0';
+    d->skip = d->terminal = false;
+    if (!a) {
+        d->rc = EXT_ENOMEM;
+        return;
+    }
     switch (src) {
-    case CACHE_NODES: {
-        struct policy_node_spec s;
-
-        if ((rc = kube_node_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_node_upsert(c->engine, &s), err, sizeof(err));
+    case CACHE_NODES:
+        d->rc = kube_node_decode(obj, a, &d->spec.node, err, len, NULL);
         break;
-    }
-    case CACHE_PODS: {
-        struct policy_pod_spec s;
-
-        if (kube_pod_is_terminal(obj) || cache_is_reservation_pod(c, obj)) {
-            ext_arena_free(a);
-            return false;
-        }
-        if ((rc = kube_pod_decode(obj, &c->opts, a, &s, err, sizeof(err), NULL)) == EXT_OK)
-            rc = engine_rc(policy_pod_upsert(c->engine, &s, ext_now_ms()), err, sizeof(err));
+    case CACHE_PODS:
+        d->terminal = kube_pod_is_terminal(obj);
+        d->skip = d->terminal || cache_is_reservation_pod(c, obj);
+        d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, err, len, NULL);
         break;
-    }
-    case CACHE_QUEUES: {
-        struct policy_queue_spec s;
-
-        if ((rc = kube_queue_decode(obj, a, &s, err, sizeof(err), NULL)) == EXT_OK &&
-            policy_queue_changes(c->engine, &s)) {
-            rc = engine_rc(policy_queue_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+    case CACHE_QUEUES:
+    case CACHE_QUEUES_KAI:
+        d->rc = kube_queue_decode(obj, a, &d->spec.queue, err, len, NULL);
         break;
-    }
     case CACHE_RAYCLUSTERS:
+        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
+        break;
     case CACHE_PODGROUPS_X:
-    case CACHE_PODGROUPS_VOLCANO: {
-        struct policy_gang_spec s;
-
-        rc = src == CACHE_RAYCLUSTERS
-                 ? kube_raycluster_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL)
-                 : kube_podgroup_gang(obj, &c->opts, a, &s, err, sizeof(err), NULL);
-        if (rc == EXT_OK && policy_gang_changes(c->engine, &s)) {
-            rc = engine_rc(policy_gang_upsert(c->engine, &s), err, sizeof(err));
-            c->nudge = true;
-        }
+    case CACHE_PODGROUPS_VOLCANO:
+    case CACHE_PODGROUPS_KAI:
+        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
         break;
-    }
+    case CACHE_PRIORITYCLASSES:
+        d->rc = kube_priority_class_decode(obj, &d->spec.pc, err, len, NULL);
+        break;
+    case CACHE_WORKLOADS_V1ALPHA2:
+    case CACHE_WORKLOADS_V1BETA1:
+        d->rc = kube_workload_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
+        break;
+    case CACHE_WA_PODGROUPS_V1ALPHA2:
+    case CACHE_WA_PODGROUPS_V1BETA1:
+        d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, err, len, NULL);
+        break;
     default:
+        d->rc = EXT_EINVAL;
         break;
     }
-    ext_arena_free(a);
-    if (rc != EXT_OK) {
-        ext_log_warn("object skipped", "resource", sources[src].name, "object", key, "error",
-                     *err ? err : ext_strerror(rc));
+}
+
+/* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
+ * keep. */
+static bool apply(struct cache *c, struct decoded *d)
+{
+    char *err = d->err;
+    size_t len = sizeof(d->err);
+    int rc = d->rc;
+
+    if (d->skip)
         return false;
+    if (rc == EXT_OK) {
+        switch (d->src) {
+        case CACHE_NODES:
+            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
+            break;
+        case CACHE_PODS:
+            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
+            break;
+        case CACHE_QUEUES:
+        case CACHE_QUEUES_KAI:
+            if (!policy_queue_changes(c->engine, &d->spec.queue))
+                break;
+            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
+            c->nudge = true;
+            break;
+        case CACHE_PRIORITYCLASSES:
+            pthread_mutex_lock(&c->refs_lock);
+            rc = kube_refs_priority_class(c->refs, &d->spec.pc);
+            pthread_mutex_unlock(&c->refs_lock);
+            break;
+        case CACHE_WORKLOADS_V1ALPHA2:
+        case CACHE_WORKLOADS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, NULL, err, len);
+            break;
+        case CACHE_WA_PODGROUPS_V1ALPHA2:
+        case CACHE_WA_PODGROUPS_V1BETA1:
+            rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, err,
+                            len);
+            break;
+        default: /* RayClusters and PodGroups */
+            rc = gang_upsert(c, &d->spec.gang, err, len);
+            break;
+        }
     }
-    return true;
+    if (rc != EXT_OK)
+        ext_log_warn("object skipped", "resource", sources[d->src].name, "object", d->key, "error",
+                     *d->err ? d->err : ext_strerror(rc));
+    return rc == EXT_OK;
 }
 
 /* The engine holds an object whose key could not be recorded: the next list reconciles. */
@@ -265,18 +437,23 @@ static void key_lost(struct cache *c, enum cache_source src, const char *key)
 
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
 {
-    char key[512];
+    bool deleted = strcmp(type, "DELETED") == 0;
+    struct ext_arena *a = NULL;
+    struct decoded d;
 
-    if (!object_key(c, src, obj, key, sizeof(key)))
+    if (!object_key(c, src, obj, d.key, sizeof(d.key)))
         return;
+    if (!deleted)
+        decode(c, src, obj, a = ext_arena_new(), &d);
     pthread_mutex_lock(&c->lock);
-    if (strcmp(type, "DELETED") == 0 || !upsert(c, src, obj, key)) {
-        if (strcmp(type, "DELETED") == 0 || (src == CACHE_PODS && kube_pod_is_terminal(obj)))
-            forget(c, src, key);
-    } else if (!keys_add(&c->known[src], key)) {
-        key_lost(c, src, key);
+    if (deleted || !apply(c, &d)) {
+        if (deleted || d.terminal)
+            forget(c, src, d.key);
+    } else if (!keys_add(&c->known[src], d.key)) {
+        key_lost(c, src, d.key);
     }
     pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
 }
 
 /* ---- reconciling with the engine after a key was lost --------------------- */
@@ -319,7 +496,11 @@ static void engine_gang(const struct policy_gang_view *v, void *ctx)
         engine_key(e, v->key);
 }
 
-/* What the engine holds from this source; false if even that could not be listed. */
+/*
+ * What the engine holds from this source; false if even that could not be
+ * listed, or if the source's objects are not the engine's to list
+ * (PriorityClasses and the Workload API's objects live in the refs store).
+ */
 static bool engine_keys(struct cache *c, enum cache_source src, struct cache_keys *out)
 {
     struct engine_keys e = {out, src, false};
@@ -332,32 +513,46 @@ static bool engine_keys(struct cache *c, enum cache_source src, struct cache_key
         policy_each_pod(c->engine, engine_pod, &e);
         break;
     case CACHE_QUEUES:
+    case CACHE_QUEUES_KAI:
         policy_each_queue(c->engine, engine_queue, &e);
         break;
-    default:
+    case CACHE_RAYCLUSTERS:
+    case CACHE_PODGROUPS_X:
+    case CACHE_PODGROUPS_VOLCANO:
+    case CACHE_PODGROUPS_KAI:
         policy_each_gang(c->engine, engine_gang, &e);
         break;
+    default:
+        return false;
     }
     return !e.lost;
 }
 
+/* Do two sources declare the same engine objects (the PodGroup flavours, the Queue groups)? */
+static bool same_kind(enum cache_source a, enum cache_source b)
+{
+    bool queue_a = a == CACHE_QUEUES || a == CACHE_QUEUES_KAI;
+    bool queue_b = b == CACHE_QUEUES || b == CACHE_QUEUES_KAI;
+
+    return a != b && ((is_podgroup(a) && is_podgroup(b)) || (queue_a && queue_b));
+}
+
 /*
  * A list after a key was lost: what the engine holds from this source but
- * the list no longer has is forgotten. (The other PodGroup flavour's keys
- * are kept: both declare gangs as PodGroups.)
+ * the list no longer has is forgotten. (Keys another source of the same kind
+ * holds are kept: every PodGroup flavour declares gangs as PodGroups, and
+ * either Queue group declares the same queues.)
  */
 static bool reconcile(struct cache *c, enum cache_source src, const struct cache_keys *fresh)
 {
     struct cache_keys held = {0};
     bool found, ok = engine_keys(c, src, &held);
-    enum cache_source twin = src == CACHE_PODGROUPS_X         ? CACHE_PODGROUPS_VOLCANO
-                             : src == CACHE_PODGROUPS_VOLCANO ? CACHE_PODGROUPS_X
-                                                              : src;
 
     for (size_t i = 0; ok && i < held.n; i++) {
         keys_find(fresh, held.v[i], &found);
-        if (!found && twin != src)
-            keys_find(&c->known[twin], held.v[i], &found);
+        for (int s = 0; !found && s < CACHE_SOURCE_COUNT; s++)
+            if (same_kind(src, (enum cache_source)s))
+                keys_find(&c->known[s], held.v[i], &found);
         if (!found)
             forget(c, src, held.v[i]);
     }
@@ -367,49 +562,151 @@ static bool reconcile(struct cache *c, enum cache_source src, const struct cache
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
-/* The full set after a (re)list: upsert all, forget what vanished meanwhile. */
-void cache_replace(struct cache *c, enum cache_source src, const cJSON *items)
+#define RELIST_BATCH 64 /* objects decoded outside the lock, then applied under it */
+
+static int cmp_key(const void *a, const void *b)
 {
-    struct cache_reflector one = {c, src}, *sc = &one;
-    struct cache_keys fresh = {0};
-    const cJSON *obj;
-    char key[512];
-    bool lost = false;
-
-    pthread_mutex_lock(&c->lock);
-    cJSON_ArrayForEach(obj, items)
-    {
-        if (object_key(c, sc->src, obj, key, sizeof(key)) && upsert(c, sc->src, obj, key) &&
-            !keys_add(&fresh, key)) {
-            key_lost(c, sc->src, key);
-            lost = true;
-        }
-    }
-    for (size_t i = c->known[sc->src].n; !lost && i-- > 0;) {
-        bool found;
-        char *old = c->known[sc->src].v[i];
-
-        keys_find(&fresh, old, &found);
-        if (!found) {
-            snprintf(key, sizeof(key), "%s", old);
-            forget(c, sc->src, key);
-        }
-    }
-    /* A key lost earlier is known only to the engine: reconcile against it. With a key
-     * lost in this very list, nothing is forgotten now (fresh is not the whole list). */
-    if (!lost && c->keys_lost[sc->src] && reconcile(c, sc->src, &fresh))
-        c->keys_lost[sc->src] = false;
-    keys_cleanup(&c->known[sc->src]);
-    c->known[sc->src] = fresh;
-    pthread_mutex_unlock(&c->lock);
-    ext_log_info("listed", "resource", sources[sc->src].name);
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void on_replace(void *ctx, const cJSON *items)
+/* The keys gathered in any order: sorted, each once. */
+static void keys_settle(struct cache_keys *k)
+{
+    size_t n = 0;
+
+    if (k->n > 1) /* an empty list has no array: qsort may not be given NULL */
+        qsort(k->v, k->n, sizeof(*k->v), cmp_key);
+    for (size_t i = 0; i < k->n; i++) {
+        if (n > 0 && strcmp(k->v[n - 1], k->v[i]) == 0)
+            free(k->v[i]);
+        else
+            k->v[n++] = k->v[i];
+    }
+    k->n = n;
+}
+
+/* False when out of memory: the key is not recorded. */
+static bool keys_append(struct cache_keys *k, const char *key)
+{
+    char *copy;
+
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        char **v = realloc(k->v, cap * sizeof(*v));
+
+        if (!v)
+            return false;
+        k->v = v;
+        k->cap = cap;
+    }
+    if (!(copy = strdup(key)))
+        return false;
+    k->v[k->n++] = copy;
+    return true;
+}
+
+/* Decode up to max objects from obj on, then apply them under one lock. */
+static const cJSON *replace_batch(struct cache_reflector *sc, const cJSON *obj,
+                                  struct decoded *batch, size_t max)
+{
+    struct cache *c = sc->cache;
+    struct ext_arena *a = ext_arena_new();
+    size_t n = 0;
+
+    for (; obj && n < max; obj = obj->next)
+        if (object_key(c, sc->src, obj, batch[n].key, sizeof(batch[n].key)))
+            decode(c, sc->src, obj, a, &batch[n++]);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (apply(c, &batch[i]) && !keys_append(&sc->listed, batch[i].key)) {
+            key_lost(c, sc->src, batch[i].key);
+            sc->lost = true;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    ext_arena_free(a);
+    return obj;
+}
+
+/*
+ * A (re)list, page by page: every object is upserted as its page arrives (the lock
+ * is held per batch, so kube-scheduler's calls are answered during a relist of any
+ * size), and at the end what vanished meanwhile is forgotten. What vanished is found
+ * outside the lock (only this reflector's thread changes its key set) and costs
+ * n log n, however the list is ordered.
+ */
+static void on_list_begin(void *ctx)
 {
     struct cache_reflector *sc = ctx;
 
-    cache_replace(sc->cache, sc->src, items);
+    keys_cleanup(&sc->listed);
+    sc->lost = false;
+}
+
+static void on_list_page(void *ctx, const cJSON *items)
+{
+    struct cache_reflector *sc = ctx;
+    struct decoded one, *batch = malloc(RELIST_BATCH * sizeof(*batch));
+    const cJSON *obj = items ? items->child : NULL;
+
+    /* Out of memory for a batch: one object at a time, rather than skip the page. */
+    while (obj)
+        obj = batch ? replace_batch(sc, obj, batch, RELIST_BATCH) : replace_batch(sc, obj, &one, 1);
+    free(batch);
+}
+
+static void on_list_end(void *ctx, bool ok)
+{
+    struct cache_reflector *sc = ctx;
+    struct cache *c = sc->cache;
+    struct cache_keys *known = &c->known[sc->src], gone = {0};
+    const char *dropped = NULL; /* a vanished key not recorded in gone */
+    bool lost = sc->lost;
+
+    sc->lost = false;
+    if (!ok) { /* the next list starts over; what was upserted is still true */
+        keys_cleanup(&sc->listed);
+        return;
+    }
+    keys_settle(&sc->listed);
+    /* With a key lost in this very list, nothing is forgotten now (listed is not the whole
+     * list); keys_lost has the next list reconcile against the engine. */
+    for (size_t i = 0; !lost && i < known->n; i++) {
+        bool found;
+
+        keys_find(&sc->listed, known->v[i], &found);
+        if (!found && !keys_append(&gone, known->v[i]))
+            dropped = known->v[i];
+    }
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < gone.n; i++)
+        forget_engine(c, sc->src, gone.v[i]);
+    if (dropped)
+        key_lost(c, sc->src, dropped);
+    /* A key lost earlier is known only to the engine: reconcile against it. */
+    if (!lost && c->keys_lost[sc->src] && reconcile(c, sc->src, &sc->listed))
+        c->keys_lost[sc->src] = false;
+    keys_cleanup(known);
+    *known = sc->listed;
+    pthread_mutex_unlock(&c->lock);
+    memset(&sc->listed, 0, sizeof(sc->listed));
+    keys_cleanup(&gone);
+    ext_log_info("listed", "resource", sources[sc->src].name);
+}
+
+/* The full set at once: a list of one page. */
+static void on_replace(void *ctx, const cJSON *items)
+{
+    on_list_begin(ctx);
+    on_list_page(ctx, items);
+    on_list_end(ctx, true);
+}
+
+void cache_replace(struct cache *c, enum cache_source src, const cJSON *items)
+{
+    struct cache_reflector one = {c, src, {0}, false};
+
+    on_replace(&one, items);
 }
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
@@ -437,19 +734,67 @@ static void on_error(void *ctx, int code, const char *message)
                  message ? message : ext_strerror(code));
 }
 
-static const struct kube_watch_handler handler = {
-    .replace = on_replace, .event = on_event, .absent = on_absent, .error = on_error};
+static const struct kube_watch_handler handler = {.replace = on_replace,
+                                                  .event = on_event,
+                                                  .absent = on_absent,
+                                                  .error = on_error,
+                                                  .list_begin = on_list_begin,
+                                                  .list_page = on_list_page,
+                                                  .list_end = on_list_end};
 
 /* ---- lifecycle ----------------------------------------------------------- */
+
+/* The decoders' lookups, safe outside the cache lock: refs has a lock of its own. */
+static bool locked_priority_class(void *ctx, const char *name, int32_t *value)
+{
+    struct cache *c = ctx;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.priority_class && c->lookup.priority_class(c->lookup.ctx, name, value);
+    pthread_mutex_unlock(&c->refs_lock);
+    return ok;
+}
+
+/*
+ * refs' answers point into refs, which a writer may change once the lock is let go: they are
+ * copied, under it, into this thread's buffers, which the decoder copies into its arena at once.
+ */
+static bool locked_pod_group(void *ctx, const char *ns, const char *name, const char **gang,
+                             const char **subgroup)
+{
+    static _Thread_local char gang_copy[520], sub_copy[260];
+    struct cache *c = ctx;
+    const char *g = NULL, *sg = NULL;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.pod_group && c->lookup.pod_group(c->lookup.ctx, ns, name, &g, &sg);
+    if (ok && g)
+        snprintf(gang_copy, sizeof(gang_copy), "%s", g);
+    if (ok && sg)
+        snprintf(sub_copy, sizeof(sub_copy), "%s", sg);
+    pthread_mutex_unlock(&c->refs_lock);
+    if (!ok)
+        return false;
+    *gang = g ? gang_copy : NULL;
+    *subgroup = sg ? sub_copy : NULL;
+    return true;
+}
 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen)
 {
-    struct policy_options po = {
-        .strategy = s->strategy, .plan_ttl_ms = s->plan_ttl_ms, .default_queue = s->default_queue};
+    struct policy_options po = {.strategy = s->strategy,
+                                .plan_ttl_ms = s->plan_ttl_ms,
+                                .default_queue = s->default_queue,
+                                .no_reclaim = !s->evictions.reclaim,
+                                .no_preemption = !s->evictions.preemption,
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->refs_lock, NULL);
     c->engine = policy_cluster_new(&po);
     if (!c->engine) {
         snprintf(err, errlen, "out of memory");
@@ -459,21 +804,36 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
     c->opts.nqueue_label_keys = s->queue_label_keys.n;
     c->opts.scheduler_names = (const char *const *)s->scheduler_names.v;
     c->opts.nscheduler_names = s->scheduler_names.n;
+    c->refs = kube_refs_new();
+    if (!c->refs) {
+        snprintf(err, errlen, "out of memory");
+        return EXT_ENOMEM;
+    }
+    c->lookup = kube_refs_lookup(c->refs);
+    c->locked_lookup = (struct kube_lookup){locked_priority_class, locked_pod_group, c};
+    c->opts.lookup = &c->locked_lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;
     return EXT_OK;
 }
 
+#define NODES_FIRST_MS 10000
+
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
-        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i};
+        c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i, {0}};
         c->watches[i] =
             kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i], NULL);
         if (!c->watches[i]) {
             snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
             return EXT_ENOMEM;
         }
+        /* Nodes first (for a while): a bound pod listed before its node is charged when the
+         * node comes, and each node that comes then looks at every such pod. */
+        for (int64_t until = ext_now_ms() + NODES_FIRST_MS;
+             i == CACHE_NODES && !kube_watch_synced(c->watches[i]) && ext_now_ms() < until;)
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
     return EXT_OK;
 }
@@ -484,6 +844,7 @@ void cache_cleanup(struct cache *c)
         kube_watch_stop(c->watches[i]);
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
+        keys_cleanup(&c->reflectors[i].listed);
     }
     cache_nudges_clear(c);
     free(c->nudge_gangs);
@@ -491,6 +852,9 @@ void cache_cleanup(struct cache *c)
     c->nudge_gangs_cap = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
+    kube_refs_free(c->refs);
+    c->refs = NULL;
+    pthread_mutex_destroy(&c->refs_lock);
     pthread_mutex_destroy(&c->lock);
 }
 

@@ -1,8 +1,9 @@
 /*
  * cache.h - muster's picture of the cluster: watches feed the engine.
  *
- * One reflector per resource (nodes, pods, RayClusters, muster Queues and
- * both PodGroup flavours) decodes every object and hands it to the engine
+ * One reflector per resource (nodes, pods, RayClusters, muster Queues, the
+ * PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses and the
+ * Workload API's Workloads and PodGroups) decodes every object and hands it to the engine
  * under the cache's lock. The same lock guards every engine call made by the
  * HTTP handlers, so filter, bind and watch events never interleave inside
  * the engine. Optional resources (CRDs) may be absent; one installed later
@@ -23,9 +24,16 @@ enum cache_source {
     CACHE_NODES,
     CACHE_PODS,
     CACHE_RAYCLUSTERS,
-    CACHE_QUEUES,
-    CACHE_PODGROUPS_X,       /* scheduling.x-k8s.io/v1alpha1 */
-    CACHE_PODGROUPS_VOLCANO, /* scheduling.volcano.sh/v1beta1 */
+    CACHE_QUEUES,             /* muster.dev/v1alpha1 (status written back) */
+    CACHE_QUEUES_KAI,         /* scheduling.run.ai/v2, KAI-Scheduler's (read only) */
+    CACHE_PODGROUPS_X,        /* scheduling.x-k8s.io/v1alpha1 */
+    CACHE_PODGROUPS_VOLCANO,  /* scheduling.volcano.sh/v1beta1 */
+    CACHE_PODGROUPS_KAI,      /* scheduling.run.ai/v2alpha2 */
+    CACHE_PRIORITYCLASSES,    /* scheduling.k8s.io/v1: what gangs and pods name */
+    CACHE_WORKLOADS_V1ALPHA2, /* the Workload API, Kubernetes 1.36 */
+    CACHE_WA_PODGROUPS_V1ALPHA2,
+    CACHE_WORKLOADS_V1BETA1, /* ... and 1.37 */
+    CACHE_WA_PODGROUPS_V1BETA1,
     CACHE_SOURCE_COUNT
 };
 
@@ -34,16 +42,25 @@ struct cache_keys {
     size_t n, cap;
 };
 
-/* What a reflector's callbacks are told: whose cache, which source. */
+/* What a reflector's callbacks are told: whose cache, which source; the keys of a list
+ * under way. */
 struct cache_reflector {
     struct cache *cache;
     enum cache_source src;
+    struct cache_keys listed;
+    bool lost; /* a key of the list under way could not be recorded (out of memory) */
 };
 
 struct cache {
     pthread_mutex_t lock; /* the engine and everything below */
     struct policy_cluster *engine;
-    struct kube_decode_opts opts;
+    struct kube_decode_opts opts; /* its lookup reads refs, under refs_lock */
+    struct kube_refs *refs;       /* PriorityClasses, Workloads, Workload-API PodGroups */
+    struct kube_lookup lookup;    /* refs' own */
+    /* refs alone: decoding takes it, not the lock above, so a watch event or a relist is
+     * decoded outside the lock; writers hold both (the lock first). */
+    pthread_mutex_t refs_lock;
+    struct kube_lookup locked_lookup;
     const char *reservation_namespace;
     struct kube_client *kube;
     struct kube_watch *watches[CACHE_SOURCE_COUNT];

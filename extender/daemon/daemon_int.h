@@ -11,6 +11,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "evict.h"
 #include "events.h"
 #include "gpushare.h"
 #include "wire.h"
@@ -44,6 +45,8 @@ struct ext_daemon {
     struct ext_http_server *http;
     struct ext_http_server *webhook; /* gpuSharing.webhookListen, HTTPS */
     struct gpushare share;           /* the GPU-sharing hand-off, borrowing the above */
+    /* Reclaim and preemption carried out (evict.h); NULL offline. */
+    struct evictor *evictor;
 
     /* The barrier: guarded by cache.lock. Its timer thread answers held binds
      * whose bindWait ran out; barrier_changed wakes it for an earlier deadline. */
@@ -71,6 +74,11 @@ struct ext_daemon {
     struct ext_metric *gpu_group_shares;     /* {node}, GPUs */
     struct ext_metric *gpu_group_pods;       /* {node} */
     struct ext_metric *reservation_timeouts; /* {node} */
+
+    /* Reclaim and preemption: {kind,result} (evict.h); fair share and demand {queue,resource}. */
+    struct ext_metric *evictions;
+    struct ext_metric *queue_fair_share;
+    struct ext_metric *queue_demand;
 };
 
 extern const struct ext_http_handlers ext_daemon_handlers;

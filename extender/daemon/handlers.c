@@ -76,12 +76,13 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     struct policy_filter_result r;
     char err[512], key[512];
     const char *chosen = NULL;
-    struct policy_pod_view before;
-    bool was_pending;
+    struct policy_gang_view before;
+    bool turned_away;
     int rc;
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_failed = true; /* a planned pod's answer is its node alone */
     pthread_mutex_lock(&d->cache.lock);
     observe_nodes(d, a);
     rc = observe_pod(d, a->pod, arena, &spec, err, sizeof(err));
@@ -92,8 +93,10 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         ext_arena_free(arena);
         return rc; /* a Pod that does not decode: 400 with why; not ours: every node passes */
     }
-    was_pending = !policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &before) ||
-                  before.phase == POLICY_POD_PENDING;
+    /* A gang that waits with a reason has had members turned away (kube-scheduler parked
+     * them); a gang planned at its first filter has not, and needs no nudge. */
+    turned_away = spec.gang && policy_gang_view_get(d->cache.engine, spec.gang, &before) &&
+                  before.state == POLICY_GANG_PENDING && before.reason;
     rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
                        &r);
     pthread_mutex_unlock(&d->cache.lock);
@@ -120,15 +123,25 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
                      r.reason);
         ext_events_post(d->events, spec.namespace_, spec.name, spec.uid, "GangWaiting", "Warning",
                         r.reason);
+        /* A gang ahead of this one could use the room: kube-scheduler may not retry it on
+         * its own (its pods were turned away before), so hand it back. */
+        if (r.ahead) {
+            pthread_mutex_lock(&d->cache.lock);
+            cache_nudge_gang(&d->cache, r.ahead);
+            pthread_mutex_unlock(&d->cache.lock);
+        }
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
-        /* Its gang's other members may have been turned away before the plan. */
-        if (spec.gang && was_pending) {
+        /* Its gang's other members were turned away before the plan. */
+        if (turned_away) {
             pthread_mutex_lock(&d->cache.lock);
             cache_nudge_gang(&d->cache, spec.gang);
             pthread_mutex_unlock(&d->cache.lock);
         }
     }
+    /* Victims were chosen for this gang: the evictor carries them out off this path. */
+    if (r.evictions)
+        evictor_kick(d->evictor);
     policy_filter_result_cleanup(&r);
     ext_arena_free(arena);
     return EXT_OK;
@@ -143,6 +156,7 @@ static int prioritize(void *ctx, const struct ext_filter_args *a, struct ext_pri
 
     if (!arena)
         return EXT_ENOMEM;
+    ans->omit_zero = true;
     pthread_mutex_lock(&d->cache.lock);
     if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
         spec.managed)
@@ -250,6 +264,34 @@ static void add_resources(cJSON *parent, const char *name, const struct policy_r
     }
 }
 
+/* A string, or null: the key is always there. */
+static void add_text(cJSON *o, const char *key, const char *text)
+{
+    if (text)
+        cJSON_AddStringToObject(o, key, text);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static void add_subgroups(cJSON *g, const struct policy_gang_view *v)
+{
+    cJSON *list = cJSON_AddArrayToObject(g, "subgroups");
+
+    for (size_t i = 0; list && i < v->nsubgroups; i++) {
+        const struct policy_subgroup_view *sg = &v->subgroups[i];
+        cJSON *o = cJSON_CreateObject();
+
+        cJSON_AddStringToObject(o, "name", sg->name ? sg->name : "");
+        cJSON_AddNumberToObject(o, "minMembers", sg->min_members);
+        cJSON_AddNumberToObject(o, "members", sg->members);
+        cJSON_AddNumberToObject(o, "placed", sg->placed);
+        cJSON_AddNumberToObject(o, "extrasPlaced", sg->extras_placed);
+        cJSON_AddNumberToObject(o, "extrasWaiting", sg->extras_waiting);
+        add_text(o, "extraReason", sg->extra_reason);
+        cJSON_AddItemToArray(list, o);
+    }
+}
+
 static void state_gang(const struct policy_gang_view *v, void *ctx)
 {
     cJSON *g = cJSON_CreateObject();
@@ -265,6 +307,11 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
         cJSON_AddStringToObject(g, "reason", v->reason);
     else
         cJSON_AddNullToObject(g, "reason");
+    cJSON_AddNumberToObject(g, "priority", v->priority);
+    cJSON_AddBoolToObject(g, "preemptible", v->preemptible);
+    add_text(g, "composition", v->composition);
+    add_text(g, "conflict", v->conflict);
+    add_subgroups(g, v);
     cJSON_AddItemToArray(ctx, g);
 }
 
@@ -300,6 +347,8 @@ static void state_queue(const struct policy_queue_view *v, void *ctx)
         cJSON_AddNullToObject(q, "parent");
     add_resources(q, "allocated", &v->allocated);
     add_resources(q, "reserved", &v->reserved);
+    add_resources(q, "fairShare", &v->fair_share);
+    add_resources(q, "demand", &v->demand);
     cJSON_AddNumberToObject(q, "pendingGangs", v->pending_gangs);
     cJSON_AddItemToArray(ctx, q);
 }
@@ -316,6 +365,8 @@ static int debug_state(void *ctx, char **json, size_t *len)
     policy_each_queue(d->cache.engine, state_queue, cJSON_AddArrayToObject(root, "queues"));
     policy_each_pod(d->cache.engine, state_pod, cJSON_AddArrayToObject(root, "pods"));
     pthread_mutex_unlock(&d->cache.lock);
+    /* The evictor's last outcomes (its own lock). */
+    evictor_debug(d->evictor, cJSON_AddArrayToObject(root, "evictions"));
     *json = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!*json)

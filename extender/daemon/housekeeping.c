@@ -1,5 +1,6 @@
 /*
- * housekeeping.c - Queue status writer and reservation pod reaper. It writes
+ * housekeeping.c - Queue status writer (usage and fair share), GangSpecMismatch
+ * Events and reservation pod reaper; each tick tells the evictor who leads. It writes
  * only while this replica's kube-scheduler leads (lease.h): the standby's
  * engine has no plans, so its Queue status would be wrong and its reaper
  * would delete the reservation pods the leader is waiting on.
@@ -16,6 +17,7 @@
 #include "gpushare.h"
 #include "housekeeping.h"
 #include "lease.h"
+#include "mismatch.h"
 
 #define QUEUE_STATUS_PERIOD_MS 2000
 #define REAP_EVERY 3 /* periods: reservation pods are reaped every 6 s */
@@ -29,6 +31,8 @@ struct housekeeping {
     int leading;    /* -1 before the first tick */
     cJSON *written; /* name -> last status text written */
     cJSON *pending; /* name -> status object to write, built under the cache lock */
+    /* The GangSpecMismatch Events told so far. */
+    struct gang_mismatch *mismatch;
 };
 
 static cJSON *resources_json(const struct policy_resources *r)
@@ -56,6 +60,7 @@ static void build_one(const struct policy_queue_view *v, void *ctx)
     status = cJSON_CreateObject();
     cJSON_AddItemToObject(status, "allocated", resources_json(&v->allocated));
     cJSON_AddItemToObject(status, "reserved", resources_json(&v->reserved));
+    cJSON_AddItemToObject(status, "fairShare", resources_json(&v->fair_share));
     cJSON_AddNumberToObject(status, "pendingGangs", v->pending_gangs);
     cJSON_AddItemToObject(qs->pending, v->name, status);
 }
@@ -197,6 +202,8 @@ static bool check_leading(struct housekeeping *qs)
     bool leading = lease_leading(qs->d->kube, le, holder, sizeof(holder));
 
     ext_series_set(ext_metric_with(qs->d->leader, NULL), leading);
+    /* The evictor evicts only on the leader; this is also its tick. */
+    evictor_lead(qs->d->evictor, leading);
     if ((int)leading == qs->leading)
         return leading;
     qs->leading = leading;
@@ -233,6 +240,7 @@ void housekeeping_tick(struct housekeeping *qs, unsigned tick)
     if (!check_leading(qs))
         return;
     write_queues(qs);
+    gang_mismatch_report(qs->mismatch, &qs->d->cache, qs->d->events);
     nudge_waiting(qs, tick);
     if (tick % REAP_EVERY == 0 && cache_ready(&qs->d->cache, NULL, 0))
         gpu_share_reap(&qs->d->share);
@@ -262,7 +270,9 @@ struct housekeeping *housekeeping_new(struct ext_daemon *d)
     struct housekeeping *qs = calloc(1, sizeof(*qs));
     pthread_condattr_t ca;
 
-    if (!qs || !(qs->written = cJSON_CreateObject())) {
+    if (!qs || !(qs->written = cJSON_CreateObject()) || !(qs->mismatch = gang_mismatch_new())) {
+        if (qs)
+            cJSON_Delete(qs->written);
         free(qs);
         return NULL;
     }
@@ -281,6 +291,7 @@ void housekeeping_free(struct housekeeping *qs)
     if (!qs)
         return;
     cJSON_Delete(qs->written);
+    gang_mismatch_free(qs->mismatch);
     pthread_mutex_destroy(&qs->lock);
     pthread_cond_destroy(&qs->wake);
     free(qs);

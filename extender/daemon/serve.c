@@ -181,11 +181,14 @@ static void collect_queue(const struct policy_queue_view *v, void *ctx)
         double scale = r == POLICY_RES_MEMORY ? 1.0 : 1000.0;
         const char *alloc[] = {v->name, policy_resource_name(r), "allocated"};
         const char *res[] = {v->name, policy_resource_name(r), "reserved"};
+        const char *qr[] = {v->name, policy_resource_name(r)};
 
         ext_series_set(ext_metric_with(d->queue_usage, alloc), v->allocated.v[r] / scale);
         ext_series_set(ext_metric_with(d->queue_usage, res), v->reserved.v[r] / scale);
         set_bound(d->queue_quota, v->name, r, v->quota.v[r], scale);
         set_bound(d->queue_limit, v->name, r, v->limit.v[r], scale);
+        ext_series_set(ext_metric_with(d->queue_fair_share, qr), v->fair_share.v[r] / scale);
+        ext_series_set(ext_metric_with(d->queue_demand, qr), v->demand.v[r] / scale);
     }
     ext_series_set(ext_metric_with(d->queue_pending, (const char *[]){v->name}), v->pending_gangs);
     ext_series_set(ext_metric_with(d->queue_oldest_pending, (const char *[]){v->name}), 0);
@@ -216,7 +219,8 @@ static void collect(struct ext_metrics *m, void *ctx)
     struct ext_metric *rebuilt[] = {d->queue_usage,      d->queue_pending,
                                     d->queue_quota,      d->queue_limit,
                                     d->queue_oldest_pending, d->gpu_groups,
-                                    d->gpu_group_shares, d->gpu_group_pods};
+                                    d->gpu_group_shares, d->gpu_group_pods,
+                                    d->queue_fair_share, d->queue_demand};
     char why[256];
 
     for (size_t i = 0; i < sizeof(rebuilt) / sizeof(rebuilt[0]); i++)
@@ -243,6 +247,7 @@ static void collect(struct ext_metrics *m, void *ctx)
 
 static int register_metrics(struct ext_daemon *d)
 {
+    static const char *const results[] = {"evicted", "refused", "failed"};
     struct ext_metrics *m = d->metrics;
 
     d->bind_outcomes = ext_metrics_counter(
@@ -293,12 +298,33 @@ static int register_metrics(struct ext_daemon *d)
         m, "muster_reservation_timeouts_total",
         "Reservation pods that did not report their GPU within gpuSharing.reservationTimeout",
         "node");
+    d->evictions = ext_metrics_counter(m, "muster_evictions_total",
+                                       "Pods evicted for reclaim or preemption (evicted), refused "
+                                       "whole with their gang before any was evicted (refused), or "
+                                       "failed after their gang's dry run passed (failed)",
+                                       "kind,result");
+    d->queue_fair_share = ext_metrics_gauge(
+        m, "muster_queue_fair_share",
+        "Each queue's fair share of its level's capacity (cpu cores, memory bytes, GPUs)",
+        "queue,resource");
+    d->queue_demand = ext_metrics_gauge(
+        m, "muster_queue_demand",
+        "What each queue's bound and waiting gangs ask (cpu cores, memory bytes, GPUs)",
+        "queue,resource");
     if (!d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
         !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader || !d->ready ||
         !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
         !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
-        !d->reservation_timeouts)
+        !d->reservation_timeouts || !d->evictions || !d->queue_fair_share || !d->queue_demand)
         return EXT_ENOMEM;
+    /* Every series from the start, so a rate over them is defined before the first eviction. */
+    for (int k = POLICY_EVICT_RECLAIM; k <= POLICY_EVICT_PREEMPT; k++) {
+        for (size_t r = 0; r < sizeof(results) / sizeof(results[0]); r++) {
+            const char *labels[] = {evict_kind_name(k), results[r]};
+
+            ext_series_add(ext_metric_with(d->evictions, labels), 0);
+        }
+    }
     return ext_metrics_on_collect(m, collect, d);
 }
 
@@ -495,6 +521,20 @@ static int start_webhook(struct ext_daemon *d, char *err, size_t errlen)
     return rc;
 }
 
+static struct evictor *start_evictor(struct ext_daemon *d)
+{
+    struct evictor_config ec = {.kube = d->kube,
+                                .cache = &d->cache,
+                                .source = evict_engine_source(&d->cache),
+                                .events = d->events,
+                                .evictions = d->evictions};
+    struct evictor *e = evictor_start(&ec);
+
+    if (!e)
+        ext_log_error("cannot start the evictor: reclaim and preemption will not evict");
+    return e;
+}
+
 static int wait_for_signal(void)
 {
     sigset_t set;
@@ -515,6 +555,7 @@ void ext_daemon_cleanup(struct ext_daemon *d)
     }
     ext_http_server_free(d->webhook);
     ext_barrier_stop(d);
+    evictor_stop(d->evictor); /* after housekeeping, which tells it who leads */
     ext_events_free(d->events);
     cache_cleanup(&d->cache);
     kube_client_free(d->kube);
@@ -597,6 +638,7 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
     }
     if (d->kube) {
         d->events = ext_events_new(d->kube);
+        d->evictor = start_evictor(d);
         qs = housekeeping_start(d);
     }
     if (start_http(d, err, sizeof(err)) != EXT_OK) {

@@ -119,12 +119,13 @@ int kube__int64(struct kube__ctx *c, const cJSON *obj, const char *key, const ch
     if (!cJSON_IsNumber(n))
         return kube__fail(c, EXT_EINVAL, n, "%s: must be an integer", what);
     d = n->valuedouble;
-    /* The bounds the callers use are far inside 2^53, where doubles are exact. */
+    /* The range first: casting a double beyond int64 is undefined. The bounds
+     * the callers use are far inside 2^53, where doubles are exact. */
+    if (!(d >= (double)min && d <= (double)max))
+        return kube__fail(c, EXT_EINVAL, n, "%s: %.*g outside [%" PRId64 ", %" PRId64 "]", what,
+                          d > -1e15 && d < 1e15 ? 15 : 6, d, min, max);
     if (d != (double)(int64_t)d)
         return kube__fail(c, EXT_EINVAL, n, "%s: must be an integer", what);
-    if (d < (double)min || d > (double)max)
-        return kube__fail(c, EXT_EINVAL, n, "%s: %.0f outside [%" PRId64 ", %" PRId64 "]", what, d,
-                          min, max);
     *out = (int64_t)d;
     return EXT_OK;
 }

@@ -8,24 +8,38 @@
 
 /* ---- Pod: the small things ----------------------------------------------- */
 
-/* The pod's gang name, before the namespace is put in front; NULL if none. */
-static const char *kube__gang_name(const cJSON *meta)
+/*
+ * The pod's gang name, before the namespace is put in front; NULL if none.
+ * Tried in order: KubeRay's cluster label, scheduler-plugins' label, Volcano's
+ * and KAI's annotations, the Workload API's spec.schedulingGroup (then
+ * *workload_api is set: the name is a PodGroup's, the lookup may know better).
+ */
+static const char *kube__gang_name(const cJSON *pod, bool *workload_api)
 {
-    const cJSON *labels = kube__get(meta, "labels");
+    const cJSON *meta = kube__get(pod, "metadata");
+    const cJSON *labels = kube__get(meta, "labels"), *ann = kube__get(meta, "annotations");
     const char *group = kube__map_value(labels, EXT_LABEL_RAY_CLUSTER);
 
+    *workload_api = false;
     if (group == NULL || *group == '\0')
         group = kube__map_value(labels, EXT_LABEL_POD_GROUP);
     if (group == NULL || *group == '\0')
-        group = kube__map_value(kube__get(meta, "annotations"), EXT_ANNOTATION_VOLCANO_GROUP);
+        group = kube__map_value(ann, EXT_ANNOTATION_VOLCANO_GROUP);
+    if (group == NULL || *group == '\0')
+        group = kube__map_value(ann, EXT_ANNOTATION_KAI_POD_GROUP);
+    if (group == NULL || *group == '\0') {
+        group =
+            kube__map_value(kube__get(kube__get(pod, "spec"), "schedulingGroup"), "podGroupName");
+        *workload_api = group != NULL && *group != '\0';
+    }
     return group != NULL && *group != '\0' ? group : NULL;
 }
 
 const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a)
 {
-    const cJSON *meta = kube__get(pod, "metadata");
-    const char *ns = kube__map_value(meta, "namespace");
-    const char *group = kube__gang_name(meta);
+    const char *ns = kube__map_value(kube__get(pod, "metadata"), "namespace");
+    bool workload_api;
+    const char *group = kube__gang_name(pod, &workload_api);
 
     if (group == NULL || strlen(group) > KUBE_MAX_NAME)
         return NULL; /* kube_pod_decode refuses a name over the cap */
@@ -464,6 +478,133 @@ static bool kube__managed(const char *scheduler, const struct kube_decode_opts *
     return false;
 }
 
+/*
+ * Which part of its gang a pod is: KubeRay's head or worker group, a KAI
+ * subgroup (label), a Volcano task (annotation); for a Workload-API pod the
+ * lookup's answer (its pod group template, when its Workload has several).
+ */
+static const char *kube__pod_subgroup(const cJSON *labels, const cJSON *ann)
+{
+    const char *type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
+    const char *v = NULL;
+
+    if (type != NULL && strcmp(type, "head") == 0)
+        return KUBE_SUBGROUP_HEAD;
+    if (type != NULL)
+        v = kube__map_value(labels, EXT_LABEL_RAY_GROUP);
+    if (v == NULL || *v == '\0')
+        v = kube__map_value(labels, EXT_LABEL_KAI_SUBGROUP);
+    if (v == NULL || *v == '\0')
+        v = kube__map_value(ann, EXT_ANNOTATION_VOLCANO_TASK);
+    return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* Its gang key and subgroup. */
+static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct kube_decode_opts *o,
+                          struct policy_pod_spec *s)
+{
+    const cJSON *meta = kube__get(pod, "metadata");
+    const struct kube_lookup *l = o->lookup;
+    const char *name, *gang = NULL, *sub = NULL;
+    bool workload_api;
+
+    name = kube__gang_name(pod, &workload_api);
+    s->gang = kube_pod_gang_key(pod, c->a);
+    if (s->gang == NULL && name != NULL)
+        return kube__fail(c, EXT_EINVAL, meta, "pod: gang name longer than %d characters",
+                          KUBE_MAX_NAME);
+    if (s->gang == NULL)
+        return EXT_OK;
+    if (!kube__object_ref_valid(name))
+        return kube__fail(c, EXT_EINVAL, meta,
+                          "pod: gang name \"%.80s\" is neither a label value nor a DNS-1123 "
+                          "subdomain",
+                          name);
+    s->subgroup = kube__pod_subgroup(kube__get(meta, "labels"), kube__get(meta, "annotations"));
+    if (!workload_api || l == NULL || l->pod_group == NULL ||
+        !l->pod_group(l->ctx, s->namespace_, name, &gang, &sub) || gang == NULL)
+        return EXT_OK;
+    s->gang = ext_arena_strdup(c->a, gang);
+    if (s->subgroup == NULL && sub != NULL)
+        s->subgroup = ext_arena_strdup(c->a, sub);
+    if (s->gang == NULL || (sub != NULL && s->subgroup == NULL))
+        return kube__fail(c, EXT_ENOMEM, meta, "out of memory");
+    return EXT_OK;
+}
+
+/* spec.priority (set by the Priority admission plugin); else the class it names; else the
+ * globalDefault class; else 0. */
+static int kube__pod_priority(struct kube__ctx *c, const cJSON *spec,
+                              const struct kube_decode_opts *o, struct policy_pod_spec *s)
+{
+    const char *class_name = NULL;
+    int64_t prio = 0;
+    int32_t v;
+    int rc;
+
+    if (kube__get(spec, "priority") != NULL && !cJSON_IsNull(kube__get(spec, "priority"))) {
+        rc = kube__int64(c, spec, "priority", "spec.priority", INT32_MIN, INT32_MAX, &prio);
+        s->priority = (int32_t)prio;
+        return rc;
+    }
+    rc = kube__string(c, spec, "priorityClassName", "spec.priorityClassName", KUBE_MAX_NAME,
+                      &class_name);
+    if (rc != EXT_OK)
+        return rc;
+    if (class_name != NULL && *class_name == '\0')
+        class_name = NULL;
+    s->priority = kube__priority_class(o, class_name, &v) ? v : 0;
+    return EXT_OK;
+}
+
+/* strconv.ParseBool's words, as Volcano reads volcano.sh/preemptable. */
+static int kube__parse_bool(const char *s)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return 1;
+        if (strcmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * KAI's label kai.scheduler/preemptibility and Volcano's annotation
+ * volcano.sh/preemptable: a pod either one marks as not preemptible is never
+ * a victim; else one marked preemptible is; else its priority decides.
+ */
+static int kube__pod_preemptible(struct kube__ctx *c, const cJSON *meta, struct policy_pod_spec *s)
+{
+    const char *kai = kube__map_value(kube__get(meta, "labels"), EXT_LABEL_KAI_PREEMPTIBILITY);
+    const char *vol =
+        kube__map_value(kube__get(meta, "annotations"), EXT_ANNOTATION_VOLCANO_PREEMPTABLE);
+    enum policy_preemptible by_kai = POLICY_PREEMPTIBLE_BY_PRIORITY, by_volcano = by_kai;
+    int b;
+
+    if (kai != NULL && !kube__preemptibility(kai, &by_kai))
+        return kube__invalid(c, s,
+                             "label " EXT_LABEL_KAI_PREEMPTIBILITY
+                             " \"%.32s\" is not preemptible or non-preemptible",
+                             kai);
+    if (vol != NULL) {
+        if ((b = kube__parse_bool(vol)) < 0)
+            return kube__invalid(c, s,
+                                 "annotation " EXT_ANNOTATION_VOLCANO_PREEMPTABLE
+                                 " \"%.32s\" is not true or false",
+                                 vol);
+        by_volcano = b ? POLICY_PREEMPTIBLE_YES : POLICY_PREEMPTIBLE_NO;
+    }
+    if (by_kai == POLICY_PREEMPTIBLE_NO || by_volcano == POLICY_PREEMPTIBLE_NO)
+        s->preemptible = POLICY_PREEMPTIBLE_NO;
+    else if (by_kai == POLICY_PREEMPTIBLE_YES || by_volcano == POLICY_PREEMPTIBLE_YES)
+        s->preemptible = POLICY_PREEMPTIBLE_YES;
+    return EXT_OK;
+}
+
 /* Who the pod is: identity, gang, queue, placement. */
 static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
                               const struct kube_decode_opts *o, struct policy_pod_spec *s)
@@ -473,7 +614,6 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     const struct policy_label *l;
     const char *type, *sched = NULL;
     size_t nl;
-    int64_t prio = 0;
     int rc;
 
     rc = kube__meta(c, pod, "pod", &s->namespace_, &s->name);
@@ -487,7 +627,7 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     if (rc == EXT_OK && spec != NULL && !cJSON_IsObject(spec))
         rc = kube__fail(c, EXT_EINVAL, spec, "pod: spec must be a mapping");
     if (rc == EXT_OK)
-        rc = kube__int64(c, spec, "priority", "spec.priority", INT32_MIN, INT32_MAX, &prio);
+        rc = kube__pod_priority(c, spec, o, s);
     if (rc == EXT_OK)
         rc = kube__string(c, spec, "schedulerName", "spec.schedulerName", KUBE_MAX_NAME, &sched);
     if (rc == EXT_OK)
@@ -495,6 +635,10 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     if (rc == EXT_OK)
         rc = kube__string(c, kube__get(meta, "annotations"), EXT_ANNOTATION_GPU_GROUP,
                           "annotation " EXT_ANNOTATION_GPU_GROUP, KUBE_MAX_VALUE, &s->gpu_groups);
+    if (rc == EXT_OK)
+        rc = kube__pod_gang(c, pod, o, s);
+    if (rc == EXT_OK)
+        rc = kube__pod_preemptible(c, meta, s);
     if (rc != EXT_OK)
         return rc;
     if (s->uid == NULL)
@@ -503,16 +647,6 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
         s->node = NULL;
     if (s->gpu_groups != NULL && *s->gpu_groups == '\0')
         s->gpu_groups = NULL;
-    s->priority = (int32_t)prio;
-    s->gang = kube_pod_gang_key(pod, c->a);
-    if (s->gang == NULL && kube__gang_name(meta) != NULL)
-        return kube__fail(c, EXT_EINVAL, meta, "pod: gang name longer than %d characters",
-                          KUBE_MAX_NAME);
-    if (s->gang != NULL && !kube__object_ref_valid(kube__gang_name(meta)))
-        return kube__fail(c, EXT_EINVAL, meta,
-                          "pod: gang name \"%.80s\" is neither a label value nor a DNS-1123 "
-                          "subdomain",
-                          kube__gang_name(meta));
     type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
     s->queue = kube__queue_label(labels, o);

@@ -183,6 +183,15 @@ struct kube_watch_handler {
     void (*absent)(void *ctx);
     /* Optional: a failure the reflector is recovering from (for the log). */
     void (*error)(void *ctx, int code, const char *message);
+    /*
+     * Optional, instead of replace: a (re)list handed over page by page, so a list of any
+     * size is never held whole. list_begin once the first page has come, list_page with each
+     * page's items (a JSON array, borrowed), then list_end: ok is false when the list failed
+     * part way, and the pages seen are then not the whole set.
+     */
+    void (*list_begin)(void *ctx);
+    void (*list_page)(void *ctx, const cJSON *items);
+    void (*list_end)(void *ctx, bool ok);
 };
 
 struct kube_watch_opts {
@@ -207,7 +216,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
 /* Abort any transfer in flight, join the thread, free the watch. NULL is a no-op. */
 void kube_watch_stop(struct kube_watch *w);
 
-/* True once the first full list has been handed to replace(). */
+/* True once the first full list has been handed to replace() (or list_end()). */
 int kube_watch_synced(const struct kube_watch *w);
 /* True while the resource answers 404 (CRD not installed). */
 int kube_watch_absent(const struct kube_watch *w);
@@ -229,11 +238,29 @@ uint64_t kube_watch_relists(const struct kube_watch *w);
  * manifest reader can turn it into file:line.
  */
 
+/*
+ * Some fields name another object: a Pod's spec.priorityClassName, a
+ * RayCluster's ray.io/priority-class-name label, a Pod's
+ * spec.schedulingGroup.podGroupName. The caller answers from what it has seen
+ * (serve: its watches, simulate: the manifests); a NULL lookup or callback
+ * knows nothing. Answers are copied into the decode's arena.
+ */
+struct kube_lookup {
+    /* A PriorityClass's value; name NULL asks for the globalDefault class. */
+    bool (*priority_class)(void *ctx, const char *name, int32_t *value);
+    /* A Workload-API PodGroup ns/name: the gang key its pods join and their
+     * subgroup there (NULL: none). */
+    bool (*pod_group)(void *ctx, const char *ns, const char *name, const char **gang,
+                      const char **subgroup);
+    void *ctx;
+};
+
 struct kube_decode_opts {
     const char *const *queue_label_keys; /* first present wins */
     size_t nqueue_label_keys;
     const char *const *scheduler_names; /* pods with one of these are managed */
     size_t nscheduler_names;
+    const struct kube_lookup *lookup; /* NULL: other objects are unknown */
 };
 
 /* The defaults: queue keys muster.dev/queue, kai.scheduler/queue,
@@ -267,21 +294,106 @@ int kube_node_decode(const cJSON *node, struct ext_arena *a, struct policy_node_
 int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct ext_arena *a,
                     struct policy_pod_spec *out, char *err, size_t errlen, const cJSON **where);
 
-/* A muster.dev/v1alpha1 Queue. */
+/*
+ * A Queue, in the units of its apiVersion (docs/quota.md): KAI's
+ * scheduling.run.ai/v2 counts cpu in millicores, memory in MB (10^6 bytes)
+ * and GPUs in devices, as plain numbers, and an absent number is 0 (priority
+ * 100); muster.dev/v1alpha1 (and no apiVersion) takes Kubernetes quantities,
+ * absent limit -1 and weight 1. Both read spec.reclaimMinRuntime and
+ * spec.preemptMinRuntime (Go durations).
+ */
 int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_queue_spec *out,
                       char *err, size_t errlen, const cJSON **where);
 
-/* A ray.io/v1 RayCluster's gang: key namespace/name, min members per REFERENCE §3. */
+/*
+ * A ray.io/v1 RayCluster's gang: key namespace/name, subgroups "head" (1) and
+ * one per worker group (its groupName, its part of the minimum per REFERENCE
+ * §3), min members their sum; priority from label ray.io/priority-class-name.
+ */
 int kube_raycluster_gang(const cJSON *rc, const struct kube_decode_opts *o, struct ext_arena *a,
                          struct policy_gang_spec *out, char *err, size_t errlen,
                          const cJSON **where);
 
-/* A PodGroup (scheduling.x-k8s.io or scheduling.volcano.sh): minMember. */
+/*
+ * A PodGroup: scheduler-plugins' (scheduling.x-k8s.io: minMember, a count),
+ * Volcano's (scheduling.volcano.sh: minMember, minTaskMember as subgroups)
+ * or KAI's (scheduling.run.ai/v2alpha2: minMember, subGroups, preemptibility);
+ * queue and priorityClassName for all. minMember 0 is "no gang".
+ */
 int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
                        struct policy_gang_spec *out, char *err, size_t errlen, const cJSON **where);
 
-/* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. */
+/*
+ * A Workload (scheduling.k8s.io v1alpha2 and v1beta1, KEP-4671): one gang,
+ * keyed by the RayCluster that controls it or by its own name. One pod group
+ * template gives a count (its gang.minCount, 0 for basic); several give one
+ * subgroup each, named after the template.
+ */
+int kube_workload_gang(const cJSON *wl, const struct kube_decode_opts *o, struct ext_arena *a,
+                       struct policy_gang_spec *out, char *err, size_t errlen, const cJSON **where);
+
+/* A Workload-API PodGroup (scheduling.k8s.io v1alpha2 and v1beta1): the runtime
+ * instance of a Workload's template, or a gang on its own. */
+struct kube_pod_group {
+    const char *namespace_, *name;
+    const char *workload;  /* the Workload it was made from; NULL: standalone */
+    const char *template_; /* its pod group template there */
+    const char *gang;      /* the gang key its pods join without the Workload known */
+    /* Standalone: the gang it declares. Made from a Workload: key NULL (the
+     * Workload declares it). */
+    struct policy_gang_spec spec;
+};
+
+int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
+                          struct kube_pod_group *out, char *err, size_t errlen,
+                          const cJSON **where);
+
+/* A scheduling.k8s.io/v1 PriorityClass. */
+struct kube_priority_class {
+    const char *name;
+    int32_t value;
+    bool global_default;
+};
+
+int kube_priority_class_decode(const cJSON *pc, struct kube_priority_class *out, char *err,
+                               size_t errlen, const cJSON **where);
+
+/* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. A
+ * Workload-API pod gets its PodGroup's name (kube_pod_decode asks the lookup). */
 const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a);
+
+/* ---- what other objects say: a store for the lookups --------------------- */
+/*
+ * PriorityClasses, Workloads and Workload-API PodGroups as the decoders need
+ * them, kept by the caller (one per engine) and read through
+ * kube_refs_lookup(). Not thread-safe: the caller's lock covers it and every
+ * decode that reads it.
+ */
+
+enum kube_ref_kind {
+    KUBE_REF_PRIORITY_CLASS, /* key: name */
+    KUBE_REF_WORKLOAD,       /* key: namespace/name */
+    KUBE_REF_POD_GROUP,      /* key: namespace/name (a Workload-API PodGroup) */
+};
+
+struct kube_refs;
+
+struct kube_refs *kube_refs_new(void);
+void kube_refs_free(struct kube_refs *r);
+
+/* The lookup answering from r, which must outlive it. */
+struct kube_lookup kube_refs_lookup(struct kube_refs *r);
+
+/* Record what the object says (replacing what its key said before). */
+int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_class *pc);
+int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
+                       const struct policy_gang_spec *gang);
+int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg);
+
+/* Forget an object. Returns whether it was known; *gang (len bytes, may be
+ * NULL) gets the gang key it declared, "" when none. */
+bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *key, char *gang,
+                      size_t len);
 
 /* A pod in phase Succeeded or Failed: it holds nothing, callers skip it. */
 bool kube_pod_is_terminal(const cJSON *pod);

@@ -83,4 +83,36 @@ int kube__effect_lookup(const char *s);
 /* "ns/name" in the arena. */
 char *kube__key(struct ext_arena *a, const char *ns, const char *name);
 
+/* ---- gangs (decode_gang.c) ----------------------------------------------- */
+
+/* A RayCluster's head, and the pods KubeRay labels ray.io/node-type=head. */
+#define KUBE_SUBGROUP_HEAD "head"
+
+/* The RayCluster named in metadata.ownerReferences, or NULL. */
+const char *kube__owner_raycluster(const cJSON *meta);
+
+/* KAI's preemptibility ("preemptible", "non-preemptible"; NULL or "": by
+ * priority); false for any other value. */
+bool kube__preemptibility(const char *value, enum policy_preemptible *out);
+
+/* A gang object's labels: checked, its queue and kai.scheduler/preemptibility. */
+int kube__gang_labels(struct kube__ctx *c, const cJSON *meta, const struct kube_decode_opts *o,
+                      struct policy_gang_spec *s);
+
+/* The lookup's answer for a PriorityClass (NULL name: the globalDefault one). */
+bool kube__priority_class(const struct kube_decode_opts *o, const char *name, int32_t *value);
+
+/* A PriorityClass the gang names: has_priority and priority when it is known. */
+void kube__gang_priority(const struct kube_decode_opts *o, const char *class_name,
+                         struct policy_gang_spec *s);
+
+/* Room for n subgroups in the arena (NULL and the reason on failure). */
+struct policy_subgroup_spec *kube__subgroups_new(struct kube__ctx *c, size_t n, const cJSON *where);
+
+/* Appends a subgroup to s (sg is s's array): a name not seen yet, its minimum
+ * added to s->min_members. */
+int kube__subgroup_add(struct kube__ctx *c, struct policy_gang_spec *s,
+                       struct policy_subgroup_spec *sg, const char *name, int64_t min,
+                       const char *what, const cJSON *where);
+
 #endif

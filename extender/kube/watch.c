@@ -38,9 +38,11 @@ struct kube_watch {
     unsigned seed;
     struct kube_lines lines;
     struct kube_buf errbody;
+    struct kube_buf listbody; /* one buffer for every page of a list, freed when it ends */
     long status;
     int stream_rc;    /* why we aborted a watch from inside the write callback */
     unsigned nevents; /* lines handled on the current watch */
+    bool list_begun;  /* list_begin was called for the list under way */
     char err[512];
 };
 
@@ -222,11 +224,21 @@ static size_t list_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata
     return kube__buf_add(userdata, ptr, size * nmemb) == EXT_OK ? size * nmemb : 0;
 }
 
-/* One page: its items appended to all, *cont set to the next page's token (or ""). */
-static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *next, size_t nextlen)
+/* A page-wise handler hears of a list once its first page has come. */
+static void list_begin(struct kube_watch *w)
+{
+    if (!w->list_begun && w->h->list_begin)
+        w->h->list_begin(w->ctx);
+    w->list_begun = true;
+}
+
+/* One page: its items appended to all (*nall counts them), *cont set to the next page's token
+ * (or ""). */
+static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t *nall, char *next,
+                     size_t nextlen)
 {
     char path[4096], esc[1024] = "";
-    struct kube_buf body;
+    struct kube_buf *body = &w->listbody;
     cJSON *page = NULL, *items, *item;
     const cJSON *meta;
     int rc;
@@ -235,28 +247,44 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *n
         query_escape(cont, esc, sizeof(esc));
     snprintf(path, sizeof(path), "%s%climit=%u%s%s", w->list_path, w->sep, w->opts.page_limit,
              cont[0] ? "&continue=" : "", esc);
-    kube__buf_init(&body, kube__max_reply(w->client));
-    rc = watch_get(w, path, list_write_cb, &body, 30000 + 1000L * w->opts.timeout_seconds);
-    if (rc == EXT_EIO && body.overflow) {
-        snprintf(w->err, sizeof(w->err), "GET %s: reply over %zu bytes", w->list_path, body.max);
+    /* Kept from page to page: freeing a megabyte every page makes malloc consolidate the
+     * page's thousands of small cJSON chunks, and a relist of a big cluster then spends most
+     * of its time in malloc. */
+    kube__buf_reset(body);
+    rc = watch_get(w, path, list_write_cb, body, 30000 + 1000L * w->opts.timeout_seconds);
+    if (rc == EXT_EIO && body->overflow) {
+        snprintf(w->err, sizeof(w->err), "GET %s: reply over %zu bytes", w->list_path, body->max);
         rc = EXT_ETOOBIG;
     }
     if (rc != EXT_OK)
         goto out;
     if (w->status != 200) {
-        rc =
-            kube__status_error("GET", path, w->status, body.data, body.len, w->err, sizeof(w->err));
+        rc = kube__status_error("GET", path, w->status, body->data, body->len, w->err,
+                                sizeof(w->err));
         goto out;
     }
-    page = body.len ? cJSON_ParseWithLength(body.data, body.len) : NULL;
+    page = body->len ? cJSON_ParseWithLength(body->data, body->len) : NULL;
     items = cJSON_GetObjectItemCaseSensitive(page, "items");
     if (!cJSON_IsObject(page) || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
         snprintf(w->err, sizeof(w->err), "GET %s: reply is not a list", w->list_path);
         rc = EXT_EIO;
         goto out;
     }
-    while (cJSON_IsArray(items) && (item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
-        if ((unsigned)cJSON_GetArraySize(all) >= WATCH_MAX_ITEMS) {
+    if (w->h->list_page && cJSON_IsArray(items)) {
+        *nall += (size_t)cJSON_GetArraySize(items);
+        if (*nall > WATCH_MAX_ITEMS) {
+            snprintf(w->err, sizeof(w->err), "GET %s: over %u items", w->list_path,
+                     WATCH_MAX_ITEMS);
+            rc = EXT_ETOOBIG;
+            goto out;
+        }
+        list_begin(w);
+        w->h->list_page(w->ctx, items);
+    }
+    /* Counted here, not with cJSON_GetArraySize, which walks the whole list every time. */
+    while (!w->h->list_page && cJSON_IsArray(items) &&
+           (item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
+        if (*nall >= WATCH_MAX_ITEMS) {
             cJSON_Delete(item);
             snprintf(w->err, sizeof(w->err), "GET %s: over %u items", w->list_path,
                      WATCH_MAX_ITEMS);
@@ -264,6 +292,7 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *n
             goto out;
         }
         cJSON_AddItemToArray(all, item);
+        (*nall)++;
     }
     meta = cJSON_GetObjectItemCaseSensitive(page, "metadata");
     rc = watch_take_rv(w, page);
@@ -273,7 +302,6 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, char *n
                  : "");
 out:
     cJSON_Delete(page);
-    kube__buf_cleanup(&body);
     return rc;
 }
 
@@ -281,22 +309,30 @@ static int watch_list(struct kube_watch *w)
 {
     char cont[1024] = "", next[1024];
     cJSON *all = cJSON_CreateArray();
+    size_t nall = 0;
     int rc = EXT_OK;
 
     if (!all)
         return EXT_ENOMEM;
     w->rv[0] = '\0';
+    w->list_begun = false;
     do {
-        rc = list_page(w, cont, all, next, sizeof(next));
+        rc = list_page(w, cont, all, &nall, next, sizeof(next));
         memcpy(cont, next, sizeof(cont));
     } while (rc == EXT_OK && cont[0]);
     if (rc == EXT_OK && !w->rv[0]) {
         snprintf(w->err, sizeof(w->err), "GET %s: list has no resourceVersion", w->list_path);
         rc = EXT_EIO;
     }
+    kube__buf_cleanup(&w->listbody);
+    if (w->h->list_page && rc == EXT_OK)
+        list_begin(w); /* an empty list without items is a list too */
+    if (w->h->list_page && w->list_begun && w->h->list_end)
+        w->h->list_end(w->ctx, rc == EXT_OK);
     if (rc == EXT_OK) {
         atomic_store(&w->absent, 0);
-        w->h->replace(w->ctx, all);
+        if (!w->h->list_page)
+            w->h->replace(w->ctx, all);
         atomic_store(&w->synced, 1);
     } else {
         w->rv[0] = '\0';
@@ -445,6 +481,7 @@ static void watch_free(struct kube_watch *w)
         curl_easy_cleanup(w->curl);
     kube__lines_cleanup(&w->lines);
     kube__buf_cleanup(&w->errbody);
+    kube__buf_cleanup(&w->listbody);
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->lock);
     free(w->list_path);
@@ -484,7 +521,8 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
     pthread_condattr_t ca;
     struct kube_watch *w;
 
-    if (!c || !list_path || list_path[0] != '/' || !h || !h->replace || !h->event)
+    if (!c || !list_path || list_path[0] != '/' || !h || (!h->replace && !h->list_page) ||
+        !h->event)
         return NULL;
     w = calloc(1, sizeof(*w));
     if (!w)
@@ -502,6 +540,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
     pthread_condattr_destroy(&ca);
     kube__lines_init(&w->lines, w->opts.max_event, watch_line, w);
     kube__buf_init(&w->errbody, WATCH_ERRBODY_MAX);
+    kube__buf_init(&w->listbody, kube__max_reply(c));
     w->list_path = strdup(list_path);
     w->curl = kube__easy_new(c);
     if (!w->list_path || !w->curl || pthread_create(&w->thread, NULL, watch_main, w) != 0) {

@@ -131,6 +131,7 @@ static void sim_summarize(struct sim_run *r, struct sim_summary *s)
 struct sim_queue_row {
     char *name, *parent;
     char cpu[32], memory[32], gpu[32];
+    char fair_cpu[32], fair_memory[32], fair_gpu[32];
 };
 
 struct sim_queue_rows {
@@ -164,6 +165,12 @@ static void sim_queue_collect(const struct policy_queue_view *q, void *ctx)
                          sizeof(row->memory));
     kube_quantity_format(q->allocated.v[POLICY_RES_GPU], KUBE_QUANTITY_DECIMAL, row->gpu,
                          sizeof(row->gpu));
+    kube_quantity_format(q->fair_share.v[POLICY_RES_CPU], KUBE_QUANTITY_MILLI, row->fair_cpu,
+                         sizeof(row->fair_cpu));
+    kube_quantity_format(q->fair_share.v[POLICY_RES_MEMORY], KUBE_QUANTITY_BINARY, row->fair_memory,
+                         sizeof(row->fair_memory));
+    kube_quantity_format(q->fair_share.v[POLICY_RES_GPU], KUBE_QUANTITY_DECIMAL, row->fair_gpu,
+                         sizeof(row->fair_gpu));
 }
 
 static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
@@ -171,6 +178,59 @@ static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
     for (size_t i = 0; i < rows->n; i++) {
         free(rows->v[i].name);
         free(rows->v[i].parent);
+    }
+    free(rows->v);
+}
+
+/* ---- gangs --------------------------------------------------------------- */
+
+/* One gang as printed: copies, since a view lives only during its callback. */
+struct sim_gang_row {
+    char *key, *queue, *composition, *conflict, *reason;
+    const char *state;
+};
+
+struct sim_gang_rows {
+    struct sim_gang_row *v;
+    size_t n, cap;
+};
+
+static char *sim_dup(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
+{
+    struct sim_gang_rows *rows = ctx;
+    struct sim_gang_row *row;
+
+    if (rows->n == rows->cap) {
+        size_t ncap = rows->cap ? rows->cap * 2 : 16;
+        void *p = realloc(rows->v, ncap * sizeof(*rows->v));
+
+        if (p == NULL)
+            return;
+        rows->v = p;
+        rows->cap = ncap;
+    }
+    row = &rows->v[rows->n++];
+    row->key = sim_dup(g->key);
+    row->queue = sim_dup(g->queue);
+    row->composition = sim_dup(g->composition);
+    row->conflict = sim_dup(g->conflict);
+    row->reason = sim_dup(g->reason);
+    row->state = policy_gang_state_name(g->state);
+}
+
+static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        free(rows->v[i].key);
+        free(rows->v[i].queue);
+        free(rows->v[i].composition);
+        free(rows->v[i].conflict);
+        free(rows->v[i].reason);
     }
     free(rows->v);
 }
@@ -209,7 +269,7 @@ static cJSON *sim_pod_json(const struct sim_row *row)
 
 static cJSON *sim_queue_json(const struct sim_queue_row *q)
 {
-    cJSON *o = cJSON_CreateObject(), *alloc;
+    cJSON *o = cJSON_CreateObject(), *alloc, *fair;
 
     cJSON_AddStringToObject(o, "name", q->name);
     cJSON_AddItemToObject(o, "parent", sim_string_or_null(q->parent));
@@ -217,6 +277,35 @@ static cJSON *sim_queue_json(const struct sim_queue_row *q)
     cJSON_AddStringToObject(alloc, "cpu", q->cpu);
     cJSON_AddStringToObject(alloc, "memory", q->memory);
     cJSON_AddStringToObject(alloc, "gpu", q->gpu);
+    fair = cJSON_AddObjectToObject(o, "fairShare");
+    cJSON_AddStringToObject(fair, "cpu", q->fair_cpu);
+    cJSON_AddStringToObject(fair, "memory", q->fair_memory);
+    cJSON_AddStringToObject(fair, "gpu", q->fair_gpu);
+    return o;
+}
+
+static cJSON *sim_gang_json(const struct sim_gang_row *g)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "key", g->key != NULL ? g->key : "");
+    cJSON_AddItemToObject(o, "queue", sim_string_or_null(g->queue));
+    cJSON_AddStringToObject(o, "state", g->state);
+    cJSON_AddItemToObject(o, "composition", sim_string_or_null(g->composition));
+    cJSON_AddItemToObject(o, "conflict", sim_string_or_null(g->conflict));
+    cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
+    return o;
+}
+
+static cJSON *sim_eviction_json(const struct sim_eviction *e)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "namespace", e->ns);
+    cJSON_AddStringToObject(o, "name", e->name);
+    cJSON_AddItemToObject(o, "gang", sim_string_or_null(e->gang));
+    cJSON_AddItemToObject(o, "by", sim_string_or_null(e->by));
+    cJSON_AddItemToObject(o, "reason", sim_string_or_null(e->reason));
     return o;
 }
 
@@ -238,10 +327,12 @@ static cJSON *sim_summary_json(const struct sim_summary *s)
 void sim_report_json(struct sim_run *r, FILE *out)
 {
     struct sim_queue_rows qs = {0};
+    struct sim_gang_rows gs = {0};
     struct sim_summary sum;
     struct sim_row row;
 
     policy_each_queue(r->cluster, sim_queue_collect, &qs);
+    policy_each_gang(r->cluster, sim_gang_collect, &gs);
     sim_summarize(r, &sum);
     fputs("{\"pods\":[", out);
     for (size_t i = 0; i < r->npods; i++) {
@@ -249,14 +340,25 @@ void sim_report_json(struct sim_run *r, FILE *out)
         fputs(i == 0 ? "\n  " : ",\n  ", out);
         sim_print_item(sim_pod_json(&row), out);
     }
+    fputs("],\n \"gangs\":[", out);
+    for (size_t i = 0; i < gs.n; i++) {
+        fputs(i == 0 ? "\n  " : ",\n  ", out);
+        sim_print_item(sim_gang_json(&gs.v[i]), out);
+    }
     fputs("],\n \"queues\":[", out);
     for (size_t i = 0; i < qs.n; i++) {
         fputs(i == 0 ? "\n  " : ",\n  ", out);
         sim_print_item(sim_queue_json(&qs.v[i]), out);
     }
+    fputs("],\n \"evictions\":[", out);
+    for (size_t i = 0; i < r->nevictions; i++) {
+        fputs(i == 0 ? "\n  " : ",\n  ", out);
+        sim_print_item(sim_eviction_json(&r->evictions[i]), out);
+    }
     fputs("],\n \"summary\":", out);
     sim_print_item(sim_summary_json(&sum), out);
     fputs("}\n", out);
+    sim_gang_rows_cleanup(&gs);
     sim_queue_rows_cleanup(&qs);
 }
 
@@ -335,10 +437,67 @@ out:
     free(cells);
 }
 
-static void sim_queues_table(struct sim_run *r, FILE *out)
+static const char *sim_or_none(const char *s)
+{
+    return s != NULL ? s : "<none>";
+}
+
+static void sim_gangs_table(struct sim_run *r, FILE *out)
+{
+    enum { NCOLS = 6 };
+    static const char *const head[NCOLS] = {"GANG",        "QUEUE",    "STATE",
+                                            "COMPOSITION", "CONFLICT", "REASON"};
+    struct sim_gang_rows gs = {0};
+    const char **cells;
+
+    policy_each_gang(r->cluster, sim_gang_collect, &gs);
+    cells = calloc((gs.n + 1) * NCOLS, sizeof(*cells));
+    if (cells != NULL) {
+        memcpy(cells, head, sizeof(head));
+        for (size_t i = 0; i < gs.n; i++) {
+            const char **c = &cells[(i + 1) * NCOLS];
+
+            c[0] = sim_or_none(gs.v[i].key);
+            c[1] = sim_or_none(gs.v[i].queue);
+            c[2] = gs.v[i].state;
+            c[3] = sim_or_none(gs.v[i].composition);
+            c[4] = sim_or_none(gs.v[i].conflict);
+            c[5] = sim_or_none(gs.v[i].reason);
+        }
+        sim_table_print(cells, gs.n + 1, NCOLS, out);
+    }
+    free(cells);
+    sim_gang_rows_cleanup(&gs);
+}
+
+static void sim_evictions_table(struct sim_run *r, FILE *out)
 {
     enum { NCOLS = 5 };
-    static const char *const head[NCOLS] = {"QUEUE", "PARENT", "CPU", "MEMORY", "GPU"};
+    static const char *const head[NCOLS] = {"NAMESPACE", "EVICTED", "GANG", "EVICTED-BY", "REASON"};
+    const char **cells = calloc((r->nevictions + 1) * NCOLS, sizeof(*cells));
+
+    if (cells == NULL)
+        return;
+    memcpy(cells, head, sizeof(head));
+    for (size_t i = 0; i < r->nevictions; i++) {
+        const struct sim_eviction *e = &r->evictions[i];
+        const char **c = &cells[(i + 1) * NCOLS];
+
+        c[0] = e->ns;
+        c[1] = e->name;
+        c[2] = sim_or_none(e->gang);
+        c[3] = sim_or_none(e->by);
+        c[4] = sim_or_none(e->reason);
+    }
+    sim_table_print(cells, r->nevictions + 1, NCOLS, out);
+    free(cells);
+}
+
+static void sim_queues_table(struct sim_run *r, FILE *out)
+{
+    enum { NCOLS = 8 };
+    static const char *const head[NCOLS] = {"QUEUE", "PARENT",   "CPU",         "MEMORY",
+                                            "GPU",   "FAIR-CPU", "FAIR-MEMORY", "FAIR-GPU"};
     struct sim_queue_rows qs = {0};
     const char **cells;
 
@@ -354,6 +513,9 @@ static void sim_queues_table(struct sim_run *r, FILE *out)
             c[2] = qs.v[i].cpu;
             c[3] = qs.v[i].memory;
             c[4] = qs.v[i].gpu;
+            c[5] = qs.v[i].fair_cpu;
+            c[6] = qs.v[i].fair_memory;
+            c[7] = qs.v[i].fair_gpu;
         }
         sim_table_print(cells, qs.n + 1, NCOLS, out);
     }
@@ -368,7 +530,13 @@ void sim_report_table(struct sim_run *r, FILE *out)
     sim_summarize(r, &s);
     sim_pods_table(r, out);
     fputs("\n", out);
+    sim_gangs_table(r, out);
+    fputs("\n", out);
     sim_queues_table(r, out);
+    if (r->nevictions > 0) {
+        fputs("\n", out);
+        sim_evictions_table(r, out);
+    }
     fprintf(out,
             "\npods: %zu placed, %zu pending   gangs: %zu placed, %zu pending   "
             "GPUs: %" PRId64 " used, lower bound %" PRId64 "\n",

@@ -34,13 +34,15 @@ static void sim_usage(FILE *out)
 {
     fprintf(out,
             "Usage: muster simulate -f FILE [-f FILE ...] [--strategy binpack|spread]\n"
-            "                       [-o json|table] [--plan-ttl DURATION]\n\n"
+            "                       [-o json|table|html] [--plan-ttl DURATION]\n\n"
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
-            "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1), RayCluster\n"
-            "(ray.io/v1), PodGroup and Pod; '-' reads standard input.\n\n"
+            "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1 or KAI's\n"
+            "scheduling.run.ai/v2), RayCluster (ray.io/v1), PodGroup (scheduler-plugins,\n"
+            "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass and Pod;\n"
+            "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
             "      --strategy S      binpack (default) or spread\n"
-            "  -o, --output FORMAT   json (default) or table\n"
+            "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
             "  -h, --help            this text\n\n"
             "Exit status: 0 when the simulation ran (pending pods included), 2 for bad input.\n");
@@ -73,6 +75,8 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
                 a->output = SIM_OUTPUT_JSON;
             else if (strcmp(optarg, "table") == 0 || strcmp(optarg, "wide") == 0)
                 a->output = SIM_OUTPUT_TABLE;
+            else if (strcmp(optarg, "html") == 0)
+                a->output = SIM_OUTPUT_HTML;
             else
                 goto bad_value;
             break;
@@ -112,7 +116,7 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
-            ch == 'o'   ? "--output (json or table)"
+            ch == 'o'   ? "--output (json, table or html)"
             : ch == 's' ? "--strategy (binpack or spread)"
                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
@@ -240,7 +244,7 @@ static int sim_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *d
     int rc;
 
     if (kube_queue_decode(doc, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
-        return sim_fail(d, where, doc, "Queue: %s", err);
+        return sim_fail(d, where, doc, "%s", err);
     if (sim_seen(r->queues, r->nqueues, s.name))
         return sim_fail(d, doc, doc, "Queue %s: defined twice", s.name);
     rc = policy_queue_upsert(r->cluster, &s);
@@ -277,9 +281,100 @@ static int sim_podgroup(struct sim_run *r, const struct cfg_docs *d, const cJSON
     const cJSON *where = NULL;
     char err[512];
 
-    if (kube_podgroup_gang(doc, NULL, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
+    if (kube_podgroup_gang(doc, &r->opts, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
         return sim_fail(d, where, doc, "PodGroup: %s", err);
     return sim_gang(r, d, doc, "PodGroup", &g);
+}
+
+/* ---- what others refer to, read first: PriorityClasses, the Workload API -- */
+
+static int sim_name_once(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         const char *kind, const char *name)
+{
+    char seen[600];
+
+    snprintf(seen, sizeof(seen), "%s %s", kind, name);
+    if (sim_seen(r->named, r->nnamed, seen))
+        return sim_fail(d, doc, doc, "%s: defined twice", seen);
+    return sim_add_name(&r->named, &r->nnamed, &r->capnamed, sim_keep(r, seen));
+}
+
+static int sim_priority_class(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct kube_priority_class pc;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    if (kube_priority_class_decode(doc, &pc, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "PriorityClass: %s", err);
+    rc = sim_name_once(r, d, doc, "PriorityClass", pc.name);
+    if (rc == SIM_EXIT_OK && kube_refs_priority_class(r->refs, &pc) != EXT_OK)
+        rc = SIM_EXIT_FAIL;
+    return rc;
+}
+
+static int sim_workload_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct policy_gang_spec g;
+    const cJSON *where = NULL;
+    const char *ns = NULL, *name = NULL;
+    char err[512], key[600];
+    int rc;
+
+    if (kube_workload_gang(doc, &r->opts, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Workload: %s", err);
+    ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "namespace"));
+    name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "name"));
+    ns = ns != NULL && *ns != '\0' ? ns : "default";
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    rc = sim_name_once(r, d, doc, "Workload", key);
+    if (rc == SIM_EXIT_OK && kube_refs_workload(r->refs, ns, name, &g) != EXT_OK)
+        rc = SIM_EXIT_FAIL;
+    return rc;
+}
+
+static int sim_pod_group_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct kube_pod_group pg;
+    const cJSON *where = NULL;
+    char err[512], key[600];
+    int rc;
+
+    if (kube_pod_group_decode(doc, &r->opts, r->arena, &pg, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "PodGroup: %s", err);
+    snprintf(key, sizeof(key), "%s/%s", pg.namespace_, pg.name);
+    rc = sim_name_once(r, d, doc, "PodGroup (scheduling.k8s.io)", key);
+    if (rc == SIM_EXIT_OK && kube_refs_pod_group(r->refs, &pg) != EXT_OK)
+        rc = SIM_EXIT_FAIL;
+    return rc;
+}
+
+/* Second pass: the gangs they declare (decoded again, now that every class is known). */
+static int sim_workload(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct policy_gang_spec g;
+    const cJSON *where = NULL;
+    char err[512];
+
+    if (kube_workload_gang(doc, &r->opts, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Workload: %s", err);
+    return sim_gang(r, d, doc, "Workload", &g);
+}
+
+static int sim_pod_group(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
+{
+    struct kube_pod_group pg;
+    const cJSON *where = NULL;
+    char err[512];
+
+    if (kube_pod_group_decode(doc, &r->opts, r->arena, &pg, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "PodGroup: %s", err);
+    if (pg.spec.key == NULL)
+        return SIM_EXIT_OK; /* made from a Workload: the Workload declares the gang */
+    return sim_gang(r, d, doc, "PodGroup (scheduling.k8s.io)", &pg.spec);
 }
 
 static const char *sim_uid(struct sim_run *r, const struct policy_pod_spec *s)
@@ -305,19 +400,15 @@ static bool sim_names_scheduler(const cJSON *pod)
 static int sim_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                    const cJSON *fallback, const char *what)
 {
-    static const char *const schedulers[] = {"muster"};
-    struct kube_decode_opts o = kube_decode_defaults;
     struct policy_pod_spec s;
     struct sim_pod *p;
     const cJSON *where = NULL;
     char err[512];
     int rc;
 
-    o.scheduler_names = schedulers;
-    o.nscheduler_names = 1;
     if (kube_pod_is_terminal(doc))
         return SIM_EXIT_OK; /* finished pods hold nothing */
-    if (kube_pod_decode(doc, &o, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
+    if (kube_pod_decode(doc, &r->opts, r->arena, &s, err, sizeof(err), &where) != EXT_OK)
         return sim_fail(d, where, fallback, "%s: %s", what, err);
     if (sim_find_pod(r, s.namespace_, s.name) != NULL)
         return sim_fail(d, fallback, fallback, "Pod %s/%s: defined twice", s.namespace_, s.name);
@@ -468,7 +559,7 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
     char err[512];
     int rc;
 
-    if (kube_raycluster_gang(doc, NULL, r->arena, &gang, err, sizeof(err), &where) != EXT_OK)
+    if (kube_raycluster_gang(doc, &r->opts, r->arena, &gang, err, sizeof(err), &where) != EXT_OK)
         return sim_fail(d, where, doc, "RayCluster: %s", err);
     rc = sim_gang(r, d, doc, "RayCluster", &gang);
     if (rc != SIM_EXIT_OK)
@@ -506,10 +597,18 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
 
 /* ---- one document -------------------------------------------------------- */
 
+/* Documents are read twice: first what other objects refer to (PriorityClasses,
+ * the Workload API's objects), then everything that goes into the engine. */
+enum sim_pass { SIM_PASS_REFS, SIM_PASS_OBJECTS };
+
+typedef int (*sim_reader)(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                          cJSON *holder);
+
 struct sim_kind {
     const char *kind;
-    const char *api_prefix; /* apiVersion starts with it; NULL: any */
-    int (*read)(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc, cJSON *holder);
+    const char *api_prefix; /* apiVersion starts with it (with a '/'), or equals it */
+    sim_reader refs;        /* first pass; NULL: nothing */
+    sim_reader read;        /* second pass; NULL: nothing */
 };
 
 static int sim_read_node(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
@@ -536,18 +635,103 @@ static int sim_read_podgroup(struct sim_run *r, const struct cfg_docs *d, const 
     return sim_podgroup(r, d, doc);
 }
 
+static int sim_read_priority_class(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                                   cJSON *holder)
+{
+    return sim_priority_class(r, d, doc);
+}
+
+static int sim_read_workload_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                                  cJSON *holder)
+{
+    return sim_workload_refs(r, d, doc);
+}
+
+static int sim_read_workload(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                             cJSON *holder)
+{
+    return sim_workload(r, d, doc);
+}
+
+static int sim_read_pod_group_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                                   cJSON *holder)
+{
+    return sim_pod_group_refs(r, d, doc);
+}
+
+static int sim_read_pod_group(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                              cJSON *holder)
+{
+    return sim_pod_group(r, d, doc);
+}
+
 static const struct sim_kind sim_kinds[] = {
-    {"Node", "v1", sim_read_node},
-    {"Pod", "v1", sim_read_pod},
-    {"Queue", "muster.dev/", sim_read_queue},
-    {"Queue", "scheduling.run.ai/", sim_read_queue}, /* KAI's, same fields */
-    {"RayCluster", "ray.io/", sim_raycluster},
-    {"PodGroup", "scheduling.x-k8s.io/", sim_read_podgroup},
-    {"PodGroup", "scheduling.volcano.sh/", sim_read_podgroup},
+    {"Node", "v1", NULL, sim_read_node},
+    {"Pod", "v1", NULL, sim_read_pod},
+    {"Queue", "muster.dev/", NULL, sim_read_queue},
+    {"Queue", "scheduling.run.ai/", NULL, sim_read_queue}, /* KAI's v2, in KAI's units */
+    {"RayCluster", "ray.io/", NULL, sim_raycluster},
+    {"PodGroup", "scheduling.x-k8s.io/", NULL, sim_read_podgroup},
+    {"PodGroup", "scheduling.volcano.sh/", NULL, sim_read_podgroup},
+    {"PodGroup", "scheduling.run.ai/", NULL, sim_read_podgroup}, /* KAI's v2alpha2 */
+    {"PriorityClass", "scheduling.k8s.io/", sim_read_priority_class, NULL},
+    {"Workload", "scheduling.k8s.io/", sim_read_workload_refs, sim_read_workload},
+    {"PodGroup", "scheduling.k8s.io/", sim_read_pod_group_refs, sim_read_pod_group},
 };
 
+static bool sim_api_matches(const char *api, const char *prefix)
+{
+    if (strchr(prefix, '/') != NULL)
+        return strncmp(api, prefix, strlen(prefix)) == 0;
+    return strcmp(api, prefix) == 0;
+}
+
 static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
-                        cJSON *holder)
+                        cJSON *holder, enum sim_pass pass);
+
+/* A List, or a typed list as the API server returns one (NodeList, PodList, ...). */
+static bool sim_is_list(const cJSON *doc, const char *kind)
+{
+    size_t n = strlen(kind);
+
+    return strcmp(kind, "List") == 0 ||
+           (n > 4 && strcmp(kind + n - 4, "List") == 0 &&
+            cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "items")));
+}
+
+/*
+ * Its items in order. The API server leaves kind and apiVersion off the items
+ * of a typed list; as kubectl does, they are the list's kind without "List"
+ * and the list's apiVersion.
+ */
+static int sim_read_list(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         const char *kind, const char *api, cJSON *holder, enum sim_pass pass)
+{
+    int n = (int)strlen(kind) - 4;
+    cJSON *item;
+    int rc;
+
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        if (n > 0 && cJSON_IsObject(item) &&
+            cJSON_GetObjectItemCaseSensitive(item, "kind") == NULL) {
+            char k[128];
+
+            snprintf(k, sizeof(k), "%.*s", n, kind);
+            if (!cJSON_AddStringToObject(item, "kind", k) ||
+                (cJSON_GetObjectItemCaseSensitive(item, "apiVersion") == NULL &&
+                 !cJSON_AddStringToObject(item, "apiVersion", api)))
+                return SIM_EXIT_FAIL;
+        }
+        rc = sim_read_doc(r, d, item, holder, pass);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+    }
+    return SIM_EXIT_OK;
+}
+
+static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        cJSON *holder, enum sim_pass pass)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
     const cJSON *api = cJSON_GetObjectItemCaseSensitive(doc, "apiVersion");
@@ -559,30 +743,23 @@ static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON
         return sim_fail(d, kind, doc, "kind missing");
     if (!cJSON_IsString(api))
         return sim_fail(d, api, doc, "%.64s: apiVersion missing", kind->valuestring);
-    if (strcmp(kind->valuestring, "List") == 0) {
-        const cJSON *item;
-        int rc;
-
-        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(doc, "items"))
-        {
-            rc = sim_read_doc(r, d, item, holder);
-            if (rc != SIM_EXIT_OK)
-                return rc;
-        }
-        return SIM_EXIT_OK;
-    }
+    if (sim_is_list(doc, kind->valuestring))
+        return sim_read_list(r, d, doc, kind->valuestring, api->valuestring, holder, pass);
     for (i = 0; i < sizeof(sim_kinds) / sizeof(sim_kinds[0]); i++) {
         const struct sim_kind *k = &sim_kinds[i];
+        sim_reader read = pass == SIM_PASS_REFS ? k->refs : k->read;
 
-        if (strcmp(kind->valuestring, k->kind) != 0)
+        if (strcmp(kind->valuestring, k->kind) != 0 ||
+            !sim_api_matches(api->valuestring, k->api_prefix))
             continue;
-        if (strncmp(api->valuestring, k->api_prefix, strlen(k->api_prefix)) == 0 &&
-            (strchr(k->api_prefix, '/') != NULL || strcmp(api->valuestring, k->api_prefix) == 0))
-            return k->read(r, d, doc, holder);
+        return read != NULL ? read(r, d, doc, holder) : SIM_EXIT_OK;
     }
+    if (pass == SIM_PASS_OBJECTS)
+        return SIM_EXIT_OK; /* the first pass said it */
     return sim_fail(d, kind, doc,
                     "unknown kind %.64s (apiVersion %.64s): want Node, Pod, Queue "
-                    "(muster.dev/v1alpha1), RayCluster (ray.io/v1) or PodGroup",
+                    "(muster.dev/v1alpha1, scheduling.run.ai/v2), RayCluster (ray.io/v1), "
+                    "PodGroup, Workload or PriorityClass",
                     kind->valuestring, api->valuestring);
 }
 
@@ -603,7 +780,14 @@ static int sim_read_files(struct sim_run *r, const struct sim_args *a, cJSON *ho
         for (size_t i = 0; i < d->n; i++) {
             if (sim_exact_numbers(d, d->docs[i]) != CFG_OK)
                 return SIM_EXIT_FAIL;
-            rc = sim_read_doc(r, d, d->docs[i], holder);
+            rc = sim_read_doc(r, d, d->docs[i], holder, SIM_PASS_REFS);
+            if (rc != SIM_EXIT_OK)
+                return rc;
+        }
+    }
+    for (size_t f = 0; f < r->ndocs; f++) {
+        for (size_t i = 0; i < r->docs[f].n; i++) {
+            rc = sim_read_doc(r, &r->docs[f], r->docs[f].docs[i], holder, SIM_PASS_OBJECTS);
             if (rc != SIM_EXIT_OK)
                 return rc;
         }
@@ -642,6 +826,67 @@ static int sim_commit(struct sim_run *r, const struct policy_bind_result *b)
         }
     }
     return SIM_EXIT_OK;
+}
+
+/* ---- evictions: the victims go at once ----------------------------------- */
+
+static int sim_record_eviction(struct sim_run *r, const struct policy_eviction *e)
+{
+    struct sim_eviction *v;
+
+    if (!sim_grow((void **)&r->evictions, &r->capevictions, r->nevictions, sizeof(*r->evictions)))
+        return SIM_EXIT_FAIL;
+    v = &r->evictions[r->nevictions++];
+    v->ns = sim_keep(r, e->namespace_);
+    v->name = sim_keep(r, e->name);
+    v->gang = sim_keep(r, e->gang);
+    v->by = sim_keep(r, e->by);
+    v->reason = sim_keep(r, e->reason);
+    return v->ns != NULL && v->name != NULL ? SIM_EXIT_OK : SIM_EXIT_FAIL;
+}
+
+/*
+ * The evictions a filter decided: each victim is evicted at once (the
+ * Eviction API said yes and the watch saw it go), so the engine forgets it
+ * and its gang waits again. KubeRay would re-create the pods; simulate does
+ * not: they stay in the output with no node and the eviction's reason.
+ */
+static int sim_evict(struct sim_run *r)
+{
+    struct policy_eviction *v = NULL;
+    size_t n = 0;
+    int rc = policy_evictions_take(r->cluster, &v, &n);
+
+    if (rc != POLICY_OK) {
+        fprintf(stderr, "muster simulate: evictions: %s\n", policy_strerror(rc));
+        return SIM_EXIT_FAIL;
+    }
+    rc = SIM_EXIT_OK;
+    for (size_t i = 0; i < n && rc == SIM_EXIT_OK; i++) {
+        struct sim_pod *p = sim_find_pod(r, v[i].namespace_, v[i].name);
+
+        rc = sim_record_eviction(r, &v[i]);
+        policy_eviction_done(r->cluster, v[i].namespace_, v[i].name, true, NULL, 0);
+        policy_pod_forget(r->cluster, v[i].namespace_, v[i].name);
+        if (p == NULL)
+            continue;
+        /* KubeRay (or the Job's controller) makes the pod again: it is back, pending, and
+         * its gang waits whole; simulate shows it evicted and does not place it again. */
+        p->spec.node = NULL;
+        p->spec.gpu_groups = NULL;
+        if (policy_pod_upsert(r->cluster, &p->spec, r->now) != POLICY_OK) {
+            fprintf(stderr, "muster simulate: out of memory\n");
+            rc = SIM_EXIT_FAIL;
+        }
+        p->evicted = true;
+        p->bound = false;
+        p->waiting = false;
+        p->node = NULL;
+        p->gpu_groups = NULL;
+        p->reason = r->evictions[r->nevictions - 1].reason;
+    }
+    policy_evictions_free(v, n);
+    return rc;
 }
 
 /* The nodes filter kept, best score first among equals in input order. */
@@ -687,6 +932,14 @@ static int sim_cycle(struct sim_run *r, struct sim_pod *p, bool *bound, bool *wa
         fprintf(stderr, "muster simulate: filter %s/%s: %s\n", p->spec.namespace_, p->spec.name,
                 policy_strerror(rc));
         return SIM_EXIT_FAIL;
+    }
+    if (f.evictions) {
+        rc = sim_evict(r);
+        *bound = true; /* the cluster changed: another pass */
+        if (rc != SIM_EXIT_OK) {
+            policy_filter_result_cleanup(&f);
+            return rc;
+        }
     }
     node = sim_pick(r, p, &f);
     if (node == NULL) {
@@ -758,7 +1011,7 @@ static int sim_schedule(struct sim_run *r)
             struct sim_pod *p = &r->pods[i];
             int rc;
 
-            if (p->bound || p->waiting || !p->spec.managed)
+            if (p->bound || p->waiting || p->evicted || !p->spec.managed)
                 continue;
             rc = sim_cycle(r, p, &bound, &waits);
             if (rc != SIM_EXIT_OK)
@@ -786,6 +1039,7 @@ static int sim_schedule(struct sim_run *r)
 static void sim_run_cleanup(struct sim_run *r)
 {
     policy_cluster_free(r->cluster);
+    kube_refs_free(r->refs);
     ext_arena_free(r->arena);
     for (size_t i = 0; i < r->ndocs; i++)
         cfg_docs_cleanup(&r->docs[i]);
@@ -793,7 +1047,11 @@ static void sim_run_cleanup(struct sim_run *r)
     free(r->nodes);
     free(r->queues);
     free(r->gangs);
+    free(r->named);
+    free(r->evictions);
 }
+
+static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
 {
@@ -814,8 +1072,14 @@ int simulate_main(int argc, char **argv)
         goto out_oom;
     r->arena = ext_arena_new();
     r->cluster = policy_cluster_new(&po);
-    if (r->arena == NULL || r->cluster == NULL)
+    r->refs = kube_refs_new();
+    if (r->arena == NULL || r->cluster == NULL || r->refs == NULL)
         goto out_oom;
+    r->lookup = kube_refs_lookup(r->refs);
+    r->opts = kube_decode_defaults;
+    r->opts.scheduler_names = sim_schedulers;
+    r->opts.nscheduler_names = 1;
+    r->opts.lookup = &r->lookup;
     rc = sim_read_files(r, &a, holder);
     if (rc == SIM_EXIT_OK)
         rc = sim_schedule(r);
@@ -823,8 +1087,12 @@ int simulate_main(int argc, char **argv)
         goto out;
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
-    else
+    else if (a.output == SIM_OUTPUT_TABLE)
         sim_report_table(r, stdout);
+    else if (sim_report_html(r, stdout) != 0) {
+        rc = SIM_EXIT_FAIL;
+        goto out_oom;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "muster simulate: writing the result: %s\n", strerror(errno));
         rc = SIM_EXIT_FAIL;

@@ -16,15 +16,22 @@
 enum sim_output {
     SIM_OUTPUT_JSON,
     SIM_OUTPUT_TABLE,
+    SIM_OUTPUT_HTML,
 };
 
 struct sim_pod {
     struct policy_pod_spec spec; /* points into the run's arena */
     bool bound;
     bool waiting;     /* its bind is held at the gang's barrier */
+    bool evicted;     /* evicted for another gang: gone (KubeRay would re-create it) */
     const char *node; /* where it runs, once bound */
     const char *gpu_groups;
     const char *reason; /* why it waits (arena) */
+};
+
+/* One pod evicted by reclaim or preemption, as printed (arena strings). */
+struct sim_eviction {
+    const char *ns, *name, *gang, *by, *reason;
 };
 
 struct sim_run {
@@ -33,6 +40,9 @@ struct sim_run {
     struct ext_arena *arena;
     struct policy_cluster *cluster;
     int64_t now;
+    struct kube_refs *refs;       /* PriorityClasses, Workloads, Workload-API PodGroups */
+    struct kube_lookup lookup;    /* reads refs */
+    struct kube_decode_opts opts; /* the defaults, simulate's scheduler, the lookup */
 
     struct sim_pod *pods;
     size_t npods, cappods;
@@ -40,12 +50,18 @@ struct sim_run {
     size_t nnodes, capnodes;
     const char **queues; /* queue names, to find duplicates */
     size_t nqueues, capqueues;
-    const char **gangs; /* gang keys declared by RayClusters and PodGroups */
+    const char **gangs; /* "<kind> <key>" declared by RayClusters, PodGroups, Workloads */
     size_t ngangs, capgangs;
+    const char **named; /* "<kind> <name>" of the objects only referred to (PriorityClass) */
+    size_t nnamed, capnamed;
+    struct sim_eviction *evictions; /* in the order they were decided */
+    size_t nevictions, capevictions;
 };
 
 /* Prints the result of a finished run on out. */
 void sim_report_json(struct sim_run *r, FILE *out);
 void sim_report_table(struct sim_run *r, FILE *out);
+/* A self-contained page (report_html.c); -1, nothing printed, when out of memory. */
+int sim_report_html(struct sim_run *r, FILE *out);
 
 #endif

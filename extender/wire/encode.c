@@ -216,6 +216,14 @@ static void jw_passing(struct jw *w, const struct ext_filter_args *a,
     }
 }
 
+static bool any_passes(const struct ext_filter_args *a, const struct ext_filter_answer *ans)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (ans->verdicts[i].verdict == EXT_NODE_PASSES)
+            return true;
+    return false;
+}
+
 int ext_filter_result_encode(const struct ext_filter_args *a, const struct ext_filter_answer *ans,
                              char **out, size_t *len)
 {
@@ -233,6 +241,10 @@ int ext_filter_result_encode(const struct ext_filter_args *a, const struct ext_f
         jw_passing(&w, a, ans);
         jw_lit(&w, "],");
     }
+    if (ans->omit_failed && any_passes(a, ans)) {
+        jw_lit(&w, "\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+        return jw_finish(&w, out, len);
+    }
     jw_failed_map(&w, "FailedNodes", a, ans, EXT_NODE_FAILS);
     jw_raw(&w, ",", 1);
     jw_failed_map(&w, "FailedAndUnresolvableNodes", a, ans, EXT_NODE_UNRESOLVABLE);
@@ -246,7 +258,9 @@ int ext_priority_list_encode(const struct ext_filter_args *a, const struct ext_p
     struct jw w;
     size_t i;
 
-    jw_init(&w, 16 + a->n * 40);
+    bool first = true;
+
+    jw_init(&w, 16 + (ans->omit_zero ? 64 : a->n * 40));
     jw_raw(&w, "[", 1);
     for (i = 0; i < a->n; i++) {
         int score = ans->scores[i];
@@ -255,7 +269,10 @@ int ext_priority_list_encode(const struct ext_filter_args *a, const struct ext_p
             score = 0;
         if (score > 10)
             score = 10;
-        jw_lit(&w, i == 0 ? "{\"Host\":" : ",{\"Host\":");
+        if (score == 0 && ans->omit_zero)
+            continue;
+        jw_lit(&w, first ? "{\"Host\":" : ",{\"Host\":");
+        first = false;
         jw_str(&w, a->names[i]);
         jw_lit(&w, ",\"Score\":");
         jw_int(&w, score);

@@ -155,12 +155,18 @@ struct ext_filter_answer {
     struct ext_arena *pool;
     struct ext_node_verdict *verdicts; /* one per candidate, in request order */
     const char *error;                 /* set: answer only Error, no nodes */
+    /* Leave the failing candidates out when a node passes: kube-scheduler reads why a node
+     * failed only when none passes (for its FitError and preemption), so thousands of
+     * reasons would be written, sent and decoded for nothing. */
+    bool omit_failed;
 };
 
 /* HostPriorityList. The server presets every score to 0; 0..10 are sent. */
 struct ext_priority_answer {
     struct ext_arena *pool;
     int *scores; /* one per candidate */
+    /* Leave hosts scoring 0 out: kube-scheduler adds nothing for a host it is not told of. */
+    bool omit_zero;
 };
 
 /* ExtenderBindingResult. */

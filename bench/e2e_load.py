@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""e2e_load.py - load for the loopback control plane of test/e2e (bench/e2e_throughput.sh,
+bench/kai_scale.sh, test/e2e/scenarios/12-*.sh). Python's standard library only.
+
+  e2e_load.py nodes COUNT [--gpus 8 --cpu 32 --memory 256Gi --prefix kwok-node-]
+  e2e_load.py run --ns NS --pods N [--gang G] [--scheduler NAME] [--queue Q] [--gpus-per-pod 1]
+                  [--podgroup] [--threads 16] [--timeout 600] [--metrics name=url ...]
+                  [--pid name=pid ...] [--hold-scheduler FILE]
+  e2e_load.py delete --ns NS
+  e2e_load.py count --ns NS               pods and bound pods in NS
+
+The API server, CA and token come from $MUSTER_E2E_DIR/env (lib.sh writes it).
+
+`run` creates the namespace, the gangs' declarations first (RayCluster objects when --gang > 1,
+or one scheduling.x-k8s.io PodGroup per gang with --podgroup; no operator runs, so nothing else
+creates pods), opens a watch on the namespace's pods, then creates the pods from THREADS
+connections and waits until every pod has spec.nodeName. It prints one JSON line:
+  {"pods":N, "bound":N, "seconds": first create to last nodeName, "rate": bound/seconds,
+   "flowing_rate": pods/s from the first nodeName to the last,
+   "create_seconds": first to last create, "metrics": {name: {series: delta}}, "cpu": {name: s}}
+Metrics are scraped before and after (Prometheus text; kube-scheduler's with the admin token)
+and only the deltas of counters, histogram sums and counts are kept. --hold-scheduler FILE: the
+pods are created while the scheduler is held (FILE is not there yet); the clock starts when the
+script sees FILE appear, so creation is not part of the figure (KAI's "scheduler disabled during
+job creation"): FILE.created is written once every pod exists. A --metrics or --pid value
+@FILE is read from FILE when it is used (a scheduler started later).
+"""
+import argparse
+import http.client
+import json
+import os
+import queue
+import re
+import ssl
+import sys
+import threading
+import time
+
+
+def env():
+    d = os.environ.get("MUSTER_E2E_DIR")
+    if not d:
+        ptr = os.path.expanduser(os.environ.get("MUSTER_CACHE", "~/.cache/muster")) + "/e2e-current"
+        d = open(ptr).read().strip()
+    vals = {}
+    for line in open(os.path.join(d, "env")):
+        if "=" in line:
+            k, v = line.rstrip("\n").split("=", 1)
+            vals[k] = v
+    return vals
+
+
+class API:
+    def __init__(self):
+        e = env()
+        m = re.match(r"https://([^:/]+):(\d+)", e["E2E_APISERVER_URL"])
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.token = e["E2E_ADMIN_TOKEN"]
+        self.ctx = ssl.create_default_context(cafile=e["E2E_CA_CERT"])
+        self.local = threading.local()
+
+    def conn(self, fresh=False):
+        c = getattr(self.local, "c", None)
+        if c is None or fresh:
+            c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=120)
+            self.local.c = c
+        return c
+
+    def call(self, method, path, body=None, ok=(200, 201, 202), stream=False):
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        for attempt in range(5):
+            c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
+                                            timeout=None) if stream else self.conn(attempt > 0)
+            try:
+                c.request(method, path, body=data, headers=headers)
+                r = c.getresponse()
+                if stream:
+                    return r
+                text = r.read()
+            except (OSError, http.client.HTTPException):
+                if attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            if r.status == 429 or r.status >= 500:
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            if r.status not in ok:
+                raise RuntimeError("%s %s: %d %s" % (method, path, r.status, text[:300]))
+            try:
+                return json.loads(text) if text else None
+            except ValueError:
+                return None  # "404 page not found" for a resource that is not installed
+        raise RuntimeError("%s %s: gave up" % (method, path))
+
+
+def pool(n, jobs, fn):
+    """Run fn(job) for every job on n threads; the first exception is raised."""
+    q = queue.Queue()
+    for j in jobs:
+        q.put(j)
+    errors = []
+
+    def work():
+        while not errors:
+            try:
+                j = q.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                fn(j)
+            except Exception as ex:  # noqa: BLE001 - reported below
+                errors.append(ex)
+
+    ts = [threading.Thread(target=work) for _ in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+# ---- objects ---------------------------------------------------------------------------------
+
+def node_obj(name, a):
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    res = {"cpu": a.cpu, "memory": a.memory, "pods": "110", "nvidia.com/gpu": str(a.gpus),
+           "ephemeral-storage": "1Ti"}
+    cond = lambda t, s, r: {"type": t, "status": s, "reason": r, "lastHeartbeatTime": now,  # noqa: E731
+                            "lastTransitionTime": now}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                     "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                                "kubernetes.io/arch": "amd64", "type": "kwok",
+                                "nvidia.com/gpu.present": "true",
+                                "nvidia.com/gpu.memory": "81920"}},
+        "spec": {},
+        "status": {"capacity": res, "allocatable": res,
+                   "conditions": [cond("Ready", "True", "KubeletReady"),
+                                  cond("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+                                  cond("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+                                  cond("PIDPressure", "False", "KubeletHasSufficientPID")],
+                   "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
+                                 {"type": "Hostname", "address": name}],
+                   "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux",
+                                "kubeletVersion": "v1.36.3", "containerRuntimeVersion": "fake://0",
+                                "machineID": "", "systemUUID": "", "bootID": "",
+                                "kernelVersion": "", "osImage": "fake", "kubeProxyVersion": ""}},
+    }
+
+
+def cmd_nodes(a):
+    api = API()
+
+    def one(i):
+        name = "%s%05d" % (a.prefix, i)
+        try:
+            api.call("POST", "/api/v1/nodes", node_obj(name, a))
+        except RuntimeError as ex:
+            if "409" not in str(ex):
+                raise
+    t = time.time()
+    pool(16, range(1, a.count + 1), one)
+    print("created %d nodes in %.1f s" % (a.count, time.time() - t), file=sys.stderr)
+
+
+def container(gpus, cpu, mem):
+    res = {"cpu": cpu, "memory": mem}
+    if gpus:
+        res["nvidia.com/gpu"] = str(gpus)
+    return [{"name": "c", "image": "registry.k8s.io/pause:3.10",
+             "resources": {"requests": res, "limits": dict(res)}}]
+
+
+def pod_specs(a):
+    """(name, pod) for every pod, gang by gang; heads first."""
+    out = []
+    labels_base = {"muster.dev/bench": a.ns}
+    if a.queue:
+        labels_base["muster.dev/queue"] = a.queue
+    gangs = a.pods // a.gang
+    for g in range(1, gangs + 1):
+        for m in range(a.gang):
+            labels = dict(labels_base)
+            if a.gang == 1:
+                name, gpus, cpu, mem = "p-%05d" % g, a.gpus_per_pod, "2", "8Gi"
+            elif a.podgroup:
+                name, gpus, cpu, mem = "pg-%04d-%03d" % (g, m), a.gpus_per_pod, "2", "8Gi"
+                labels["scheduling.x-k8s.io/pod-group"] = "pg-%04d" % g
+            else:
+                head = m == 0
+                cluster = "rc-%04d" % g
+                name = "%s-head" % cluster if head else "%s-gpu-worker-%02d" % (cluster, m)
+                gpus, cpu, mem = (0, "4", "16Gi") if head else (a.gpus_per_pod, "2", "8Gi")
+                labels.update({"ray.io/cluster": cluster, "ray.io/is-ray-node": "yes",
+                               "ray.io/node-type": "head" if head else "worker",
+                               "ray.io/group": "headgroup" if head else "gpu",
+                               "app.kubernetes.io/created-by": "kuberay-operator"})
+            out.append((name, {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": a.ns, "labels": labels},
+                "spec": {"schedulerName": a.scheduler, "containers": container(gpus, cpu, mem),
+                         "terminationGracePeriodSeconds": 0},
+            }))
+    return out
+
+
+def gang_objects(a):
+    gangs = a.pods // a.gang
+    if a.gang == 1:
+        return []
+    if a.podgroup:
+        return [("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % a.ns, {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": "pg-%04d" % g, "namespace": a.ns},
+            "spec": {"minMember": a.gang}}) for g in range(1, gangs + 1)]
+    tmpl = lambda gpus: {"spec": {"schedulerName": a.scheduler,  # noqa: E731
+                                  "containers": [{"name": "ray", "image": "rayproject/ray:2.46.0"}]}}
+    return [("/apis/ray.io/v1/namespaces/%s/rayclusters" % a.ns, {
+        "apiVersion": "ray.io/v1", "kind": "RayCluster",
+        "metadata": {"name": "rc-%04d" % g, "namespace": a.ns},
+        "spec": {"headGroupSpec": {"rayStartParams": {}, "template": tmpl(0)},
+                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": a.gang - 1,
+                                       "minReplicas": a.gang - 1, "maxReplicas": a.gang - 1,
+                                       "rayStartParams": {}, "template": tmpl(1)}]}})
+        for g in range(1, gangs + 1)]
+
+
+# ---- metrics and CPU ---------------------------------------------------------------------------
+
+LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
+KEEP = re.compile(r"(_total|_sum|_count)$")
+
+
+def scrape(url, api):
+    """{series: value} for counters and histogram sums/counts (buckets dropped)."""
+    out = {}
+    if not url:
+        return out
+    try:
+        if url.startswith("https://"):
+            m = re.match(r"https://([^:/]+):(\d+)(/.*)?", url)
+            c = http.client.HTTPSConnection(m.group(1), int(m.group(2)),
+                                            context=ssl._create_unverified_context(), timeout=30)
+            c.request("GET", m.group(3) or "/metrics",
+                      headers={"Authorization": "Bearer " + api.token})
+        else:
+            m = re.match(r"http://([^:/]+):(\d+)(/.*)?", url)
+            c = http.client.HTTPConnection(m.group(1), int(m.group(2)), timeout=30)
+            c.request("GET", m.group(3) or "/metrics")
+        text = c.getresponse().read().decode()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        mm = LINE.match(line)
+        if not mm or not KEEP.search(mm.group(1)):
+            continue
+        try:
+            out[mm.group(1) + (mm.group(2) or "")] = float(mm.group(3))
+        except ValueError:
+            pass
+    return out
+
+
+def cpu_seconds(pid):
+    if not pid:
+        return 0.0
+    try:
+        f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
+def resolve(v):
+    """A value, or @FILE: the file's first line, read now ("" while it does not exist)."""
+    if not v.startswith("@"):
+        return v
+    try:
+        return open(v[1:]).readline().strip()
+    except OSError:
+        return ""
+
+
+def kv(pairs):
+    return dict(p.split("=", 1) for p in pairs or [])
+
+
+# ---- run -----------------------------------------------------------------------------------------
+
+def watch_pods(api, ns, rv, names, state, done):
+    """Record when each pod is first seen with a nodeName; resume on 410 by relisting."""
+    while not done.is_set():
+        if rv is None:
+            lst = api.call("GET", "/api/v1/namespaces/%s/pods" % ns)
+            rv = lst["metadata"]["resourceVersion"]
+            for p in lst["items"]:
+                note(p, names, state)
+        r = api.call("GET", "/api/v1/namespaces/%s/pods?watch=1&resourceVersion=%s"
+                     "&allowWatchBookmarks=true&timeoutSeconds=60" % (ns, rv), stream=True)
+        while not done.is_set():
+            line = r.readline()
+            if not line:
+                break
+            ev = json.loads(line)
+            obj = ev.get("object", {})
+            if ev.get("type") == "ERROR":
+                rv = None
+                break
+            rv = obj.get("metadata", {}).get("resourceVersion", rv)
+            if ev.get("type") in ("ADDED", "MODIFIED"):
+                note(obj, names, state)
+        r.close()
+
+
+def note(pod, names, state):
+    name = pod.get("metadata", {}).get("name")
+    if name in names and pod.get("spec", {}).get("nodeName") and name not in state["bound"]:
+        state["bound"][name] = time.time()
+        if len(state["bound"]) == len(names):
+            state["all"].set()
+
+
+def ensure_ns(api, ns):
+    try:
+        api.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                               "metadata": {"name": ns}})
+    except RuntimeError as ex:
+        if "409" not in str(ex):
+            raise
+
+
+def cmd_run(a):
+    api = API()
+    ensure_ns(api, a.ns)
+    for path, obj in gang_objects(a):
+        api.call("POST", path, obj)
+    if a.gang > 1:
+        time.sleep(a.settle)  # the declarations reach muster's cache before the first pod
+    specs = pod_specs(a)
+    names = {n for n, _ in specs}
+    state = {"bound": {}, "all": threading.Event()}
+    done = threading.Event()
+    lst = api.call("GET", "/api/v1/namespaces/%s/pods?limit=1" % a.ns)
+    w = threading.Thread(target=watch_pods, daemon=True,
+                         args=(api, a.ns, lst["metadata"]["resourceVersion"], names, state, done))
+    w.start()
+    metrics, pids = kv(a.metrics), kv(a.pid)
+    created = []
+
+    def create(item):
+        api.call("POST", "/api/v1/namespaces/%s/pods" % a.ns, item[1])
+        created.append(time.time())
+
+    def snapshot():
+        return ({k: scrape(resolve(u), api) for k, u in metrics.items()},
+                {k: cpu_seconds(resolve(p)) for k, p in pids.items()})
+    if a.hold_scheduler:
+        pool(a.threads, specs, create)
+        open(a.hold_scheduler + ".created", "w").close()
+        while not os.path.exists(a.hold_scheduler):
+            time.sleep(0.05)
+        before, cpu0 = snapshot()
+        t0 = time.time()
+    else:
+        before, cpu0 = snapshot()
+        t0 = time.time()
+        pool(a.threads, specs, create)
+    state["all"].wait(a.timeout)
+    done.set()
+    t_end = max(state["bound"].values()) if state["bound"] else time.time()
+    time.sleep(1)  # kube-scheduler counts an attempt once its binding goroutine is done
+    after, cpu1 = snapshot()
+    cpu = {k: round(cpu1[k] - cpu0[k], 2) for k in pids}
+    deltas = {}
+    for k in metrics:
+        deltas[k] = {s: round(v - before[k].get(s, 0.0), 6) for s, v in after[k].items()
+                     if v - before[k].get(s, 0.0) != 0}
+    bound = len(state["bound"])
+    secs = max(t_end - t0, 1e-6)
+    t_first = min(state["bound"].values()) if state["bound"] else t_end
+    flowing = (bound - 1) / (t_end - t_first) if bound > 1 and t_end > t_first else 0.0
+    print(json.dumps({"label": a.label, "ns": a.ns, "pods": len(names), "bound": bound,
+                      "seconds": round(secs, 3), "rate": round(bound / secs, 1),
+                      "first_bound_after": round(t_first - t0, 3), "flowing_rate": round(flowing, 1),
+                      "create_seconds": round(max(created) - min(created), 3) if created else 0,
+                      "cpu": cpu, "metrics": deltas}))
+    return 0 if bound == len(names) else 1
+
+
+def cmd_delete(a):
+    api = API()
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    for path in ("/api/v1/namespaces/%s/pods" % a.ns,
+                 "/apis/ray.io/v1/namespaces/%s/rayclusters" % a.ns,
+                 "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % a.ns):
+        try:
+            api.call("DELETE", path, body, ok=(200, 404))
+        except RuntimeError:
+            pass
+    for _ in range(600):
+        if not api.call("GET", "/api/v1/namespaces/%s/pods?limit=1" % a.ns)["items"]:
+            return 0
+        time.sleep(0.5)
+    return 1
+
+
+def cmd_idle(a):
+    """CPU seconds per second of each process while nothing is scheduled."""
+    pids = kv(a.pid)
+    c0 = {k: cpu_seconds(resolve(p)) for k, p in pids.items()}
+    time.sleep(a.seconds)
+    print(json.dumps({k: round((cpu_seconds(resolve(p)) - c0[k]) / a.seconds, 4)
+                      for k, p in pids.items()}))
+    return 0
+
+
+def cmd_count(a):
+    api = API()
+    items = api.call("GET", "/api/v1/namespaces/%s/pods" % a.ns)["items"]
+    bound = sum(1 for p in items if p.get("spec", {}).get("nodeName"))
+    print("%d %d" % (len(items), bound))
+    return 0
+
+
+# ---- summary -------------------------------------------------------------------------------------
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def series_sum(m, name, **labels):
+    """Sum of the series of `name` whose labels include every given label."""
+    tot = 0.0
+    for k, v in m.items():
+        base, _, rest = k.partition("{")
+        if base != name:
+            continue
+        if all('%s="%s"' % (lk, lv) in rest for lk, lv in labels.items()):
+            tot += v
+    return tot
+
+
+def add_into(acc, m):
+    for k, v in m.items():
+        acc[k] = acc.get(k, 0.0) + v
+
+
+def where_time_goes(runs, idle):
+    """Per-pod figures from every run of one configuration, summed."""
+    pods = sum(r["bound"] for r in runs) or 1
+    sched, must, cpu, busy = {}, {}, {}, {}
+    for r in runs:
+        add_into(sched, r["metrics"].get("sched", {}))
+        add_into(must, r["metrics"].get("muster", {}))
+        add_into(cpu, r.get("cpu", {}))
+        add_into(busy, {k: v - idle.get(k, 0.0) * r["seconds"] for k, v in r.get("cpu", {}).items()})
+    rows = []
+    att = series_sum(sched, "scheduler_schedule_attempts_total")
+    rows.append(("kube-scheduler attempts per pod", att / pods, ""))
+    for res in ("scheduled", "unschedulable", "error"):
+        n = series_sum(sched, "scheduler_schedule_attempts_total", result=res)
+        if n:
+            rows.append(("  attempts %s" % res, n / pods, ""))
+    for name, label in (("scheduler_scheduling_attempt_duration_seconds", "scheduling attempt"),
+                        ("scheduler_scheduling_algorithm_duration_seconds", "  algorithm (filter+score+extenders)")):
+        s_, c_ = series_sum(sched, name + "_sum"), series_sum(sched, name + "_count")
+        if c_:
+            rows.append((label + ", ms per pod", 1000 * s_ / pods, ""))
+    for ep in ("PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit",
+               "PreBind", "Bind"):
+        s_ = series_sum(sched, "scheduler_framework_extension_point_duration_seconds_sum",
+                        extension_point=ep)
+        if s_:
+            rows.append(("  extension point %s, ms per pod" % ep, 1000 * s_ / pods, ""))
+    thr = series_sum(sched, "rest_client_rate_limiter_duration_seconds_sum")
+    rows.append(("  client-side throttling, ms per pod", 1000 * thr / pods, ""))
+    req = series_sum(sched, "rest_client_requests_total")
+    if req:
+        rows.append(("  API requests per pod", req / pods, ""))
+    for verb in ("filter", "prioritize", "bind", "preempt"):
+        n = series_sum(must, "muster_extender_requests_total", verb=verb)
+        if not n:
+            continue
+        s_ = series_sum(must, "muster_extender_request_duration_seconds_sum", verb=verb)
+        rows.append(("muster %s: calls per pod, ms per call" % verb, n / pods,
+                     "%.2f" % (1000 * s_ / n)))
+    w, wc = series_sum(must, "muster_bind_wait_seconds_sum"), series_sum(must, "muster_bind_wait_seconds_count")
+    if wc:
+        rows.append(("muster binds held at the barrier per pod, ms held", wc / pods, "%.1f" % (1000 * w / wc)))
+    for name in sorted(cpu):
+        rows.append(("CPU %s, ms per pod" % name, 1000 * cpu[name] / pods, ""))
+    if idle:
+        for name in sorted(busy):
+            rows.append(("CPU %s beyond its idle rate, ms per pod" % name, 1000 * busy[name] / pods, ""))
+        rows.append(("CPU of all of them beyond idle, ms per pod", 1000 * sum(busy.values()) / pods, ""))
+    return rows
+
+
+def cmd_summary(a):
+    runs = [json.loads(line) for f in a.files for line in open(f) if line.strip()]
+    by = {}
+    for r in runs:
+        by.setdefault(r["label"], []).append(r)
+    def base_of(label):
+        # "B" and "B2" are compared with "A", "B held" with "A held"
+        suffix = label.partition(" ")[2]
+        rs = by.get(a.base + (" " + suffix if suffix else ""), [])
+        return median([r["rate"] for r in rs]) if rs else None
+    print("| configuration | runs | pods/s (each run) | median | vs %s | flowing pods/s, median |" % a.base)
+    print("|---|---|---|---|---|---|")
+    for label, rs in by.items():
+        m = median([r["rate"] for r in rs])
+        each = ", ".join("%.0f" % r["rate"] + ("" if r["bound"] == r["pods"] else "*") for r in rs)
+        base = base_of(label)
+        ratio = "%.2f" % (m / base) if base else "-"
+        flow = median([r.get("flowing_rate", 0) for r in rs])
+        print("| %s | %d | %s | %.0f | %s | %.0f |" % (label, len(rs), each, m, ratio, flow))
+    print()
+    labels = list(by)
+    idle = json.load(open(a.idle)) if a.idle else {}
+    table = {label: where_time_goes(by[label], idle) for label in labels}
+    keys = []
+    for label in labels:
+        for k, _, _ in table[label]:
+            if k not in keys:
+                keys.append(k)
+    print("| where time goes (all runs, per pod) | " + " | ".join(labels) + " |")
+    print("|---|" + "---|" * len(labels))
+    for k in keys:
+        cells = []
+        for label in labels:
+            hit = [(v, x) for kk, v, x in table[label] if kk == k]
+            cells.append(("%.2f" % hit[0][0] + (" / " + hit[0][1] if hit[0][1] else "")) if hit else "")
+        print("| %s | %s |" % (k, " | ".join(cells)))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    n = sub.add_parser("nodes")
+    n.add_argument("count", type=int)
+    n.add_argument("--gpus", type=int, default=8)
+    n.add_argument("--cpu", default="32")
+    n.add_argument("--memory", default="256Gi")
+    n.add_argument("--prefix", default="kwok-node-")
+    r = sub.add_parser("run")
+    r.add_argument("--ns", required=True)
+    r.add_argument("--pods", type=int, required=True)
+    r.add_argument("--gang", type=int, default=1)
+    r.add_argument("--podgroup", action="store_true")
+    r.add_argument("--scheduler", default="muster")
+    r.add_argument("--queue", default="")
+    r.add_argument("--gpus-per-pod", type=int, default=1)
+    r.add_argument("--threads", type=int, default=16)
+    r.add_argument("--timeout", type=float, default=600)
+    r.add_argument("--settle", type=float, default=2.0)
+    r.add_argument("--metrics", action="append")
+    r.add_argument("--pid", action="append")
+    r.add_argument("--hold-scheduler", default="")
+    r.add_argument("--label", default="")
+    sm = sub.add_parser("summary")
+    sm.add_argument("files", nargs="+")
+    sm.add_argument("--base", default="A")
+    sm.add_argument("--idle", default="", help="JSON from `idle`: CPU/s subtracted per run second")
+    i = sub.add_parser("idle")
+    i.add_argument("--pid", action="append")
+    i.add_argument("--seconds", type=float, default=10)
+    d = sub.add_parser("delete")
+    d.add_argument("--ns", required=True)
+    c = sub.add_parser("count")
+    c.add_argument("--ns", required=True)
+    a = ap.parse_args()
+    return {"nodes": cmd_nodes, "run": cmd_run, "delete": cmd_delete, "count": cmd_count,
+            "summary": cmd_summary, "idle": cmd_idle}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

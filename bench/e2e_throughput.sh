@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# e2e_throughput.sh - pods bound per second with kube-scheduler in the loop, muster beside bare
+# kube-scheduler, on the loopback control plane of test/e2e (etcd, kube-apiserver, kube-scheduler,
+# kwok; built by test/e2e/build-components.sh into ~/.cache/muster).
+#
+#   bench/e2e_throughput.sh [-n NODES] [-p PODS] [-r ROUNDS] [-g GANG] [-c "A B C"] [-m MODES]
+#                           [-H "A B"] [-T SECONDS] [-M DIR] [-X MUSTER2] [-k] [MUSTER]
+#
+# NODES kwok nodes (default 1,000; 8 GPUs, 32 CPUs, 256Gi each), then ROUNDS rounds (default 3)
+# of each configuration in turn, PODS pods per run (default 2,000), created at once from 16
+# connections (bench/e2e_load.py). MODES (default "live held"), each run once per round:
+#   live  the scheduler runs while the pods are created; the figure is pods bound / seconds from
+#         the first create to the last spec.nodeName (on a loaded machine the API server's create
+#         rate can be the limit for every configuration alike)
+#   held  the pods are created while the configuration's kube-scheduler is stopped; the clock
+#         starts when it is started (KAI's "scheduler disabled during job creation"), so the
+#         figure is the scheduling rate alone, kube-scheduler's start included; -H names the
+#         configurations run held (default: all of -c)
+# A run gives up after SECONDS (-T, default 600); its figure is then marked with *.
+# Configurations:
+#   A     stock kube-scheduler, default settings (its own profile, no extender)
+#   A100  the same with percentageOfNodesToScore: 100
+#   B     kube-scheduler + muster as shipped (manifests/scheduler-config.yaml, manifests/muster.yaml),
+#         single one-GPU pods
+#   C     the same, PODS/GANG RayCluster-shaped gangs: a CPU head and GANG-1 one-GPU workers,
+#         with their RayCluster objects (no operator runs: the pods are created directly)
+#   B2 C2 B and C with the manifests of DIR (-M, e.g. a copy of manifests/ from before a change)
+#         and muster binary MUSTER2 (-X), to compare two deployments in one alternated run
+# Every kube-scheduler gets the client QPS/burst of the shipped config, so A is not held back by
+# client-side throttling (the summary prints the throttling it measured). Prints each run, then
+# the medians with B/A and C/A, then where the time went per pod (kube-scheduler's metrics,
+# muster's /metrics, CPU seconds of every component). -k keeps the state dir.
+# The control plane runs in its own state dir ($MUSTER_E2E_DIR or a new one), never recorded as
+# the current e2e cluster.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=${E2E_THROUGHPUT_ROOT:-$(cd "$here/.." && pwd)}
+# bash reads a script as it runs: run a copy, so editing the tree meanwhile changes nothing.
+if [[ -z ${E2E_THROUGHPUT_ROOT:-} ]]; then
+  copy=$(mktemp -d "${TMPDIR:-/tmp}/e2e_throughput-script.XXXXXX")
+  cp "$here/e2e_throughput.sh" "$here/e2e_load.py" "$copy/"
+  cp -r "$root/manifests" "$root/test" "$copy/" # the shipped configs and lib.sh of this moment
+  E2E_THROUGHPUT_ROOT=$copy E2E_THROUGHPUT_TREE=$root exec bash "$copy/e2e_throughput.sh" "$@"
+fi
+nodes=1000 pods=2000 rounds=3 gang=20 configs="A B C" modes="live held" keep=0 other= muster2=
+held_configs= run_timeout=600
+while getopts "n:p:r:g:c:m:H:T:M:X:kh" opt; do
+  case $opt in
+    n) nodes=$OPTARG ;; p) pods=$OPTARG ;; r) rounds=$OPTARG ;; g) gang=$OPTARG ;;
+    c) configs=$OPTARG ;; m) modes=$OPTARG ;; M) other=$(realpath "$OPTARG") ;;
+    H) held_configs=$OPTARG ;; T) run_timeout=$OPTARG ;;
+    X) muster2=$(realpath "$OPTARG") ;; k) keep=1 ;;
+    *) sed -n '2,37p' "$0"; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+MUSTER_BIN=$(realpath "${1:-${E2E_THROUGHPUT_TREE:-$root}/build/extender/muster}")
+export MUSTER_BIN
+[[ -x $MUSTER_BIN ]] || { echo "e2e_throughput: no muster at $MUSTER_BIN" >&2; exit 2; }
+# shellcheck source=../test/e2e/lib.sh
+source "$root/test/e2e/lib.sh"
+# shellcheck source=../test/e2e/muster.sh
+source "$root/test/e2e/muster.sh"
+load() { python3 "$here/e2e_load.py" "$@"; }
+shipped=$E2E_MANIFESTS muster1=$MUSTER_BIN
+# B2/C2: another deployment (manifests dir, binary) in the same alternated run
+deployment() {
+  if [[ $1 == *2 ]]; then
+    E2E_MANIFESTS=${other:-$shipped} MUSTER_BIN=${muster2:-$muster1}
+  else
+    E2E_MANIFESTS=$shipped MUSTER_BIN=$muster1
+  fi
+}
+
+export MUSTER_E2E_DIR=${MUSTER_E2E_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/muster-bench.XXXXXX")}
+export E2E_NO_NODE=1 E2E_SCHEDULER_V=${E2E_SCHEDULER_V:-1}
+out=$MUSTER_E2E_DIR/results
+finish() {
+  local rc=$?
+  [[ $keep == 1 ]] && KEEP=1
+  cp -r "$out" "${TMPDIR:-/tmp}/e2e_throughput-results.$$" 2>/dev/null &&
+    echo "e2e_throughput: results kept in ${TMPDIR:-/tmp}/e2e_throughput-results.$$" >&2
+  KEEP=${KEEP:-0} e2e_down >/dev/null 2>&1
+  exit "$rc"
+}
+trap finish EXIT
+
+qps=$(awk '/^  qps:/ {print $2}' "$root/manifests/scheduler-config.yaml")
+burst=$(awk '/^  burst:/ {print $2}' "$root/manifests/scheduler-config.yaml")
+
+up() {
+  e2e_up || return 1
+  e2e_muster_install || return 1
+  e2e_kuberay_crds || return 1
+  e2e_kwok || return 1
+  load nodes "$nodes" || return 1
+  mkdir -p "$out"
+  local pct
+  for pct in "" 100; do
+    {
+      echo "apiVersion: kubescheduler.config.k8s.io/v1"
+      echo "kind: KubeSchedulerConfiguration"
+      echo "leaderElection: {leaderElect: false}"
+      echo "clientConnection: {kubeconfig: \"@KUBECONFIG@\", qps: ${qps:-500}, burst: ${burst:-1000}}"
+      [[ -z $pct ]] || echo "percentageOfNodesToScore: $pct"
+    } >"$MUSTER_E2E_DIR/stock$pct.yaml"
+  done
+}
+
+# The kube-scheduler of a configuration (re)started: name, schedulerName of its pods, URLs.
+sched_start() {
+  case $1 in
+    A | A100) e2e_scheduler "$MUSTER_E2E_DIR/stock${1#A}.yaml" kube-scheduler-stock >/dev/null ;;
+    B* | C*) deployment "$1" && e2e_muster_scheduler kube-scheduler >/dev/null ;;
+  esac || return 1
+  # shellcheck disable=SC1091
+  source "$MUSTER_E2E_DIR/env"
+  local port_var="E2E_PORT_${sched//-/_}"
+  echo "https://127.0.0.1:${!port_var}/metrics" >"$out/sched-url"
+}
+
+# Only the schedulers of the configuration under test run.
+use() {
+  local cfg=$1
+  case $cfg in
+    A | A100)
+      e2e_stop kube-scheduler; e2e_stop muster
+      sched=kube-scheduler-stock scheduler_name=default-scheduler ;;
+    B | C | B2 | C2)
+      e2e_stop kube-scheduler-stock
+      local prev=${last_cfg:-none}
+      if [[ ${cfg: -1} != "${prev: -1}" && ($cfg == *2 || $prev == *2) ]]; then
+        e2e_stop kube-scheduler; e2e_stop muster # the other deployment
+      fi
+      deployment "$cfg"
+      if ! _e2e_alive muster; then e2e_muster_start muster >/dev/null || return 1; fi
+      sched=kube-scheduler scheduler_name=muster ;;
+    *) e2e_err "unknown configuration $cfg"; return 1 ;;
+  esac
+  if [[ $cfg != "${last_cfg:-}" && $cfg == A* ]] || ! _e2e_alive "$sched"; then
+    e2e_stop "$sched"
+    sched_start "$cfg" || return 1
+  fi
+  last_cfg=$cfg
+  # One pod through the whole path first: leader elected, caches synced.
+  load run --ns "warm-${cfg,,}-$round-$mode" --pods 1 --scheduler "$scheduler_name" --timeout 120 \
+    >/dev/null || { e2e_err "warm-up pod of $cfg not bound"; return 1; }
+  load delete --ns "warm-${cfg,,}-$round-$mode"
+}
+
+run_one() {
+  local cfg=$1 mode=$2 ns="bench-r$round-${1,,}-$2" args=() label=$1 hold=$out/hold-$round-$1-$2 lp rc
+  args=(--metrics "sched=@$out/sched-url"
+    --pid "kube-scheduler=@$MUSTER_E2E_DIR/pids/$sched.pid"
+    --pid "kube-apiserver=$(cat "$MUSTER_E2E_DIR/pids/kube-apiserver.pid")"
+    --pid "etcd=$(cat "$MUSTER_E2E_DIR/pids/etcd.pid")"
+    --pid "kwok=$(cat "$MUSTER_E2E_DIR/pids/kwok.pid")")
+  [[ $cfg == B* || $cfg == C* ]] && args+=(--metrics "muster=$(e2e_muster_url muster)/metrics"
+    --pid "muster=$(cat "$MUSTER_E2E_DIR/pids/muster.pid")")
+  [[ $cfg == C* ]] && args+=(--gang "$gang")
+  if [[ $mode == held ]]; then
+    label="$cfg held"
+    e2e_stop "$sched"
+    rm -f "$out/sched-url" "$hold" "$hold.created"
+    load run --label "$label" --ns "$ns" --pods "$pods" --scheduler "$scheduler_name" \
+      --hold-scheduler "$hold" --timeout "$run_timeout" "${args[@]}" >>"$out/runs.jsonl" &
+    lp=$!
+    while [[ ! -f $hold.created ]] && kill -0 "$lp" 2>/dev/null; do sleep 0.2; done
+    touch "$hold"
+    sched_start "$cfg" || return 1
+    wait "$lp"
+  else
+    load run --label "$label" --ns "$ns" --pods "$pods" --scheduler "$scheduler_name" \
+      --timeout "$run_timeout" "${args[@]}" >>"$out/runs.jsonl"
+  fi
+  rc=$?
+  tail -1 "$out/runs.jsonl" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read());
+print("round %s %-7s %5d/%d pods bound in %6.1f s: %6.1f pods/s, %6.1f pods/s once flowing "
+      "(created in %.1f s; load %s)" % (sys.argv[1], r["label"], r["bound"], r["pods"],
+      r["seconds"], r["rate"], r["flowing_rate"], r["create_seconds"],
+      open("/proc/loadavg").read().split()[0]))' "$round"
+  load delete --ns "$ns" || e2e_err "pods of $ns not deleted"
+  return $rc
+}
+
+up || exit 1
+# What the control plane costs with nothing to schedule (kwok's heartbeats of NODES nodes):
+# the summary subtracts it from each run.
+load idle --seconds 15 --pid "kube-apiserver=$(cat "$MUSTER_E2E_DIR/pids/kube-apiserver.pid")" \
+  --pid "etcd=$(cat "$MUSTER_E2E_DIR/pids/etcd.pid")" --pid "kwok=$(cat "$MUSTER_E2E_DIR/pids/kwok.pid")" \
+  >"$out/idle.json"
+echo "idle CPU per second: $(cat "$out/idle.json")"
+echo "e2e_throughput: $nodes nodes, $pods pods per run, configurations $configs, modes $modes, $rounds rounds;" \
+  "kube-scheduler qps $qps burst $burst; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((round = 1; round <= rounds; round++)); do
+  for mode in $modes; do
+    list=$configs
+    [[ $mode == held && -n $held_configs ]] && list=$held_configs
+    for cfg in $list; do
+      use "$cfg" || exit 1
+      run_one "$cfg" "$mode" || e2e_err "round $round $cfg $mode: not every pod bound"
+    done
+  done
+done
+echo
+load summary --idle "$out/idle.json" "$out/runs.jsonl"
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

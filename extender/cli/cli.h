@@ -1,0 +1,63 @@
+/*
+ * cli.h - muster for people: `muster queues` and `muster why`, also run as
+ * the kubectl plugin `kubectl muster` (a symlink named kubectl-muster).
+ *
+ * Both read what the cluster holds through the API server, with the usual
+ * kubeconfig search (--kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config):
+ *
+ *   queues  the Queue objects (muster.dev/v1alpha1) as a tree with totals:
+ *           quota and limit from their spec, fair share, allocated, reserved
+ *           and pending gangs from the status muster writes.
+ *   why     a RayCluster, PodGroup or Pod: its gang's composition, which
+ *           members are bound and which wait, the reason in muster's words,
+ *           its queue's standing and the recent Events of its pods.
+ *
+ * muster's view comes from the Kubernetes objects alone: pods (spec.nodeName,
+ * muster's annotations), the gang's RayCluster or PodGroup, the Events muster
+ * posts (GangWaiting, GangIncomplete, ...) and kube-scheduler's, and the
+ * Queue status muster writes. What only muster's memory holds (a plan, a bind
+ * held at the barrier, the live reason) comes from its /debug/state when the
+ * caller names it (--muster-url), and then wins.
+ */
+#ifndef MUSTER_CLI_H
+#define MUSTER_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kube.h"
+
+/* Exit statuses of both commands. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1        /* no such object, the API server refused, out of memory */
+#define CLI_EXIT_UNREACHABLE 2 /* the cluster cannot be reached (or bad flags) */
+
+/* argv[0] is the command's name. Returns the exit status. */
+int queues_main(int argc, char **argv);
+int why_main(int argc, char **argv);
+
+enum cli_output {
+    CLI_OUTPUT_TEXT,
+    CLI_OUTPUT_JSON,
+};
+
+struct cli_opts {
+    enum cli_output output;
+    int64_t now;                   /* seconds since the epoch: what Event ages are counted from */
+    enum policy_resource resource; /* queues: the column the text shows (JSON has all) */
+    unsigned events;               /* why: how many of the latest Events to show */
+    struct kube_client
+        *muster; /* why: muster's own HTTP server for /debug/state; NULL: not asked */
+};
+
+/*
+ * The commands' work, on a client the caller made (borrowed): text or JSON on
+ * out, and a CLI_EXIT_* status; on failure nothing is printed and err holds
+ * one line. CLI_EXIT_UNREACHABLE when a request found no API server.
+ */
+int cli_queues(struct kube_client *kube, const struct cli_opts *o, FILE *out, char *err,
+               size_t errlen);
+int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, const char *name,
+            FILE *out, char *err, size_t errlen);
+
+#endif

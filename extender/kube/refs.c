@@ -1,0 +1,281 @@
+/*
+ * refs.c - what other objects say, for the decoders' lookups: PriorityClass
+ * values, and which gang a Workload-API PodGroup's pods join.
+ *
+ * Three sorted tables (binary search, insertion by memmove): lookups happen
+ * on every pod decode, changes only on watch events. The two PriorityClasses
+ * every cluster has are there from the start.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_internal.h"
+
+#define KUBE_REFS_MAX (1u << 20) /* entries per table */
+
+struct kube__ref {
+    char *key;
+    char *gang;      /* the gang key it declares (Workload, standalone PodGroup) or joins */
+    char *workload;  /* a PodGroup's Workload ("ns/name"); NULL: standalone */
+    char *template_; /* a PodGroup's template in it */
+    bool declares;   /* a gang of this key was upserted for it */
+    size_t nsubgroups;
+    int32_t value;
+    bool global_default;
+};
+
+struct kube__ref_table {
+    struct kube__ref *v;
+    size_t n, cap;
+};
+
+struct kube_refs {
+    struct kube__ref_table t[KUBE_REF_POD_GROUP + 1];
+};
+
+static void kube__ref_clear(struct kube__ref *e)
+{
+    free(e->key);
+    free(e->gang);
+    free(e->workload);
+    free(e->template_);
+    memset(e, 0, sizeof(*e));
+}
+
+static size_t kube__ref_find(const struct kube__ref_table *t, const char *key, bool *found)
+{
+    size_t lo = 0, hi = t->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(t->v[mid].key, key);
+
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static const struct kube__ref *kube__ref_get(const struct kube__ref_table *t, const char *key)
+{
+    bool found;
+    size_t at = kube__ref_find(t, key, &found);
+
+    return found ? &t->v[at] : NULL;
+}
+
+/* Takes e (its strings heap-owned) into the table, replacing the entry of its key. */
+static int kube__ref_put(struct kube__ref_table *t, struct kube__ref *e)
+{
+    bool found;
+    size_t at = kube__ref_find(t, e->key, &found);
+
+    if (found) {
+        kube__ref_clear(&t->v[at]);
+        t->v[at] = *e;
+        return EXT_OK;
+    }
+    if (t->n == KUBE_REFS_MAX)
+        return EXT_ETOOBIG;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 32;
+        struct kube__ref *v = realloc(t->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            return EXT_ENOMEM;
+        t->v = v;
+        t->cap = cap;
+    }
+    memmove(&t->v[at + 1], &t->v[at], (t->n - at) * sizeof(*t->v));
+    t->v[at] = *e;
+    t->n++;
+    return EXT_OK;
+}
+
+/* A copy of s, or NULL (for NULL s too; *oom says which). */
+static char *kube__dup(const char *s, bool *oom)
+{
+    char *d;
+
+    if (s == NULL)
+        return NULL;
+    d = strdup(s);
+    *oom = *oom || d == NULL;
+    return d;
+}
+
+static int kube__ref_put_or_free(struct kube__ref_table *t, struct kube__ref *e, bool oom)
+{
+    int rc = oom ? EXT_ENOMEM : kube__ref_put(t, e);
+
+    if (rc != EXT_OK)
+        kube__ref_clear(e);
+    return rc;
+}
+
+struct kube_refs *kube_refs_new(void)
+{
+    static const struct kube_priority_class system[] = {
+        {"system-cluster-critical", 2000000000, false},
+        {"system-node-critical", 2000001000, false},
+    };
+    struct kube_refs *r = calloc(1, sizeof(*r));
+
+    for (size_t i = 0; r != NULL && i < sizeof(system) / sizeof(system[0]); i++) {
+        if (kube_refs_priority_class(r, &system[i]) != EXT_OK) {
+            kube_refs_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+void kube_refs_free(struct kube_refs *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t k = 0; k < sizeof(r->t) / sizeof(r->t[0]); k++) {
+        for (size_t i = 0; i < r->t[k].n; i++)
+            kube__ref_clear(&r->t[k].v[i]);
+        free(r->t[k].v);
+    }
+    free(r);
+}
+
+int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_class *pc)
+{
+    struct kube__ref e = {0};
+    bool oom = false;
+
+    e.key = kube__dup(pc->name, &oom);
+    e.value = pc->value;
+    e.global_default = pc->global_default;
+    return kube__ref_put_or_free(&r->t[KUBE_REF_PRIORITY_CLASS], &e, oom || e.key == NULL);
+}
+
+int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
+                       const struct policy_gang_spec *gang)
+{
+    struct kube__ref e = {0};
+    bool oom = false;
+    size_t nl = strlen(ns), ml = strlen(name);
+
+    e.key = malloc(nl + ml + 2);
+    if (e.key != NULL) {
+        memcpy(e.key, ns, nl);
+        e.key[nl] = '/';
+        memcpy(e.key + nl + 1, name, ml + 1);
+    }
+    e.gang = kube__dup(gang->key, &oom);
+    e.declares = true;
+    e.nsubgroups = gang->nsubgroups;
+    return kube__ref_put_or_free(&r->t[KUBE_REF_WORKLOAD], &e, oom || e.key == NULL);
+}
+
+int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg)
+{
+    struct kube__ref e = {0};
+    bool oom = false;
+    size_t nl = strlen(pg->namespace_), ml = strlen(pg->name);
+
+    e.key = malloc(nl + ml + 2);
+    if (e.key != NULL) {
+        memcpy(e.key, pg->namespace_, nl);
+        e.key[nl] = '/';
+        memcpy(e.key + nl + 1, pg->name, ml + 1);
+    }
+    e.gang = kube__dup(pg->gang, &oom);
+    if (pg->workload != NULL) {
+        size_t wl = strlen(pg->workload);
+
+        e.workload = malloc(nl + wl + 2);
+        oom = oom || e.workload == NULL;
+        if (e.workload != NULL) {
+            memcpy(e.workload, pg->namespace_, nl);
+            e.workload[nl] = '/';
+            memcpy(e.workload + nl + 1, pg->workload, wl + 1);
+        }
+    }
+    e.template_ = kube__dup(pg->template_, &oom);
+    e.declares = pg->spec.key != NULL;
+    return kube__ref_put_or_free(&r->t[KUBE_REF_POD_GROUP], &e, oom || e.key == NULL);
+}
+
+bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *key, char *gang,
+                      size_t len)
+{
+    struct kube__ref_table *t = &r->t[kind];
+    bool found;
+    size_t at = kube__ref_find(t, key, &found);
+
+    if (gang != NULL && len > 0)
+        gang[0] = '\0';
+    if (!found)
+        return false;
+    if (gang != NULL && len > 0 && t->v[at].declares && t->v[at].gang != NULL &&
+        strlen(t->v[at].gang) < len)
+        memcpy(gang, t->v[at].gang, strlen(t->v[at].gang) + 1);
+    kube__ref_clear(&t->v[at]);
+    memmove(&t->v[at], &t->v[at + 1], (t->n - at - 1) * sizeof(*t->v));
+    t->n--;
+    return true;
+}
+
+/* ---- the lookup ---------------------------------------------------------- */
+
+static bool kube__refs_priority_class(void *ctx, const char *name, int32_t *value)
+{
+    const struct kube_refs *r = ctx;
+    const struct kube__ref_table *t = &r->t[KUBE_REF_PRIORITY_CLASS];
+    const struct kube__ref *e;
+
+    if (name != NULL) {
+        e = kube__ref_get(t, name);
+        if (e != NULL)
+            *value = e->value;
+        return e != NULL;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].global_default) {
+            *value = t->v[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool kube__refs_pod_group(void *ctx, const char *ns, const char *name, const char **gang,
+                                 const char **subgroup)
+{
+    const struct kube_refs *r = ctx;
+    const struct kube__ref *pg, *wl = NULL;
+    char key[2 * KUBE_MAX_NAME + 2];
+    size_t nl = strlen(ns), ml = strlen(name);
+
+    if (nl > KUBE_MAX_NAME || ml > KUBE_MAX_NAME)
+        return false;
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
+    pg = kube__ref_get(&r->t[KUBE_REF_POD_GROUP], key);
+    if (pg == NULL)
+        return false;
+    if (pg->workload != NULL)
+        wl = kube__ref_get(&r->t[KUBE_REF_WORKLOAD], pg->workload);
+    *gang = wl != NULL ? wl->gang : pg->gang;
+    /* A Workload of one template is a count: its pods are in no subgroup. */
+    *subgroup = wl != NULL && wl->nsubgroups > 0 ? pg->template_ : NULL;
+    return *gang != NULL;
+}
+
+struct kube_lookup kube_refs_lookup(struct kube_refs *r)
+{
+    return (struct kube_lookup){kube__refs_priority_class, kube__refs_pod_group, r};
+}

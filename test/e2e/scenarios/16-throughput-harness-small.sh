@@ -1,0 +1,23 @@
+# The throughput harness of bench/e2e_throughput.sh, small, so it cannot rot: 50 fake GPU nodes
+# (8 GPUs, 32 CPUs, 256Gi), then 200 pods created at once through (A) a stock kube-scheduler with
+# its defaults, (B) kube-scheduler + muster as shipped, single one-GPU pods, (C) ten
+# RayCluster-shaped gangs of 20 (a CPU head, 19 one-GPU workers) beside their RayCluster objects.
+# Every pod must bind; the rates go to the log and are never checked. The KubeRay operator is
+# stopped meanwhile (the gangs' pods are created directly, as the bench does); the next scenario's
+# reset starts it again. C's pods stay, so the invariants check that every gang is bound whole.
+load() { python3 "$E2E_REPO/bench/e2e_load.py" "$@"; }
+rate() { python3 -c 'import json,sys; r=json.load(sys.stdin); print("%s: %d/%d pods bound, %.1f pods/s" % (sys.argv[1], r["bound"], r["pods"], r["rate"]))' "$1"; }
+
+scenario() {
+  load nodes 50 --prefix tput-node-
+  e2e_stop kuberay-operator
+  e2e_scheduler "" kube-scheduler-stock >/dev/null # its own default-scheduler profile
+  load run --ns tput-a --pods 200 --scheduler default-scheduler --timeout 300 | rate "A stock"
+  e2e_stop kube-scheduler-stock
+  load delete --ns tput-a
+  load run --ns tput-b --pods 200 --scheduler muster --timeout 300 | rate "B muster, single pods"
+  load delete --ns tput-b
+  load run --ns tput-c --pods 200 --gang 20 --scheduler muster --timeout 300 |
+    rate "C muster, 10 gangs of 20"
+  [[ $(load count --ns tput-c) == "200 200" ]] || { e2e_err "tput-c: $(load count --ns tput-c)"; return 1; }
+}

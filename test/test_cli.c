@@ -1,0 +1,650 @@
+/*
+ * test_cli.c - `muster queues` and `muster why` (extender/cli) against the
+ * canned API server: the replies are fixture files (fixtures/cli, NAME.http),
+ * what the commands print is compared with NAME.txt and NAME.json there
+ * exactly, and the requests they make with NAME.req. The clock is fixed, so
+ * Event ages are too. Then the binary itself: exit 2 when the cluster cannot
+ * be reached, and the kubectl-muster name.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "canned_api.h"
+#include "cli.h"
+#include "cli_int.h"
+#include "fixture.h"
+
+#define DIR "cli"
+#define NOW INT64_C(1764590400) /* 2025-12-01T12:00:00Z */
+
+static const struct cli_opts text_opts = {
+    .output = CLI_OUTPUT_TEXT, .now = NOW, .resource = POLICY_RES_GPU, .events = 10};
+
+/* What one command printed, its status and its error. */
+struct result {
+    int rc;
+    char *out;
+    size_t len;
+    char err[1024];
+};
+
+/* Compares with FIXTURES/cli/want; a difference leaves what was printed in /tmp to look at. */
+static void expect_output(const struct result *r, const char *want_file)
+{
+    char *want = fixture_read(DIR, want_file, NULL), path[256];
+    FILE *f;
+
+    if (strcmp(r->out, want) != 0) {
+        snprintf(path, sizeof(path), "/tmp/test_cli.%s", want_file);
+        f = fopen(path, "w");
+        if (f != NULL) {
+            fputs(r->out, f);
+            fclose(f);
+        }
+        fprintf(stderr, "--- %s differs; got (also in %s):\n%s", want_file, path, r->out);
+    }
+    ck_assert_msg(strcmp(r->out, want) == 0, "%s: output differs (see stderr)", want_file);
+    free(want);
+}
+
+/* The canned server's port, which changes every run, as PORT. */
+static void hide_port(struct result *r, int port)
+{
+    char from[64], *at;
+
+    snprintf(from, sizeof(from), "127.0.0.1:%d", port);
+    while ((at = strstr(r->out, from)) != NULL) {
+        memcpy(at + 10, "PORT", 4);
+        memmove(at + 14, at + strlen(from), strlen(at + strlen(from)) + 1);
+    }
+    r->len = strlen(r->out);
+}
+
+static void queues(struct kube_client *kube, const struct cli_opts *o, struct result *r)
+{
+    FILE *m = open_memstream(&r->out, &r->len);
+
+    ck_assert_ptr_nonnull(m);
+    r->err[0] = '\0';
+    r->rc = cli_queues(kube, o, m, r->err, sizeof(r->err));
+    fclose(m);
+}
+
+static void why(struct kube_client *kube, const struct cli_opts *o, const char *name,
+                struct result *r)
+{
+    FILE *m = open_memstream(&r->out, &r->len);
+
+    ck_assert_ptr_nonnull(m);
+    r->err[0] = '\0';
+    r->rc = cli_why(kube, o, "lab", name, m, r->err, sizeof(r->err));
+    fclose(m);
+}
+
+/* ---- muster queues ------------------------------------------------------------------ */
+
+static const char *const queue_pages[] = {"queues_page1.http", "queues_page2.http"};
+
+static const struct {
+    enum cli_output output;
+    enum policy_resource resource;
+    const char *want;
+} queues_cases[] = {
+    {CLI_OUTPUT_TEXT, POLICY_RES_GPU, "queues.txt"},
+    {CLI_OUTPUT_TEXT, POLICY_RES_CPU, "queues_cpu.txt"},
+    {CLI_OUTPUT_JSON, POLICY_RES_GPU, "queues.json"},
+};
+
+/* Both pages read (the continue token escaped), the tree drawn with its totals. */
+START_TEST(test_queues)
+{
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    o.output = queues_cases[_i].output;
+    o.resource = queues_cases[_i].resource;
+    canned_api_start(&api, DIR, queue_pages, 2);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, &o, &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, queues_cases[_i].want);
+    canned_api_expect(&api, "queues.req", 2);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+START_TEST(test_queues_no_crd)
+{
+    static const char *const script[] = {"notfound.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, &text_opts, &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
+    ck_assert_str_eq(r.err, "no Queues: the API server does not serve queues.muster.dev (is "
+                            "muster's CRD installed? manifests/crd-queue.yaml)");
+    ck_assert_uint_eq(r.len, 0);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* ---- muster why --------------------------------------------------------------------- */
+
+static const char *const waiting_script[] = {"raycluster_demo.http", "pods.http", "events.http",
+                                             "queue_team_a.http"};
+
+static const struct {
+    enum cli_output output;
+    const char *want;
+} waiting_cases[] = {
+    {CLI_OUTPUT_TEXT, "why_waiting.txt"},
+    {CLI_OUTPUT_JSON, "why_waiting.json"},
+};
+
+/* A RayCluster whose gang waits over its queue's limit: muster's own Event gives the reason. */
+START_TEST(test_why_waiting)
+{
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    o.output = waiting_cases[_i].output;
+    canned_api_start(&api, DIR, waiting_script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, waiting_cases[_i].want);
+    canned_api_expect(&api, "why.req", 4);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* --events 1: the newest one only; the reason is still muster's own, from all of them. */
+START_TEST(test_why_events_cap)
+{
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    o.events = 1;
+    canned_api_start(&api, DIR, waiting_script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_OK);
+    ck_assert_ptr_nonnull(strstr(r.out, "EVENTS (the newest 1 of 4)\n"));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   Warning   FailedScheduling"));
+    ck_assert_ptr_null(strstr(r.out, "GangWaiting   queue"));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)"));
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* Where the reason comes from when muster posted none: kube-scheduler's Event, then the count. */
+static const struct {
+    const char *pods, *events;
+    const char *why, *from;
+} reason_cases[] = {
+    {"pods.http", "events_scheduler.http",
+     "Why:          0/2 nodes are available: 2 queue team-a: gpu limit 4, in use 3, gang needs "
+     "2.5. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming "
+     "pod.\n",
+     "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
+    {"pods_partial.http", "events_none.http", "Why:          gang lab/demo: 3 of 4 members exist\n",
+     "              (its pods)\n"},
+};
+
+START_TEST(test_why_reason_sources)
+{
+    const char *script[] = {"raycluster_demo.http", reason_cases[_i].pods, reason_cases[_i].events,
+                            "queue_team_a.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_OK);
+    ck_assert_msg(strstr(r.out, reason_cases[_i].why) != NULL, "%s", r.out);
+    ck_assert_msg(strstr(r.out, reason_cases[_i].from) != NULL, "%s", r.out);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* With muster asked: its plan and the binds held at the barrier, which no object shows. */
+START_TEST(test_why_muster)
+{
+    static const char *const script[] = {"raycluster_demo.http", "pods.http", "debug_state.http",
+                                         "events.http", "queue_team_a.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 5);
+    kube = canned_api_client(&api, NULL);
+    o.muster = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    hide_port(&r, api.port);
+    expect_output(&r, "why_muster.txt");
+    canned_api_expect(&api, "why_muster.req", 5);
+    free(r.out);
+    kube_client_free(o.muster);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* muster named but not answering: said, and the objects still tell what they can. */
+START_TEST(test_why_muster_down)
+{
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_conn conn;
+    struct kube_client *kube;
+    struct result r;
+    char err[256];
+
+    kube_conn_init(&conn);
+    conn.server = strdup("http://127.0.0.1:1");
+    o.muster = kube_client_new(&conn, NULL, err, sizeof(err));
+    kube_conn_cleanup(&conn);
+    canned_api_start(&api, DIR, waiting_script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nRead from the Kubernetes objects; muster could not be "
+                                        "asked: GET /debug/state: "));
+    ck_assert_ptr_nonnull(strstr(r.out, "Why:          queue team-a: gpu limit 4, in use 3, gang "
+                                        "needs 2.5\n"));
+    free(r.out);
+    kube_client_free(o.muster);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* Bound whole: no reason, the old GangWaiting Events notwithstanding. */
+START_TEST(test_why_bound)
+{
+    static const char *const script[] = {"raycluster_demo.http", "pods_bound.http",
+                                         "events_bound.http", "queue_team_a.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, "why_bound.txt");
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A pod of the gang: the kinds tried in order, then its gang's RayCluster. */
+START_TEST(test_why_pod)
+{
+    static const char *const script[] = {"notfound.http",   "notfound.http",        "notfound.http",
+                                         "pod_worker.http", "raycluster_demo.http", "pods.http",
+                                         "events.http",     "queue_team_a.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    o.output = CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 8);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo-gpu-worker-4tq9z", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, "why_pod.json");
+    canned_api_expect(&api, "why_pod.req", 8);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A pod in no gang, in a queue without a Queue object, and Events this user may not list. */
+START_TEST(test_why_solo)
+{
+    static const char *const script[] = {"notfound.http", "notfound.http", "notfound.http",
+                                         "pod_solo.http", "pods.http",     "forbidden.http",
+                                         "notfound.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 7);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "solo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, "why_solo.txt");
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+START_TEST(test_why_missing)
+{
+    static const char *const script[] = {"notfound.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "nope", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
+    ck_assert_str_eq(r.err, "no RayCluster, PodGroup or Pod named lab/nope");
+    ck_assert_uint_eq(r.len, 0);
+    canned_api_expect(&api, "why_missing.req", 4);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* ---- no cluster to reach ----------------------------------------------------------- */
+
+START_TEST(test_unreachable)
+{
+    struct kube_conn conn;
+    struct kube_client *kube;
+    struct result r;
+    char err[256];
+
+    kube_conn_init(&conn);
+    conn.server = strdup("http://127.0.0.1:1");
+    kube = kube_client_new(&conn, NULL, err, sizeof(err));
+    kube_conn_cleanup(&conn);
+    ck_assert_ptr_nonnull(kube);
+    queues(kube, &text_opts, &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_UNREACHABLE);
+    ck_assert_msg(strncmp(r.err, "GET /apis/muster.dev/v1alpha1/queues?limit=500: ",
+                          strlen("GET /apis/muster.dev/v1alpha1/queues?limit=500: ")) == 0,
+                  "%s", r.err);
+    ck_assert_uint_eq(r.len, 0);
+    free(r.out);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_UNREACHABLE);
+    ck_assert_uint_eq(r.len, 0);
+    free(r.out);
+    kube_client_free(kube);
+}
+END_TEST
+
+/* ---- the binary ---------------------------------------------------------------------- */
+
+/* Runs a shell command; its exit status, and stdout and stderr together into out. */
+static int shell(const char *cmd, char *out, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    size_t n;
+    int st;
+
+    ck_assert_ptr_nonnull(p);
+    n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *kubeconfig_for(const char *server)
+{
+    char *path = strdup("/tmp/test_cli_kubeconfig_XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\n"
+            "clusters: [{name: c, cluster: {server: \"%s\"}}]\n"
+            "users: [{name: u, user: {token: t0ken}}]\n"
+            "contexts: [{name: x, context: {cluster: c, user: u, namespace: lab}}]\n"
+            "current-context: x\n",
+            server);
+    fclose(f);
+    return path;
+}
+
+static const struct {
+    const char *args;
+    const char *said;
+} unreachable_cases[] = {
+    {"queues", "muster queues: cannot reach the cluster at https://127.0.0.1:1: GET "
+               "/apis/muster.dev/v1alpha1/queues?limit=500: "},
+    {"why demo", "muster why: cannot reach the cluster at https://127.0.0.1:1: GET "
+                 "/apis/ray.io/v1/namespaces/lab/rayclusters/demo: "},
+    {"why -o json other/demo --muster-url http://127.0.0.1:1",
+     "muster why: cannot reach the cluster at https://127.0.0.1:1: GET "
+     "/apis/ray.io/v1/namespaces/other/rayclusters/demo: "},
+};
+
+/* Exit 2 and one clear line when nothing answers at the kubeconfig's server. */
+START_TEST(test_binary_unreachable)
+{
+    char *kc = kubeconfig_for("https://127.0.0.1:1"), cmd[1024], out[4096];
+
+    snprintf(cmd, sizeof(cmd), "%s %s --kubeconfig %s 2>&1", MUSTER_BIN, unreachable_cases[_i].args,
+             kc);
+    ck_assert_int_eq(shell(cmd, out, sizeof(out)), 2);
+    ck_assert_msg(strncmp(out, unreachable_cases[_i].said, strlen(unreachable_cases[_i].said)) == 0,
+                  "%s", out);
+    ck_assert_ptr_null(strchr(strchr(out, '\n') + 1, '\n')); /* one line */
+    unlink(kc);
+    free(kc);
+}
+END_TEST
+
+START_TEST(test_binary_no_kubeconfig)
+{
+    char out[4096];
+
+    ck_assert_int_eq(
+        shell(MUSTER_BIN " queues --kubeconfig /nonexistent/kubeconfig 2>&1", out, sizeof(out)), 2);
+    ck_assert_str_eq(out, "muster queues: cannot reach the cluster: kubeconfig "
+                          "/nonexistent/kubeconfig: cannot open: No such file or directory\n");
+}
+END_TEST
+
+/* The flags reach the library: the binary against the canned server, via a kubeconfig. */
+START_TEST(test_binary_why)
+{
+    char server[64], cmd[1024], out[65536], *kc;
+    struct canned_api api;
+    cJSON *j;
+
+    canned_api_start(&api, DIR, waiting_script, 4);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", api.port);
+    kc = kubeconfig_for(server);
+    snprintf(cmd, sizeof(cmd), "%s why demo -o json --kubeconfig %s", MUSTER_BIN, kc);
+    ck_assert_int_eq(shell(cmd, out, sizeof(out)), 0);
+    j = cJSON_Parse(out);
+    ck_assert_msg(j != NULL, "%s", out);
+    ck_assert_str_eq(cli__str(j, "gang"), "lab/demo");
+    ck_assert_str_eq(cli__str(j, "state"), "Pending");
+    ck_assert_str_eq(cli__str(j, "reason"), "queue team-a: gpu limit 4, in use 3, gang needs 2.5");
+    cJSON_Delete(j);
+    canned_api_expect(&api, "why.req", 4);
+    canned_api_stop(&api);
+    unlink(kc);
+    free(kc);
+}
+END_TEST
+
+static const struct {
+    const char *args;
+    int rc;
+    const char *said; /* the start of what it prints */
+} plugin_cases[] = {
+    {"--help", 0, "kubectl muster 0.1.0 - gang scheduling"},
+    {"", 2, "kubectl muster 0.1.0 - gang scheduling"},
+    {"serve --help", 2,
+     "kubectl muster: \"serve\" is for the muster binary itself: muster serve\n"},
+    {"frobnicate", 2, "kubectl muster: unknown command \"frobnicate\""},
+    {"why --help", 0, "Usage: muster why [NAMESPACE/]NAME"},
+    {"why", 2, "muster why: which object? give [NAMESPACE/]NAME (muster why --help)\n"},
+    {"queues -o yaml", 2, "muster queues: bad value \"yaml\" for --output (text or json)"},
+};
+
+/* Run through a symlink named kubectl-muster, as `kubectl muster` runs it. */
+START_TEST(test_plugin_name)
+{
+    char dir[] = "/tmp/test_cli_plugin_XXXXXX", link[256], cmd[1024], out[8192];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(link, sizeof(link), "%s/kubectl-muster", dir);
+    ck_assert_int_eq(symlink(MUSTER_BIN, link), 0);
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", link, plugin_cases[_i].args);
+    ck_assert_int_eq(shell(cmd, out, sizeof(out)), plugin_cases[_i].rc);
+    ck_assert_msg(strncmp(out, plugin_cases[_i].said, strlen(plugin_cases[_i].said)) == 0, "%s",
+                  out);
+    if (_i < 2) { /* the people's commands only */
+        ck_assert_ptr_nonnull(strstr(out, "Usage: kubectl muster <command>"));
+        ck_assert_ptr_nonnull(strstr(out, "\n  why "));
+        ck_assert_ptr_nonnull(strstr(out, "\n  queues "));
+        ck_assert_ptr_null(strstr(out, "\n  serve "));
+    }
+    unlink(link);
+    rmdir(dir);
+}
+END_TEST
+
+/* muster itself still offers every command. */
+START_TEST(test_muster_name)
+{
+    char out[8192];
+
+    ck_assert_int_eq(shell(MUSTER_BIN " --help 2>&1", out, sizeof(out)), 0);
+    ck_assert_ptr_nonnull(strstr(out, "Usage: muster <command>"));
+    ck_assert_ptr_nonnull(strstr(out, "\n  serve "));
+    ck_assert_ptr_nonnull(strstr(out, "\n  why "));
+}
+END_TEST
+
+/* ---- words and numbers -------------------------------------------------------------- */
+
+static const struct {
+    int64_t ago;
+    const char *age;
+} age_cases[] = {
+    {0, "0s"},          {45, "45s"},      {119, "119s"},     {120, "2m"},      {192, "3m12s"},
+    {600, "10m"},       {10799, "179m"},  {10800, "3h"},     {12600, "3h30m"}, {28800, "8h"},
+    {172800, "2d"},     {183600, "2d3h"}, {691200, "8d"},    {63072000, "2y"}, {63158400, "2y1d"},
+    {315360000, "10y"}, {-1, "0s"},       {-5, "<invalid>"},
+};
+
+START_TEST(test_age)
+{
+    char buf[32];
+
+    cli__age(NOW, NOW - age_cases[_i].ago, buf, sizeof(buf));
+    ck_assert_str_eq(buf, age_cases[_i].age);
+}
+END_TEST
+
+static const struct {
+    const char *s;
+    int64_t t;
+} time_cases[] = {
+    {"2025-12-01T12:00:00Z", NOW},
+    {"2025-12-01T11:59:48.123456Z", NOW - 12},
+    {"2025-12-01T13:00:00+01:00", NOW},
+    {"2025-12-01T11:00:00-01:00", NOW},
+    {"2025-12-01 12:00:00Z", -1},
+    {"2025-12-01T12:00:00", -1},
+    {"yesterday", -1},
+    {NULL, -1},
+};
+
+START_TEST(test_time)
+{
+    ck_assert_int_eq(cli__time(time_cases[_i].s), time_cases[_i].t);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc;
+
+    tc = tcase_create("queues");
+    tcase_add_loop_test(tc, test_queues, 0, N(queues_cases));
+    tcase_add_test(tc, test_queues_no_crd);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("why");
+    tcase_add_loop_test(tc, test_why_waiting, 0, N(waiting_cases));
+    tcase_add_test(tc, test_why_events_cap);
+    tcase_add_loop_test(tc, test_why_reason_sources, 0, N(reason_cases));
+    tcase_add_test(tc, test_why_muster);
+    tcase_add_test(tc, test_why_muster_down);
+    tcase_add_test(tc, test_why_bound);
+    tcase_add_test(tc, test_why_pod);
+    tcase_add_test(tc, test_why_solo);
+    tcase_add_test(tc, test_why_missing);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("unreachable");
+    tcase_add_test(tc, test_unreachable);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("binary");
+    tcase_add_loop_test(tc, test_binary_unreachable, 0, N(unreachable_cases));
+    tcase_add_test(tc, test_binary_no_kubeconfig);
+    tcase_add_test(tc, test_binary_why);
+    tcase_add_loop_test(tc, test_plugin_name, 0, N(plugin_cases));
+    tcase_add_test(tc, test_muster_name);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("words");
+    tcase_add_loop_test(tc, test_age, 0, N(age_cases));
+    tcase_add_loop_test(tc, test_time, 0, N(time_cases));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(cli_suite());
+    int failed;
+
+    signal(SIGPIPE, SIG_IGN);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
