@@ -52,17 +52,22 @@ static void missing_text(const struct policy_cluster *c, const struct pgang *g, 
     if (members < pgang_min(c, g) && off < len)
         off +=
             (size_t)snprintf(why + off, len - off, " (%d of %d exist)", members, pgang_min(c, g));
-    for (size_t i = 0; i < g->nmembers && off < len; i++) {
-        const struct ppod *p = ppod_at(c, g->members[i]);
+    /* The members planned for the minimum; without a plan for them, whoever is not at bind. */
+    for (int pass = 0; pass < 2 && listed == 0; pass++) {
+        for (size_t i = 0; i < g->nmembers && off < len; i++) {
+            const struct ppod *p = ppod_at(c, g->members[i]);
+            bool minimum = p && p->phase == POLICY_POD_PLANNED && !p->extra;
 
-        if (!p || (p->phase != POLICY_POD_PLANNED && p->phase != POLICY_POD_PENDING))
-            continue;
-        if (listed == 4) {
-            off += (size_t)snprintf(why + off, len - off, ", ...");
-            break;
+            if (!p || (pass == 0 && !minimum) ||
+                (p->phase != POLICY_POD_PLANNED && p->phase != POLICY_POD_PENDING))
+                continue;
+            if (listed == 4) {
+                off += (size_t)snprintf(why + off, len - off, ", ...");
+                break;
+            }
+            off += (size_t)snprintf(why + off, len - off, "%s %s", listed++ ? "," : "; waiting for",
+                                    p->name);
         }
-        off += (size_t)snprintf(why + off, len - off, "%s %s", listed++ ? "," : "; waiting for",
-                                p->name);
     }
 }
 

@@ -396,13 +396,28 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     pgang_mark_waiting(c, g);
 }
 
+/* The gang is admitted: what its pending members were told while it waited ("worker group
+ * gpu needs 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
+ * kube-scheduler's own filters now turn away never asks muster again, so it would keep them. */
+static void forget_waiting_words(struct policy_cluster *c, struct pgang *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            pset_str(&p->reason, NULL);
+    }
+}
+
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
 {
     if (!g)
         return;
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
-        if (!g->admitted)
+        if (!g->admitted) {
             g->running_since = c->clock;
+            forget_waiting_words(c, g);
+        }
         g->admitted = true;
         g->planned = false;
         pgang_set_reason(g, PREASON_NONE, NULL);

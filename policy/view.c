@@ -126,7 +126,9 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
             continue;
         v = &b->subs[p->sub];
         v->members++;
-        if (p->phase != POLICY_POD_PENDING && (!p->extra || v->placed < v->min_members))
+        /* Up to its minimum a placed member counts for it, whichever one kube-scheduler
+         * asked about first (the plan's or an extra); the rest are extras. */
+        if (p->phase != POLICY_POD_PENDING && v->placed < v->min_members)
             v->placed++;
         else if (p->phase != POLICY_POD_PENDING)
             v->extras_placed++;

@@ -45,6 +45,11 @@ static inline enum cache_source daemon_test_source(const cJSON *obj)
         {"scheduling.run.ai/v2alpha2", "PodGroup", CACHE_PODGROUPS_KAI},
         {"scheduling.x-k8s.io/v1alpha1", "PodGroup", CACHE_PODGROUPS_X},
         {"scheduling.volcano.sh/v1beta1", "PodGroup", CACHE_PODGROUPS_VOLCANO},
+        {"scheduling.k8s.io/v1", "PriorityClass", CACHE_PRIORITYCLASSES},
+        {"scheduling.k8s.io/v1alpha2", "Workload", CACHE_WORKLOADS_V1ALPHA2},
+        {"scheduling.k8s.io/v1alpha2", "PodGroup", CACHE_WA_PODGROUPS_V1ALPHA2},
+        {"scheduling.k8s.io/v1beta1", "Workload", CACHE_WORKLOADS_V1BETA1},
+        {"scheduling.k8s.io/v1beta1", "PodGroup", CACHE_WA_PODGROUPS_V1BETA1},
     };
     const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));

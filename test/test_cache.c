@@ -237,6 +237,79 @@ START_TEST(test_queue_both_groups)
 }
 END_TEST
 
+/* ---- Workload-API pods seen before their PodGroup or Workload ------------------------------- */
+
+/*
+ * Separate watches deliver in any order, and after a restart the lists of pods, Workloads and
+ * PodGroups race: pods already bound (wa_pods_bound.json: a driver and four workers of Workload
+ * lab/train, templates driver 1 and workers 4) may come before the objects that name their
+ * gang. Whatever the order, they end in gang lab/train, each in its template's subgroup, and
+ * no gang named after a PodGroup is left behind.
+ */
+static const struct wa_order_case {
+    const char *files[3];
+} wa_order_cases[] = {
+    {{"wa_workload.json", "wa_podgroups.json", "wa_pods_bound.json"}},
+    {{"wa_pods_bound.json", "wa_podgroups.json", "wa_workload.json"}},
+    {{"wa_pods_bound.json", "wa_workload.json", "wa_podgroups.json"}},
+    {{"wa_podgroups.json", "wa_pods_bound.json", "wa_workload.json"}},
+};
+
+struct wa_gangs {
+    int n;
+    char keys[4][64];
+    struct policy_subgroup_view train[4];
+    size_t ntrain;
+    int32_t bound;
+};
+
+static void wa_gang(const struct policy_gang_view *v, void *ctx)
+{
+    struct wa_gangs *w = ctx;
+
+    if (w->n < 4)
+        snprintf(w->keys[w->n], sizeof(w->keys[w->n]), "%s", v->key);
+    w->n++;
+    if (strcmp(v->key, "lab/train") != 0)
+        return;
+    w->bound = v->bound;
+    for (w->ntrain = 0; w->ntrain < v->nsubgroups && w->ntrain < 4; w->ntrain++)
+        w->train[w->ntrain] = v->subgroups[w->ntrain];
+}
+
+START_TEST(test_wa_order)
+{
+    const struct wa_order_case *t = &wa_order_cases[_i];
+    struct cfg_settings s;
+    struct cache c;
+    struct wa_gangs w = {0};
+    struct policy_pod_view v;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    for (int i = 0; i < 3; i++)
+        daemon_test_load(&c, DIR, t->files[i], "ADDED");
+    pthread_mutex_lock(&c.lock);
+    policy_each_gang(c.engine, wa_gang, &w);
+    ck_assert_msg(w.n == 1, "%s first: %d gangs (%s, %s, %s)", t->files[0], w.n, w.keys[0],
+                  w.n > 1 ? w.keys[1] : "", w.n > 2 ? w.keys[2] : "");
+    ck_assert_str_eq(w.keys[0], "lab/train");
+    ck_assert_int_eq(w.bound, 5);
+    ck_assert_uint_eq(w.ntrain, 2);
+    ck_assert_str_eq(w.train[0].name, "driver");
+    ck_assert_int_eq(w.train[0].placed, 1);
+    ck_assert_str_eq(w.train[1].name, "workers");
+    ck_assert_int_eq(w.train[1].placed, 4);
+    ck_assert(policy_pod_view_get(c.engine, "lab", "train-workers-3", &v));
+    ck_assert_str_eq(v.gang, "lab/train");
+    ck_assert_int_eq(v.phase, POLICY_POD_BOUND);
+    pthread_mutex_unlock(&c.lock);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -252,6 +325,7 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_reservation_pod, 0, N(reservation_cases));
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
+    tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
     suite_add_tcase(s, tc);
 #undef N
     return s;

@@ -336,18 +336,42 @@ END_TEST
 /* A pod in no gang, in a queue without a Queue object, and Events this user may not list. */
 START_TEST(test_why_solo)
 {
-    static const char *const script[] = {"notfound.http", "notfound.http", "notfound.http",
-                                         "pod_solo.http", "pods.http",     "forbidden.http",
-                                         "notfound.http"};
+    static const char *const script[] = {"notfound.http", "notfound.http",  "notfound.http",
+                                         "pod_solo.http", "pods.http",      "forbidden.http",
+                                         "notfound.http", "notfound.http"};
     struct canned_api api;
     struct kube_client *kube;
     struct result r;
 
-    canned_api_start(&api, DIR, script, 7);
+    canned_api_start(&api, DIR, script, 8);
     kube = canned_api_client(&api, NULL);
     why(kube, &text_opts, "solo", &r);
     ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
     expect_output(&r, "why_solo.txt");
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A queue that exists only as KAI's Queue (scheduling.run.ai/v2, CPU in millicores, memory in
+ * MB): found after muster's is not, read in KAI's units; KAI's Queues carry no muster status. */
+START_TEST(test_why_kai_queue)
+{
+    static const char *const script[] = {"raycluster_demo.http", "pods.http", "events.http",
+                                         "notfound.http", "queue_kai_team_a.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    o.output = CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 5);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, "why_kai_queue.json");
+    canned_api_expect(&api, "why_kai_queue.req", 5);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -614,6 +638,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_why_bound);
     tcase_add_test(tc, test_why_pod);
     tcase_add_test(tc, test_why_solo);
+    tcase_add_test(tc, test_why_kai_queue);
     tcase_add_test(tc, test_why_missing);
     suite_add_tcase(s, tc);
 

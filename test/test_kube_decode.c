@@ -592,6 +592,7 @@ START_TEST(test_pod_priority_without_lookup)
     ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
     ck_assert_int_eq(s.priority, 0);
     ck_assert_str_eq(kube_pod_gang_key(j, a), "test/pending-job0");
+    ck_assert_ptr_null(kube_pod_scheduling_group(j)); /* its gang is KAI's, not a Workload's */
     ext_arena_free(a);
     cJSON_Delete(j);
 }
@@ -643,15 +644,21 @@ START_TEST(test_refs_workload_members)
     cJSON *pod = load_fixture("pod_workload.json");
 
     known_classes_init(&k);
+    ck_assert_str_eq(kube_pod_scheduling_group(pod), "training-workers-0");
+    ck_assert(!kube_refs_pod_group_known(k.refs, "ml", "training-workers-0"));
     /* the PodGroup alone: its pods join the Workload's key, no subgroup yet */
     ck_assert_int_eq(kube_pod_group_decode(pgj, &k.opts, a, &pg, NULL, 0, NULL), EXT_OK);
     ck_assert_int_eq(kube_refs_pod_group(k.refs, &pg), EXT_OK);
     ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
     ck_assert_str_eq(s.gang, "ml/training");
     ck_assert_ptr_null(s.subgroup);
+    ck_assert_msg(!kube_refs_pod_group_known(k.refs, "ml", "training-workers-0"),
+                  "its Workload is not known yet: the subgroup may still change");
     /* with its Workload of three templates: the subgroup is the template */
     ck_assert_int_eq(kube_workload_gang(wj, &k.opts, a, &wl, NULL, 0, NULL), EXT_OK);
     ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl), EXT_OK);
+    ck_assert(kube_refs_pod_group_known(k.refs, "ml", "training-workers-0"));
+    ck_assert(!kube_refs_pod_group_known(k.refs, "lab", "training-workers-0"));
     ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
     ck_assert_str_eq(s.gang, "ml/training");
     ck_assert_str_eq(s.subgroup, "workers");

@@ -1304,6 +1304,88 @@ START_TEST(autoscaling_raycluster_admits_its_minimum_then_extras)
 }
 END_TEST
 
+/* Seen end to end (e2e 05b): kube-scheduler asked about a CPU worker that came last, so it
+ * was planned in the minimum and the workers before it became extras. The composition says
+ * what the gang holds, whoever came first: a subgroup never shows more than its minimum
+ * placed. */
+START_TEST(composition_counts_the_minimum_whoever_was_asked_first)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    /* the last CPU worker first: it is the minimum, the two before it are extras */
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_COMMIT);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-cpu-worker-", 3), 3);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "head 1/1, cpu 1/1 (+2 extra)");
+    ck_assert_int_eq(g.subgroups[1].placed, 1);
+    ck_assert_int_eq(g.subgroups[1].extras_placed, 2);
+    check_invariants();
+}
+END_TEST
+
+/* The barrier says whom it waits for: the members planned for the minimum, not the extras
+ * (seen end to end, e2e 05b: "1 of 6 members at bind; waiting for" four names, two of them
+ * extra CPU workers). */
+START_TEST(barrier_names_the_minimum_it_waits_for)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"cpu", 1}};
+    char why[512];
+
+    add_node("n1", 64, 0);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "cpu", 3, 1, 0);
+    ck_assert_int_eq(schedule("lab", "rc-cpu-worker-2", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_str_eq(why, "gang lab/rc: 1 of 2 members at bind or bound; waiting for rc-head");
+}
+END_TEST
+
+/* Seen end to end (e2e 05b): a gang that waited (every member told "worker group gpu needs 3
+ * x 1 GPU, 2 free") is admitted once the node has a third GPU; its fourth GPU worker, which
+ * kube-scheduler's own filter now turns away before asking muster, must not keep the words of
+ * a gang that no longer waits. */
+START_TEST(an_extra_does_not_keep_its_gangs_old_reason)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}, {"gpu", 3}};
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 64, 2);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 2);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 2, 0, 0, true, "head"});
+    add_workers("lab/rc", NULL, "gpu", 4, 1, 1);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "rc-gpu-worker-", 4), 0);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_msg(g.reason && strstr(g.reason, "worker group gpu needs 3 x 1 GPU, 2 free"), "%s",
+                  g.reason);
+    add_node("n1", 64, 3);
+    /* kube-scheduler tries the head and three workers; the fourth no longer fits in its eyes */
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "rc-gpu-worker-%d", i);
+        ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_WAIT);
+    }
+    ck_assert_int_eq(schedule("lab", "rc-gpu-worker-2", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert(policy_gang_view_get(C, "lab/rc", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_str_eq(g.composition, "head 1/1, gpu 3/3 (+1 extra waiting)");
+    ck_assert_ptr_null(g.subgroups[1].extra_reason);
+    check_invariants();
+}
+END_TEST
+
 /* kuberay#4656: a count of 5 that a head and four CPU workers could meet, while the GPU
  * group cannot. A composition is never met by the wrong members. */
 START_TEST(count_met_by_the_wrong_members_is_never_admitted)
@@ -1956,6 +2038,9 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, recreated_gang_is_placed_whole_again);
          tcase_add_test(tc, failed_commit_leaves_the_gang_pending));
     CASE(composition, tcase_add_test(tc, autoscaling_raycluster_admits_its_minimum_then_extras);
+         tcase_add_test(tc, composition_counts_the_minimum_whoever_was_asked_first);
+         tcase_add_test(tc, an_extra_does_not_keep_its_gangs_old_reason);
+         tcase_add_test(tc, barrier_names_the_minimum_it_waits_for);
          tcase_add_test(tc, count_met_by_the_wrong_members_is_never_admitted);
          tcase_add_test(tc, a_subgroup_short_of_pods_says_so);
          tcase_add_test(tc, a_subgroup_with_no_minimum_only_has_extras);

@@ -379,8 +379,13 @@ static int find_queue(struct why *w)
     if (q == NULL)
         q = w->spec.queue != NULL ? w->spec.queue : "default";
     w->queue_name = q;
+    /* muster's Queue, else KAI's of that name (the engine keeps one queue for both). */
     snprintf(path, sizeof(path), "/apis/muster.dev/v1alpha1/queues/%s", q);
     rc = cli__get(w->kube, path, &obj, err, sizeof(err));
+    if (rc == EXT_ENOTFOUND) {
+        snprintf(path, sizeof(path), "/apis/scheduling.run.ai/v2/queues/%s", q);
+        rc = cli__get(w->kube, path, &obj, err, sizeof(err));
+    }
     if (rc == EXT_OK) {
         rc = cli__queue_read(obj, w->a, &w->queue, err, sizeof(err));
         w->have_queue = rc == EXT_OK;

@@ -118,6 +118,80 @@ static void keys_cleanup(struct cache_keys *k)
     memset(k, 0, sizeof(*k));
 }
 
+/* ---- Workload-API pods that came before their PodGroup or Workload -------- */
+
+#define CACHE_EARLY_MAX 10000 /* pods kept; past it a pod waits for its next update */
+
+static void early_drop(struct cache_early *e, const char *key)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found), after;
+
+    if (!found)
+        return;
+    after = e->keys.n - at - 1;
+    free(e->keys.v[at]);
+    cJSON_Delete(e->pods[at]);
+    memmove(&e->keys.v[at], &e->keys.v[at + 1], after * sizeof(*e->keys.v));
+    memmove(&e->pods[at], &e->pods[at + 1], after * sizeof(*e->pods));
+    e->keys.n--;
+}
+
+static bool early_grow(struct cache_early *e)
+{
+    size_t cap = e->cap ? e->cap * 2 : 16;
+    char **keys = realloc(e->keys.v, cap * sizeof(*keys));
+    cJSON **pods;
+
+    if (!keys)
+        return false;
+    e->keys.v = keys;
+    pods = realloc(e->pods, cap * sizeof(*pods));
+    if (!pods)
+        return false;
+    e->pods = pods;
+    e->cap = e->keys.cap = cap;
+    return true;
+}
+
+/* Keep a copy of pod under key, replacing an older one; false if it cannot be kept. */
+static bool early_put(struct cache_early *e, const char *key, const cJSON *pod)
+{
+    bool found;
+    size_t at = keys_find(&e->keys, key, &found);
+    cJSON *copy;
+    char *name;
+
+    if (!found && (e->keys.n == CACHE_EARLY_MAX || (e->keys.n == e->cap && !early_grow(e))))
+        return false;
+    if (!(copy = cJSON_Duplicate(pod, true)))
+        return false;
+    if (found) {
+        cJSON_Delete(e->pods[at]);
+        e->pods[at] = copy;
+        return true;
+    }
+    if (!(name = strdup(key))) {
+        cJSON_Delete(copy);
+        return false;
+    }
+    memmove(&e->keys.v[at + 1], &e->keys.v[at], (e->keys.n - at) * sizeof(*e->keys.v));
+    memmove(&e->pods[at + 1], &e->pods[at], (e->keys.n - at) * sizeof(*e->pods));
+    e->keys.v[at] = name;
+    e->pods[at] = copy;
+    e->keys.n++;
+    return true;
+}
+
+static void early_cleanup(struct cache_early *e)
+{
+    for (size_t i = 0; i < e->keys.n; i++)
+        cJSON_Delete(e->pods[i]);
+    free(e->pods);
+    keys_cleanup(&e->keys);
+    memset(e, 0, sizeof(*e));
+}
+
 /* ---- one object in ------------------------------------------------------- */
 
 static const char *meta_string(const cJSON *obj, const char *key)
@@ -177,6 +251,76 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod)
            c->reservation_namespace && strcmp(ns, c->reservation_namespace) == 0;
 }
 
+static void reapply_pod(struct cache *c, const cJSON *pod, const char *key);
+
+static void gone_add(struct cache *c, const char *uid)
+{
+    char *copy;
+
+    if (!uid || !*uid || !(copy = strdup(uid)))
+        return;
+    free(c->gone[c->gone_next]);
+    c->gone[c->gone_next] = copy;
+    c->gone_next = (c->gone_next + 1) % CACHE_GONE;
+}
+
+bool cache_pod_gone(const struct cache *c, const char *uid)
+{
+    for (size_t i = 0; uid && *uid && i < CACHE_GONE && c->gone[i]; i++)
+        if (strcmp(c->gone[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* A pod told to the engine: kept for later if its PodGroup or Workload is not known yet. */
+static void early_note(struct cache *c, const char *key, const cJSON *pod)
+{
+    const char *group = kube_pod_scheduling_group(pod);
+    const char *ns = meta_string(pod, "namespace");
+
+    bool known = true;
+
+    if (group) {
+        pthread_mutex_lock(&c->refs_lock);
+        known = kube_refs_pod_group_known(c->refs, ns ? ns : "default", group);
+        pthread_mutex_unlock(&c->refs_lock);
+    }
+    if (!known) {
+        if (!early_put(&c->early, key, pod))
+            ext_log_warn("pod kept in the gang its PodGroup's name gives until it changes", "pod",
+                         key, "podGroup", group);
+        return;
+    }
+    early_drop(&c->early, key);
+}
+
+/* A Workload or Workload-API PodGroup of namespace ns arrived: the pods kept for it are
+ * decoded again, now into the gang and subgroup it gives them. */
+static void early_resolve(struct cache *c, const char *ns)
+{
+    size_t nl = ns ? strlen(ns) : 0;
+
+    for (size_t i = c->early.keys.n; nl && i-- > 0;) {
+        cJSON *pod = c->early.pods[i];
+        char key[512];
+
+        bool known;
+
+        if (strncmp(c->early.keys.v[i], ns, nl) != 0 || c->early.keys.v[i][nl] != '/')
+            continue;
+        pthread_mutex_lock(&c->refs_lock);
+        known = kube_refs_pod_group_known(c->refs, ns, kube_pod_scheduling_group(pod));
+        pthread_mutex_unlock(&c->refs_lock);
+        if (!known)
+            continue;
+        snprintf(key, sizeof(key), "%s", c->early.keys.v[i]);
+        c->early.pods[i] = NULL; /* ours now; early_drop frees the key only */
+        early_drop(&c->early, key);
+        reapply_pod(c, pod, key);
+        cJSON_Delete(pod);
+    }
+}
+
 /* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
 static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
 {
@@ -224,9 +368,14 @@ static void forget_engine(struct cache *c, enum cache_source src, const char *ke
         break;
     }
     case CACHE_PODS:
+        early_drop(&c->early, key);
         if (slash && (size_t)(slash - key) < sizeof(ns)) {
+            struct policy_pod_view v;
+
             memcpy(ns, key, (size_t)(slash - key));
             ns[slash - key] = '\0';
+            if (policy_pod_view_get(c->engine, ns, slash + 1, &v))
+                gone_add(c, v.uid);
             policy_pod_forget(c->engine, ns, slash + 1);
         }
         break;
@@ -309,6 +458,7 @@ static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
  */
 struct decoded {
     enum cache_source src;
+    const cJSON *obj; /* what was decoded, alive while the decoded is applied */
     char key[512];
     int rc;        /* of the decode; EXT_OK: spec below is filled */
     bool skip;     /* not a workload (a reservation pod, a finished pod): not kept, no word */
@@ -332,6 +482,7 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
     size_t len = sizeof(d->err);
 
     d->src = src;
+    d->obj = obj;
     d->err[0] = '\0';
     d->skip = d->terminal = false;
     if (!a) {
@@ -393,6 +544,8 @@ static bool apply(struct cache *c, struct decoded *d)
             break;
         case CACHE_PODS:
             rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
+            if (rc == EXT_OK)
+                early_note(c, d->key, d->obj);
             break;
         case CACHE_QUEUES:
         case CACHE_QUEUES_KAI:
@@ -409,11 +562,15 @@ static bool apply(struct cache *c, struct decoded *d)
         case CACHE_WORKLOADS_V1ALPHA2:
         case CACHE_WORKLOADS_V1BETA1:
             rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, NULL, err, len);
+            if (rc == EXT_OK)
+                early_resolve(c, meta_string(d->obj, "namespace"));
             break;
         case CACHE_WA_PODGROUPS_V1ALPHA2:
         case CACHE_WA_PODGROUPS_V1BETA1:
             rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, err,
                             len);
+            if (rc == EXT_OK)
+                early_resolve(c, d->spec.pg.namespace_);
             break;
         default: /* RayClusters and PodGroups */
             rc = gang_upsert(c, &d->spec.gang, err, len);
@@ -433,6 +590,26 @@ static void key_lost(struct cache *c, enum cache_source src, const char *key)
     ext_log_error("out of memory recording an object's key; the next list of its resource "
                   "forgets what is gone against the engine itself",
                   "resource", sources[src].name, "object", key);
+}
+
+/* A pod early_note kept, decoded and applied again now that its gang is known (lock held). */
+static void reapply_pod(struct cache *c, const cJSON *pod, const char *key)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct decoded *d = malloc(sizeof(*d));
+
+    if (d && a) {
+        snprintf(d->key, sizeof(d->key), "%s", key);
+        decode(c, CACHE_PODS, pod, a, d);
+        if (apply(c, d) && !keys_add(&c->known[CACHE_PODS], d->key))
+            key_lost(c, CACHE_PODS, d->key);
+    } else {
+        ext_log_error("out of memory decoding a pod again for its gang; it keeps the gang its "
+                      "PodGroup's name gives until it changes",
+                      "pod", key);
+    }
+    free(d);
+    ext_arena_free(a);
 }
 
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj)
@@ -845,6 +1022,11 @@ void cache_cleanup(struct cache *c)
         c->watches[i] = NULL;
         keys_cleanup(&c->known[i]);
         keys_cleanup(&c->reflectors[i].listed);
+    }
+    early_cleanup(&c->early);
+    for (size_t i = 0; i < CACHE_GONE; i++) {
+        free(c->gone[i]);
+        c->gone[i] = NULL;
     }
     cache_nudges_clear(c);
     free(c->nudge_gangs);

@@ -42,6 +42,18 @@ struct cache_keys {
     size_t n, cap;
 };
 
+#define CACHE_GONE 4096
+
+/* Workload-API pods decoded before their PodGroup, or its Workload, was known (separate
+ * watches deliver in any order; after a restart the lists race): their newest object, to be
+ * decoded again into the right gang and subgroup when one of those arrives. keys sorted,
+ * pods[i] is keys.v[i]'s. */
+struct cache_early {
+    struct cache_keys keys;
+    cJSON **pods;
+    size_t cap;
+};
+
 /* What a reflector's callbacks are told: whose cache, which source; the keys of a list
  * under way. */
 struct cache_reflector {
@@ -66,6 +78,12 @@ struct cache {
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_reflector reflectors[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
+    struct cache_early early;
+    /* The UIDs of the last CACHE_GONE pods the watch said were deleted (a ring): a filter
+     * kube-scheduler began before the delete must not bring the pod back into the engine,
+     * where nothing would ever take it out again. */
+    char *gone[CACHE_GONE];
+    size_t gone_next;
     /* A Queue's or gang's spec changed: waiting gangs may fit now, but
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
@@ -80,6 +98,9 @@ struct cache {
      * source forgets what the engine holds but the list no longer has. */
     bool keys_lost[CACHE_SOURCE_COUNT];
 };
+
+/* Under the lock: was the pod of this UID deleted (among the last CACHE_GONE)? */
+bool cache_pod_gone(const struct cache *c, const char *uid);
 
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);

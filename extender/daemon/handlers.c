@@ -38,6 +38,9 @@ static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena 
     spec->gpu_groups = NULL;
     if (!spec->managed)
         return EXT_OK;
+    if (cache_pod_gone(&d->cache, spec->uid))
+        return ext_errf(err, errlen, EXT_ENOTFOUND, "pod %s/%s was deleted", spec->namespace_,
+                        spec->name);
     if (policy_pod_view_get(d->cache.engine, spec->namespace_, spec->name, &known) &&
         known.phase >= POLICY_POD_WAITING)
         return EXT_OK;
@@ -91,7 +94,10 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         if (rc != EXT_OK)
             ans->error = ext_arena_strdup(ans->pool, err);
         ext_arena_free(arena);
-        return rc; /* a Pod that does not decode: 400 with why; not ours: every node passes */
+        /* A Pod that does not decode: 400 with why. One the watch saw deleted is no bad
+         * request: the why in a 200, as for any pod that cannot go. Not ours: every node
+         * passes. */
+        return rc == EXT_ENOTFOUND ? EXT_OK : rc;
     }
     /* A gang that waits with a reason has had members turned away (kube-scheduler parked
      * them); a gang planned at its first filter has not, and needs no nudge. */
@@ -220,7 +226,8 @@ static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preem
         return EXT_ENOMEM;
     }
     pthread_mutex_lock(&d->cache.lock);
-    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK) {
+    if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
+        !cache_pod_gone(&d->cache, spec.uid)) {
         struct policy_pod_view known;
 
         spec.managed = true; /* known to the engine so its priority is compared */

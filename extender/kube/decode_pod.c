@@ -46,6 +46,14 @@ const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a)
     return kube__key(a, ns != NULL && *ns != '\0' ? ns : "default", group);
 }
 
+const char *kube_pod_scheduling_group(const cJSON *pod)
+{
+    bool workload_api;
+    const char *group = kube__gang_name(pod, &workload_api);
+
+    return workload_api ? group : NULL;
+}
+
 bool kube_pod_is_terminal(const cJSON *pod)
 {
     const char *phase = kube__map_value(kube__get(pod, "status"), "phase");

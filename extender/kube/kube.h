@@ -361,6 +361,9 @@ int kube_priority_class_decode(const cJSON *pc, struct kube_priority_class *out,
 /* The gang key a pod belongs to ("ns/name"), or NULL for a gang of one. A
  * Workload-API pod gets its PodGroup's name (kube_pod_decode asks the lookup). */
 const char *kube_pod_gang_key(const cJSON *pod, struct ext_arena *a);
+/* The Workload-API PodGroup its gang comes from (spec.schedulingGroup.podGroupName, pointing
+ * into pod), or NULL when the pod names its gang another way, or none. */
+const char *kube_pod_scheduling_group(const cJSON *pod);
 
 /* ---- what other objects say: a store for the lookups --------------------- */
 /*
@@ -389,6 +392,10 @@ int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_cla
 int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
                        const struct policy_gang_spec *gang);
 int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg);
+
+/* Whether the pods of Workload-API PodGroup ns/name decode as they will stay: the PodGroup is
+ * known, and so is the Workload it was made from, if any. */
+bool kube_refs_pod_group_known(const struct kube_refs *r, const char *ns, const char *name);
 
 /* Forget an object. Returns whether it was known; *gang (len bytes, may be
  * NULL) gets the gang key it declared, "" when none. */

@@ -230,6 +230,21 @@ bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *
 
 /* ---- the lookup ---------------------------------------------------------- */
 
+/* The Workload-API PodGroup ns/name, or NULL. */
+static const struct kube__ref *kube__pod_group_ref(const struct kube_refs *r, const char *ns,
+                                                   const char *name)
+{
+    char key[2 * KUBE_MAX_NAME + 2];
+    size_t nl = strlen(ns), ml = strlen(name);
+
+    if (nl > KUBE_MAX_NAME || ml > KUBE_MAX_NAME)
+        return NULL;
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
+    return kube__ref_get(&r->t[KUBE_REF_POD_GROUP], key);
+}
+
 static bool kube__refs_priority_class(void *ctx, const char *name, int32_t *value)
 {
     const struct kube_refs *r = ctx;
@@ -255,16 +270,8 @@ static bool kube__refs_pod_group(void *ctx, const char *ns, const char *name, co
                                  const char **subgroup)
 {
     const struct kube_refs *r = ctx;
-    const struct kube__ref *pg, *wl = NULL;
-    char key[2 * KUBE_MAX_NAME + 2];
-    size_t nl = strlen(ns), ml = strlen(name);
+    const struct kube__ref *pg = kube__pod_group_ref(r, ns, name), *wl = NULL;
 
-    if (nl > KUBE_MAX_NAME || ml > KUBE_MAX_NAME)
-        return false;
-    memcpy(key, ns, nl);
-    key[nl] = '/';
-    memcpy(key + nl + 1, name, ml + 1);
-    pg = kube__ref_get(&r->t[KUBE_REF_POD_GROUP], key);
     if (pg == NULL)
         return false;
     if (pg->workload != NULL)
@@ -273,6 +280,14 @@ static bool kube__refs_pod_group(void *ctx, const char *ns, const char *name, co
     /* A Workload of one template is a count: its pods are in no subgroup. */
     *subgroup = wl != NULL && wl->nsubgroups > 0 ? pg->template_ : NULL;
     return *gang != NULL;
+}
+
+bool kube_refs_pod_group_known(const struct kube_refs *r, const char *ns, const char *name)
+{
+    const struct kube__ref *pg = kube__pod_group_ref(r, ns, name);
+
+    return pg != NULL &&
+           (pg->workload == NULL || kube__ref_get(&r->t[KUBE_REF_WORKLOAD], pg->workload) != NULL);
 }
 
 struct kube_lookup kube_refs_lookup(struct kube_refs *r)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The invariants every end-to-end scenario ends with, over what the API server holds:
-no gang partly bound, no node over allocatable, no shared GPU over one, no queue over limit.
-Usage: invariants.py DIR   (pods.json nodes.json rayclusters.json queues.json from kubectl -o json)
+no gang partly bound (nor any of its subgroups: a RayCluster's head and worker groups, a
+Workload's pod group templates), no node over allocatable, no shared GPU over one, no queue over
+limit.
+Usage: invariants.py DIR   (pods.json nodes.json rayclusters.json queues.json from kubectl -o json;
+                            workloads.json and wapodgroups.json, the Workload API's, if present)
 """
 import json, re, sys
 from fractions import Fraction
@@ -20,9 +23,14 @@ def qty(v):
         raise ValueError(f"bad quantity {v!r}")
     return Fraction(m.group(1)) * SUFFIX[m.group(2)]
 
-def load(d, name):
-    with open(f"{d}/{name}.json") as f:
-        return json.load(f)["items"]
+def load(d, name, optional=False):
+    try:
+        with open(f"{d}/{name}.json") as f:
+            return json.load(f)["items"]
+    except FileNotFoundError:
+        if optional:
+            return []
+        raise
 
 def requests(pod):
     """Effective requests as Kubernetes computes them (containers summed, max with init)."""
@@ -39,17 +47,56 @@ def requests(pod):
         total[k] = total.get(k, 0) + qty(v)
     return total
 
-def gang_min(rc):
+def composition(rc):
+    """A RayCluster's subgroups and their minimums, as KubeRay's utils/util.go counts them."""
     spec = rc["spec"]
     auto = spec.get("enableInTreeAutoscaling", False)
-    n = 1
+    subs = {"head": 1}
     for g in spec.get("workerGroupSpecs", []):
-        if g.get("suspend"):
-            continue
         lo, hi = g.get("minReplicas", 0), g.get("maxReplicas", 2**31 - 1)
         r = lo if auto else min(max(g.get("replicas", 0), lo), hi)
-        n += r * g.get("numOfHosts", 1)
-    return n
+        subs[g["groupName"]] = 0 if g.get("suspend") else r * g.get("numOfHosts", 1)
+    return subs
+
+def ray_subgroup(pod):
+    labels = pod["metadata"].get("labels", {})
+    return "head" if labels.get("ray.io/node-type") == "head" else labels.get("ray.io/group")
+
+def check_gang(problems, key, subs, members, subgroup_of):
+    """Bound none of the gang, or at least every subgroup's minimum."""
+    want = sum(subs.values())
+    if not members:
+        return
+    if len(members) < want:
+        problems.append(f"gang {key} partly bound: {len(members)} of {want}")
+        return
+    for name, lo in subs.items():
+        have = sum(1 for p in members if subgroup_of(p) == name)
+        if have < lo:
+            problems.append(f"gang {key} subgroup {name} below its minimum with the gang bound: "
+                            f"{have} of {lo} ({len(members)} of the gang)")
+
+def workload_gangs(d, bound):
+    """Workload API: a Workload's templates, each PodGroup made from one, the pods naming it."""
+    workloads = {(w["metadata"]["namespace"], w["metadata"]["name"]): w for w in load(d, "workloads", True)}
+    template_of = {}
+    for pg in load(d, "wapodgroups", True):
+        ref = ((pg.get("spec") or {}).get("podGroupTemplateRef") or {}).get("workload") or {}
+        if ref.get("workloadName"):
+            template_of[(pg["metadata"]["namespace"], pg["metadata"]["name"])] = (
+                ref["workloadName"], ref.get("podGroupTemplateName"))
+    for (ns, name), w in workloads.items():
+        subs = {}
+        for t in w["spec"].get("podGroupTemplates", []):
+            gang = (t.get("schedulingPolicy") or {}).get("gang")
+            subs[t["name"]] = gang.get("minCount", 0) if gang else 0
+        def subgroup_of(p, ns=ns):
+            group = ((p["spec"].get("schedulingGroup") or {}).get("podGroupName"))
+            return template_of.get((ns, group), (None, None))[1]
+        members = [p for p in bound if p["metadata"]["namespace"] == ns
+                   and template_of.get((ns, (p["spec"].get("schedulingGroup") or {}).get("podGroupName")),
+                                       (None,))[0] == name]
+        yield f"{ns}/{name}", subs, members, subgroup_of
 
 def main(d):
     pods = [p for p in load(d, "pods") if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
@@ -57,14 +104,16 @@ def main(d):
     problems = []
 
     bound = [p for p in pods if p["spec"].get("nodeName")]
-    # Gangs: a RayCluster's pods are bound none, or at least its minimum.
+    # Gangs: a RayCluster's pods are bound none, or at least the minimum of its head and of
+    # each worker group (a count can be met by the wrong members: kuberay#4656); the same for
+    # a Workload's pod group templates.
     for rc in load(d, "rayclusters"):
         ns, name = rc["metadata"]["namespace"], rc["metadata"]["name"]
         members = [p for p in bound if p["metadata"]["namespace"] == ns
                    and p["metadata"].get("labels", {}).get("ray.io/cluster") == name]
-        want = gang_min(rc)
-        if 0 < len(members) < want:
-            problems.append(f"gang {ns}/{name} partly bound: {len(members)} of {want}")
+        check_gang(problems, f"{ns}/{name}", composition(rc), members, ray_subgroup)
+    for key, subs, members, subgroup_of in workload_gangs(d, bound):
+        check_gang(problems, key, subs, members, subgroup_of)
 
     # Nodes: bound requests within allocatable.
     used = {}

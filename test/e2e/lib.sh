@@ -29,6 +29,24 @@ KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 E2E_SERVICE_CIDR=${E2E_SERVICE_CIDR:-10.0.0.0/24}
 
+# Kubernetes' Workload API (KEP-4671), off by default, on in the e2e apiserver so muster's
+# Workload and PodGroup reflectors have something to watch. Names from the 1.36.3 sources:
+# the feature gate GenericWorkload (pkg/features/kube_features.go: alpha since 1.35, default
+# off; it gates the workloads and podgroups storage in pkg/registry/scheduling/rest and the
+# pod's spec.schedulingGroup in pkg/api/pod/util.go) and the group version
+# scheduling.k8s.io/v1alpha2 (k8s.io/api/scheduling/v1alpha2, alpha APIs are off unless
+# named in --runtime-config). Only the API server gets them: a kube-scheduler with the gate
+# schedules a PodGroup's pods in one pod group cycle, which a scenario turns on for itself.
+# Nothing else changes for pods without spec.schedulingGroup. E2E_WORKLOAD_API_FLAGS="" drops
+# them; other versions must name their own (1.37 serves v1beta1 and v1alpha3 instead).
+e2e_workload_api_flags() {
+  if [[ -n ${E2E_WORKLOAD_API_FLAGS+set} ]]; then
+    echo "$E2E_WORKLOAD_API_FLAGS"
+  elif [[ $K8S_VERSION == v1.36.* ]]; then
+    echo "--feature-gates GenericWorkload=true --runtime-config scheduling.k8s.io/v1alpha2=true"
+  fi
+}
+
 e2e_log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 e2e_err() { printf '[e2e %(%H:%M:%S)T] ERROR: %s\n' -1 "$*" >&2; }
 
@@ -318,7 +336,7 @@ EOF
     --service-cluster-ip-range "$E2E_SERVICE_CIDR" \
     --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
     --endpoint-reconciler-type none \
-    --allow-privileged=true --profiling=false ${E2E_APISERVER_FLAGS:-}
+    --allow-privileged=true --profiling=false $(e2e_workload_api_flags) ${E2E_APISERVER_FLAGS:-}
   _e2e_wait_http kube-apiserver 180 --cacert "$E2E_CA_CERT" \
     -H "Authorization: Bearer $E2E_ADMIN_TOKEN" "$E2E_APISERVER_URL/readyz" || return 1
   wait_for 60 "namespace default" kubectl_ get namespace default || { e2e_fail "no default namespace"; return 1; }

@@ -74,7 +74,14 @@ e2e_muster_restart() {
   e2e_log "$name ready again on $url"
 }
 
-e2e_muster_url() { local v="E2E_URL_${1//-/_}"; echo "${!v}"; }
+# e2e_muster_url NAME: where muster NAME listens, the last address the state dir's env recorded
+# (a scenario runs in a subshell: one that restarts muster on a new port, as 12 does, records it
+# there, and the scenarios after it must not use the shell's older value).
+e2e_muster_url() {
+  local v="E2E_URL_${1//-/_}" line
+  line=$(grep "^$v=" "$MUSTER_E2E_DIR/env" 2>/dev/null | tail -n 1)
+  if [[ -n $line ]]; then echo "${line#*=}"; else echo "${!v}"; fi
+}
 
 e2e_muster_scheduler() {
   local name=${1:-kube-scheduler} url=${2:-$(e2e_muster_url muster)}
@@ -101,5 +108,63 @@ e2e_invariants() {
   kubectl_ get pods -A -o json > "$d/pods.json" && kubectl_ get nodes -o json > "$d/nodes.json" || return 1
   kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" 2>/dev/null || echo '{"items":[]}' > "$d/rayclusters.json"
   kubectl_ get queues.muster.dev -o json > "$d/queues.json" 2>/dev/null || echo '{"items":[]}' > "$d/queues.json"
+  e2e_snapshot_workload_api "$d"
   python3 "$E2E_LIB_DIR/invariants.py" "$d"
+}
+
+# e2e_snapshot_workload_api <dir>: workloads.json and wapodgroups.json (empty lists when the
+# API server does not serve the Workload API)
+e2e_snapshot_workload_api() {
+  kubectl_ get workloads.v1alpha2.scheduling.k8s.io -A -o json > "$1/workloads.json" 2>/dev/null ||
+    echo '{"items":[]}' > "$1/workloads.json"
+  kubectl_ get podgroups.v1alpha2.scheduling.k8s.io -A -o json > "$1/wapodgroups.json" 2>/dev/null ||
+    echo '{"items":[]}' > "$1/wapodgroups.json"
+}
+
+# The invariants, polled while a scenario runs (e2e_invariants only looks at the end). A gang's
+# Bindings are applied one pod at a time, so one snapshot may land inside a commit: a broken
+# invariant counts only when a second snapshot a second later still shows it.
+#   e2e_invariants_poll_start   in the background; broken ones are appended to
+#                               $MUSTER_E2E_DIR/invariants-polled
+#   e2e_invariants_poll_stop    stop it; fails (printing them) if any was found
+e2e_invariants_poll_check() { # <dir>: the subjects of the broken invariants of one snapshot
+  local d=$1
+  mkdir -p "$d"
+  kubectl_ get pods -A -o json > "$d/pods.json" && kubectl_ get nodes -o json > "$d/nodes.json" || return 0
+  kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" 2>/dev/null || echo '{"items":[]}' > "$d/rayclusters.json"
+  kubectl_ get queues.muster.dev -o json > "$d/queues.json" 2>/dev/null || echo '{"items":[]}' > "$d/queues.json"
+  e2e_snapshot_workload_api "$d"
+  # "INVARIANT BROKEN: gang ns/x partly bound: 5 of 9" -> "gang ns/x partly bound"
+  python3 "$E2E_LIB_DIR/invariants.py" "$d" | sed -n 's/^INVARIANT BROKEN: \(.*\): [^:]*$/\1/p' | sort -u
+}
+e2e_invariants_poll_start() {
+  : > "$MUSTER_E2E_DIR/invariants-polled"
+  (
+    set +e +o pipefail
+    local first again both
+    while :; do
+      first=$(e2e_invariants_poll_check "$MUSTER_E2E_DIR/poll-a")
+      if [[ -n $first ]]; then
+        sleep 1
+        again=$(e2e_invariants_poll_check "$MUSTER_E2E_DIR/poll-b")
+        both=$(comm -12 <(echo "$first") <(echo "$again"))
+        if [[ -n $both ]]; then
+          sed "s/^/$(date +%T) /" <<<"$both" >> "$MUSTER_E2E_DIR/invariants-polled"
+          python3 "$E2E_LIB_DIR/invariants.py" "$MUSTER_E2E_DIR/poll-b" | grep '^INVARIANT' >> "$MUSTER_E2E_DIR/invariants-polled"
+        fi
+      fi
+      sleep 0.5
+    done
+  ) &
+  echo $! > "$MUSTER_E2E_DIR/invariants-poll.pid"
+}
+e2e_invariants_poll_stop() {
+  local pf=$MUSTER_E2E_DIR/invariants-poll.pid
+  if [[ -f $pf ]]; then kill "$(cat "$pf")" 2>/dev/null; rm -f "$pf"; fi
+  if [[ -s $MUSTER_E2E_DIR/invariants-polled ]]; then
+    e2e_err "invariants broken while the scenario ran (twice, a second apart):"
+    cat "$MUSTER_E2E_DIR/invariants-polled" >&2
+    return 1
+  fi
+  echo "invariants held throughout (polled)"
 }

@@ -70,6 +70,17 @@ e2e_reset() {
     kubectl_ -n "$ns" delete events --all >/dev/null 2>&1
   done
   kubectl_ delete podgroups.scheduling.x-k8s.io --all -A >/dev/null 2>&1
+  # The Workload API's (lib.sh turns it on). The PodGroupProtection admission plugin puts the
+  # finalizer scheduling.k8s.io/podgroup-protection on every PodGroup and only
+  # kube-controller-manager, which does not run here, takes it off: strip it after the delete.
+  kubectl_ delete workloads.scheduling.k8s.io --all -A >/dev/null 2>&1
+  kubectl_ delete podgroups.scheduling.k8s.io --all -A --wait=false >/dev/null 2>&1
+  kubectl_ get podgroups.scheduling.k8s.io -A \
+    -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' 2>/dev/null |
+    while read -r ns name; do
+      [[ -n $name ]] && kubectl_ -n "$ns" patch podgroups.scheduling.k8s.io "$name" --type=merge \
+        -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+    done
   kubectl_ delete queues.muster.dev --all >/dev/null 2>&1
   kubectl_ delete mutatingwebhookconfiguration muster-gpu-sharing >/dev/null 2>&1
   kubectl_ delete nodes --all >/dev/null 2>&1
@@ -106,6 +117,11 @@ for f in "$HERE"/scenarios/[0-9]*.sh; do
     scenario
   )
   rc=$?
+  # a scenario that failed while polling the invariants leaves its poller behind
+  if [[ -f $MUSTER_E2E_DIR/invariants-poll.pid ]]; then
+    kill "$(cat "$MUSTER_E2E_DIR/invariants-poll.pid")" 2>/dev/null
+    rm -f "$MUSTER_E2E_DIR/invariants-poll.pid"
+  fi
   if ((rc == 0)); then
     e2e_invariants || rc=1
   fi

@@ -75,6 +75,23 @@ f15_metric() {
   curl -sf --max-time 5 "$(e2e_muster_url muster)/metrics" |
     awk -v s="$1" 'index($0, s " ") == 1 { v = $NF } END { print (v == "" ? "absent" : v) }'
 }
+# f15_evictions KIND RESULT: muster_evictions_total{kind,result} counted since the scenario began
+# (the muster under test may have evicted for earlier scenarios: 14 reclaims with it)
+f15_evictions() {
+  local v base_var="F15_BASE_$1_$2"
+  v=$(f15_metric "muster_evictions_total{kind=\"$1\",result=\"$2\"}")
+  [[ $v == absent ]] && v=0
+  echo $((v - ${!base_var:-0}))
+}
+f15_evictions_baseline() {
+  local k r
+  for k in preempt reclaim; do
+    for r in evicted refused; do
+      printf -v "F15_BASE_${k}_$r" '%s' 0
+      printf -v "F15_BASE_${k}_$r" '%s' "$(f15_evictions "$k" "$r")"
+    done
+  done
+}
 
 # f15_state [gang]: muster's /debug/state for this namespace's gangs and the evictions, as lines;
 # with a gang name, only "<state> <priority> <preemptible> <reason>" of that gang
@@ -208,6 +225,7 @@ scenario() {
   F15_DIR=$MUSTER_E2E_DIR/15
   rm -rf "$F15_DIR" && mkdir -p "$F15_DIR"
   trap f15_cleanup EXIT
+  f15_evictions_baseline
   e2e_gpu_node gpu-lab-worker 8
   e2e_kwok
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
@@ -254,9 +272,9 @@ scenario() {
   echo "--- the preemptor's Event: $(cut -f2 "$F15_DIR/preemptor-events.txt" | sort -u)"
 
   local evicted refused reclaimed
-  evicted=$(f15_metric 'muster_evictions_total{kind="preempt",result="evicted"}')
-  refused=$(f15_metric 'muster_evictions_total{kind="preempt",result="refused"}')
-  reclaimed=$(f15_metric 'muster_evictions_total{kind="reclaim",result="evicted"}')
+  evicted=$(f15_evictions preempt evicted)
+  refused=$(f15_evictions preempt refused)
+  reclaimed=$(f15_evictions reclaim evicted)
   [[ $evicted == 9 && $refused == 0 && $reclaimed == 0 ]] ||
     { e2e_err "muster_evictions_total: preempt evicted $evicted, refused $refused, reclaim evicted $reclaimed; want 9, 0, 0"; return 1; }
 
@@ -282,7 +300,7 @@ scenario() {
   while ((SECONDS < end)); do
     l=$(f15_count low bound) h=$(f15_count high bound) p=$(f15_count peer bound)
     w=$(f15_events Preempted Warning "" | grep -c . || true)
-    m=$(f15_metric 'muster_evictions_total{kind="preempt",result="evicted"}')
+    m=$(f15_evictions preempt evicted)
     if ((l != 0 || h != 7 || p != 0)) || [[ $w != "$warnings" || $m != "$evicted" ]]; then
       f15_show
       f15_state
