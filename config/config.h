@@ -40,8 +40,13 @@ enum cfg_err {
 
 const char *cfg_strerror(int err);
 
-/* Untrusted text quoted into an error stays one line: control bytes become '?'. */
+/* Untrusted text quoted into an error stays one line of UTF-8: control bytes and
+ * bytes that are not (or no longer, after a cut) UTF-8 become '?'. */
 void cfg_one_line(char *msg);
+
+/* The length of the UTF-8 sequence at p (n bytes there), 0 if none starts there:
+ * no overlong forms, surrogates or code points past U+10FFFF (RFC 3629). */
+size_t cfg_utf8_len(const unsigned char *p, size_t n);
 
 /* ---- YAML documents as cJSON --------------------------------------------- */
 
@@ -159,9 +164,12 @@ void cfg_duration_format(int64_t ms, char *buf, size_t len);
 int cfg_size_parse(const char *s, int64_t *bytes);
 
 /*
- * "host:port" or "[v6addr]:port" with a non-empty host and a port in
- * 1..65535. host (may be NULL) receives the host without brackets.
+ * "host:port" or "[v6addr]:port" with a non-empty host of at most
+ * CFG_HOST_MAX characters (CFG_ETOOBIG beyond: a DNS name is at most 253)
+ * and a port in 1..65535 (CFG_ERANGE). host (may be NULL) receives the host
+ * without brackets.
  */
+#define CFG_HOST_MAX 253
 int cfg_hostport_parse(const char *s, char *host, size_t hostlen, unsigned *port);
 
 /* ---- muster's settings --------------------------------------------------- */
@@ -178,10 +186,11 @@ enum cfg_log_level {
     CFG_LOG_ERROR,
 };
 
-/* Both set or both NULL. */
+/* cert_file and key_file both set or both NULL; client_ca_file needs them. */
 struct cfg_tls {
     char *cert_file;
     char *key_file;
+    char *client_ca_file; /* mutual TLS: clients must present a certificate it signed */
 };
 
 struct cfg_strings {
@@ -215,6 +224,17 @@ struct cfg_leader_election {
     char *identity; /* holderIdentity prefix before "_"; "" = this host's name */
 };
 
+/* The HTTP server's limits (docs/config.md, "Connections and memory"). */
+struct cfg_server {
+    int64_t max_connections; /* open at once, held binds included */
+    int64_t max_per_client;  /* from one IP address; 0 = no cap */
+    int64_t idle_timeout_ms; /* an idle keep-alive connection closes */
+    int64_t workers;         /* handler threads */
+    int64_t max_buffered;    /* bytes of request bodies being received, in all */
+    int64_t decode_budget;   /* heap one request's parse may take */
+    int64_t large_decodes;   /* bodies of 64 KiB or more decoded at once */
+};
+
 /* Taking room back for waiting gangs by evicting running ones (docs/quota.md). */
 struct cfg_evictions {
     bool reclaim;                   /* between queues */
@@ -235,6 +255,7 @@ struct cfg_settings {
     int64_t bind_wait_ms; /* < plan_ttl_ms */
     int64_t max_body_bytes;
     int64_t max_node_names;
+    struct cfg_server server;
     struct cfg_log log;
     struct cfg_gpu_sharing gpu_sharing;
     struct cfg_leader_election leader_election;

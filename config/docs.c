@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfg_internal.h"
@@ -50,12 +51,20 @@ int cfg_docs_load_file(struct cfg_docs *out, const char *path, char *err, size_t
 {
     char *buf = NULL;
     size_t len = 0;
+    struct stat st;
     int fd, rc;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (err != NULL && errlen > 0)
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return CFG_EIO;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
         return CFG_EIO;
     }
     rc = read_all(fd, &buf, &len);

@@ -27,8 +27,10 @@ static const struct {
 static const size_t optional_strings[] = {
     AT(tls.cert_file),
     AT(tls.key_file),
+    AT(tls.client_ca_file),
     AT(gpu_sharing.webhook_tls.cert_file),
     AT(gpu_sharing.webhook_tls.key_file),
+    AT(gpu_sharing.webhook_tls.client_ca_file),
 };
 
 static const char *const default_scheduler_names[] = {"muster"};
@@ -78,6 +80,13 @@ int cfg_settings_init(struct cfg_settings *s)
     s->bind_wait_ms = 20000;
     s->max_body_bytes = INT64_C(32) << 20;
     s->max_node_names = 20000;
+    s->server.max_connections = 10000;
+    s->server.max_per_client = 0;
+    s->server.idle_timeout_ms = 120000;
+    s->server.workers = 16;
+    s->server.max_buffered = INT64_C(128) << 20;
+    s->server.decode_budget = INT64_C(256) << 20;
+    s->server.large_decodes = 2;
     s->log.format = CFG_LOG_PLAIN;
     s->log.level = CFG_LOG_INFO;
     s->gpu_sharing.reservation_timeout_ms = 15000;

@@ -19,11 +19,30 @@ static const cJSON *node_at(const cJSON *root, const char *a, const char *b)
 static int check_tls_pair(const struct cfg_tls *t, const struct cfg_docs *d, const cJSON *node,
                           const char *path, char *err, size_t errlen)
 {
-    if ((t->cert_file == NULL) == (t->key_file == NULL))
+    if ((t->cert_file == NULL) != (t->key_file == NULL))
+        return cfg__node_error(d, node, err, errlen, CFG_EINVAL,
+                               "%s: certFile and keyFile go together; %s is missing", path,
+                               t->cert_file == NULL ? "certFile" : "keyFile");
+    if (t->client_ca_file != NULL && t->cert_file == NULL)
+        return cfg__node_error(d, node, err, errlen, CFG_EINVAL,
+                               "%s: clientCAFile needs certFile and keyFile (client "
+                               "certificates are a part of TLS)",
+                               path);
+    return CFG_OK;
+}
+
+/* Bodies being received must have room for one of the largest. */
+static int check_buffered(const struct cfg_settings *s, const struct cfg_docs *d, const cJSON *root,
+                          char *err, size_t errlen)
+{
+    const cJSON *node = node_at(root, "server", "maxBufferedBytes");
+
+    if (s->server.max_buffered >= s->max_body_bytes)
         return CFG_OK;
-    return cfg__node_error(d, node, err, errlen, CFG_EINVAL,
-                           "%s: certFile and keyFile go together; %s is missing", path,
-                           t->cert_file == NULL ? "certFile" : "keyFile");
+    return cfg__node_error(d, node != NULL ? node : node_at(root, "maxBodyBytes", NULL), err,
+                           errlen, CFG_EINVAL,
+                           "server.maxBufferedBytes: %lld bytes is less than maxBodyBytes (%lld)",
+                           (long long)s->server.max_buffered, (long long)s->max_body_bytes);
 }
 
 /* shorter must be below longer; blame shorter's node if written, else longer's. */
@@ -70,5 +89,7 @@ int cfg__settings_check(const struct cfg_settings *s, const struct cfg_docs *d, 
         rc = check_shorter(s->bind_wait_ms, s->plan_ttl_ms, "bindWait", "planTTL",
                            node_at(root, "bindWait", NULL), node_at(root, "planTTL", NULL), d, err,
                            errlen);
+    if (rc == CFG_OK)
+        rc = check_buffered(s, d, root, err, errlen);
     return rc;
 }

@@ -43,8 +43,24 @@ struct field {
 static const struct field tls_fields[] = {
     {"certFile", K_STRING, offsetof(struct cfg_tls, cert_file), 0, NULL, NULL, 0, 0},
     {"keyFile", K_STRING, offsetof(struct cfg_tls, key_file), 0, NULL, NULL, 0, 0},
+    {"clientCAFile", K_STRING, offsetof(struct cfg_tls, client_ca_file), 0, NULL, NULL, 0, 0},
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
+
+#define SV struct cfg_server
+#define MiB (INT64_C(1) << 20)
+static const struct field server_fields[] = {
+    {"maxConnections", K_COUNT, offsetof(SV, max_connections), 0, NULL, NULL, 16, 1000000},
+    {"maxConnectionsPerClient", K_COUNT, offsetof(SV, max_per_client), 0, NULL, NULL, 0, 1000000},
+    {"idleTimeout", K_DURATION, offsetof(SV, idle_timeout_ms), 0, NULL, NULL, 1000, 3600 * 1000},
+    {"workers", K_COUNT, offsetof(SV, workers), 0, NULL, NULL, 1, 256},
+    {"maxBufferedBytes", K_SIZE, offsetof(SV, max_buffered), 0, NULL, NULL, MiB, 16384 * MiB},
+    {"decodeBudget", K_SIZE, offsetof(SV, decode_budget), 0, NULL, NULL, MiB, 65536 * MiB},
+    {"largeBodyDecodes", K_COUNT, offsetof(SV, large_decodes), 0, NULL, NULL, 1, 64},
+    {NULL, 0, 0, 0, NULL, NULL, 0, 0},
+};
+#undef MiB
+#undef SV
 
 static const struct field log_fields[] = {
     {"format", K_ENUM, offsetof(struct cfg_log, format), 0, NULL, cfg__log_format_names, 0, 0},
@@ -97,6 +113,7 @@ static const struct field settings_fields[] = {
     DURATION("bindWait", S, bind_wait_ms),
     {"maxBodyBytes", K_SIZE, offsetof(S, max_body_bytes), 0, NULL, NULL, 1024, INT64_C(1) << 30},
     {"maxNodeNames", K_COUNT, offsetof(S, max_node_names), 0, NULL, NULL, 1, 1000000},
+    {"server", K_MAP, offsetof(S, server), 0, server_fields, NULL, 0, 0},
     {"log", K_MAP, offsetof(S, log), 0, log_fields, NULL, 0, 0},
     {"gpuSharing", K_MAP, offsetof(S, gpu_sharing), 0, gpu_sharing_fields, NULL, 0, 0},
     {"leaderElection", K_MAP, offsetof(S, leader_election), 0, leader_election_fields, NULL, 0, 0},
@@ -163,10 +180,14 @@ static int apply_string(const struct walk *w, const struct field *f, void *at, c
     if (f->kind == K_HOSTPORT && *v != '\0') {
         rc = cfg_hostport_parse(v, NULL, 0, &port);
         if (rc == CFG_ERANGE)
-            return fail(w, rc, node, "%s: \"%s\" has a port outside 1..65535", path, v);
+            return fail(w, rc, node, "%s: \"%.300s\" has a port outside 1..65535", path, v);
+        if (rc == CFG_ETOOBIG)
+            return fail(w, rc, node, "%s: a host of %zu characters is longer than %d", path,
+                        strcspn(v[0] == '[' ? v + 1 : v, v[0] == '[' ? "]" : ":"), CFG_HOST_MAX);
         if (rc != CFG_OK)
             return fail(w, rc, node,
-                        "%s: \"%s\" is not host:port (e.g. 127.0.0.1:8888, [::1]:8888)", path, v);
+                        "%s: \"%.300s\" is not host:port (e.g. 127.0.0.1:8888, [::1]:8888)", path,
+                        v);
     }
     return set_string(w, at, node, path);
 }

@@ -250,6 +250,8 @@ int cfg_hostport_parse(const char *s, char *host, size_t hostlen, unsigned *port
     }
     if (end == h || strcspn(h, " \t[]") < (size_t)(end - h))
         return CFG_EINVAL;
+    if ((size_t)(end - h) > CFG_HOST_MAX)
+        return CFG_ETOOBIG;
     rc = parse_port(end + (*s == '[' ? 2 : 1), &p);
     if (rc != CFG_OK)
         return rc;

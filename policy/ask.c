@@ -1,11 +1,48 @@
 /* ask.c - what a pod asks for, on its own: valid or not, same shape as another, in words. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 /* ---- pods ---------------------------------------------------------------- */
+
+static const struct {
+    const char *what;
+    size_t offset;
+    int64_t cap;
+} ask_caps[] = {
+    {"cpu (millicores)", offsetof(struct policy_pod_spec, cpu_milli), POLICY_MAX_CPU_MILLI},
+    {"memory (bytes)", offsetof(struct policy_pod_spec, memory_bytes), POLICY_MAX_MEMORY_BYTES},
+    {"nvidia.com/gpu", offsetof(struct policy_pod_spec, gpus), POLICY_MAX_GPUS},
+    {"gpu-memory (MiB)", offsetof(struct policy_pod_spec, gpu_memory_mib),
+     POLICY_MAX_GPU_MEMORY_MIB},
+};
+
+bool pask_uncountable(const struct policy_pod_spec *s, char *why, size_t len)
+{
+    for (size_t i = 0; i < sizeof(ask_caps) / sizeof(ask_caps[0]); i++) {
+        int64_t v = *(const int64_t *)((const char *)s + ask_caps[i].offset);
+
+        if (v < 0) {
+            snprintf(why, len, "negative resource request");
+            return true;
+        }
+        if (v > ask_caps[i].cap) {
+            snprintf(why, len, "asks %lld of %s, over the engine's cap of %lld for one pod",
+                     (long long)v, ask_caps[i].what, (long long)ask_caps[i].cap);
+            return true;
+        }
+    }
+    return false;
+}
+
+int64_t pask_counted(int64_t v, int64_t cap)
+{
+    return parith_clamp(v, 0, cap);
+}
 
 bool policy_pod_spec_valid(const struct policy_pod_spec *s, char *why, size_t len)
 {
@@ -13,6 +50,8 @@ bool policy_pod_spec_valid(const struct policy_pod_spec *s, char *why, size_t le
         snprintf(why, len, "%s", s->invalid);
         return false;
     }
+    if (pask_uncountable(s, why, len))
+        return false;
     if (s->gpus > 0 && (s->gpu_share_milli > 0 || s->gpu_memory_mib > 0)) {
         snprintf(why, len, "asks both whole GPUs (nvidia.com/gpu: %lld) and a GPU share",
                  (long long)s->gpus);

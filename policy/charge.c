@@ -3,24 +3,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out)
 {
     out->v[POLICY_RES_CPU] = p->cpu;
     out->v[POLICY_RES_MEMORY] = p->memory;
-    out->v[POLICY_RES_GPU] = p->gpus * POLICY_GPU_MILLI + (int64_t)share * p->devices;
+    out->v[POLICY_RES_GPU] = parith_add(parith_mul(p->gpus, POLICY_GPU_MILLI),
+                                        parith_mul(share, p->devices));
+}
+
+/* Add sign * r to an exact sum and its saturated counter. */
+static void sums_add(__int128 *exact, struct policy_resources *counter,
+                     const struct policy_resources *r, int sign)
+{
+    for (int i = 0; i < POLICY_RES_COUNT; i++) {
+        exact[i] += (__int128)sign * r->v[i];
+        counter->v[i] = parith_sat(exact[i]);
+    }
+}
+
+/*
+ * The queue and its ancestors, each once: Queues that name each other as
+ * parents (a cycle in the cluster's objects) must not count a pod twice.
+ */
+static int queue_chain(struct policy_cluster *c, struct pqueue *q,
+                       struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH])
+{
+    int n = 0;
+
+    while (q && n < POLICY_MAX_QUEUE_DEPTH) {
+        for (int i = 0; i < n; i++)
+            if (chain[i] == q)
+                return n;
+        chain[n++] = q;
+        q = pqueue_parent(c, q);
+    }
+    return n;
 }
 
 void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct policy_resources *r,
                     bool bound, int sign)
 {
-    for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
-        struct policy_resources *dst = bound ? &q->allocated : &q->reserved;
+    struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
+    int n = queue_chain(c, q, chain);
 
-        for (int i = 0; i < POLICY_RES_COUNT; i++)
-            dst->v[i] += sign * r->v[i];
-        q = pqueue_parent(c, q);
+    for (int i = 0; i < n; i++) {
+        if (bound)
+            sums_add(chain[i]->allocated_exact, &chain[i]->allocated, r, sign);
+        else
+            sums_add(chain[i]->reserved_exact, &chain[i]->reserved, r, sign);
     }
 }
 
@@ -35,14 +68,25 @@ static void pod_account(struct policy_cluster *c, struct ppod *p, bool bound, in
     ppod_charge_resources(p, p->place.share, &r);
     pqueue_account(c, ppod_queue(c, p), &r, bound, sign);
     if (g && !g->preemptible) {
-        struct pqueue *q = ppod_queue(c, p);
+        struct pqueue *chain[POLICY_MAX_QUEUE_DEPTH];
+        int n = queue_chain(c, ppod_queue(c, p), chain);
 
-        for (int depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
-            for (int i = 0; i < POLICY_RES_COUNT; i++)
-                q->nonpreemptible.v[i] += sign * r.v[i];
-            q = pqueue_parent(c, q);
-        }
+        for (int i = 0; i < n; i++)
+            sums_add(chain[i]->nonpreemptible_exact, &chain[i]->nonpreemptible, &r, sign);
     }
+}
+
+/* What a pod takes from its node's cpu, memory, pods and whole devices, exactly. */
+static void node_add(struct pnode *n, const struct ppod *p, int sign)
+{
+    n->cpu_exact += (__int128)sign * p->cpu;
+    n->memory_exact += (__int128)sign * p->memory;
+    n->pods_exact += sign;
+    n->whole_exact += (__int128)sign * p->gpus;
+    n->cpu_used = parith_sat(n->cpu_exact);
+    n->memory_used = parith_sat(n->memory_exact);
+    n->pods_used = parith_sat(n->pods_exact);
+    n->whole_used = parith_sat(n->whole_exact);
 }
 
 void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
@@ -52,10 +96,7 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     if (!n)
         return;
     p->place = *pl;
-    n->cpu_used += p->cpu;
-    n->memory_used += p->memory;
-    n->pods_used += 1;
-    n->whole_used += p->gpus;
+    node_add(n, p, +1);
     for (int32_t i = 0; i < pl->ngroups; i++) {
         struct pgroup *g = pgroup_get(n, pl->groups[i]);
 
@@ -79,10 +120,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
         p->place = (struct pplace){.node = -1};
         return;
     }
-    n->cpu_used -= p->cpu;
-    n->memory_used -= p->memory;
-    n->pods_used -= 1;
-    n->whole_used -= p->gpus;
+    node_add(n, p, -1);
     for (int32_t i = 0; i < p->place.ngroups; i++) {
         int32_t gi = pnode_group_find(n, p->place.groups[i]);
 
@@ -136,6 +174,9 @@ void pqueue_recount(struct policy_cluster *c)
             memset(&q->allocated, 0, sizeof(q->allocated));
             memset(&q->reserved, 0, sizeof(q->reserved));
             memset(&q->nonpreemptible, 0, sizeof(q->nonpreemptible));
+            memset(q->allocated_exact, 0, sizeof(q->allocated_exact));
+            memset(q->reserved_exact, 0, sizeof(q->reserved_exact));
+            memset(q->nonpreemptible_exact, 0, sizeof(q->nonpreemptible_exact));
         }
     }
     for (size_t i = 0; i < c->pods.n; i++) {

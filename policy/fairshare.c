@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 /* What a queue can use at most: its demand, under its limit. */
@@ -185,7 +186,8 @@ void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
         parent_of[i] = child ? q[i].parent : -1;
         start[(size_t)(parent_of[i] + 1) + 1]++;
         if (child)
-            children_demand[q[i].parent] += q[i].demand > 0 ? q[i].demand : 0;
+            children_demand[q[i].parent] =
+                parith_add(children_demand[q[i].parent], q[i].demand > 0 ? q[i].demand : 0);
     }
     for (size_t p = 1; p <= n + 1; p++)
         start[p] += start[p - 1];
@@ -209,7 +211,7 @@ void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
             continue;
         if (parent >= 0) {
             /* A parent's own gangs are served from its share before its children. */
-            int64_t own = q[parent].demand - children_demand[parent];
+            int64_t own = parith_sub(q[parent].demand, children_demand[parent]);
 
             cap = q[parent].fair_share - (own > 0 ? own : 0);
         }
@@ -269,7 +271,7 @@ bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
         prev = p;
         ppod_charge_resources(p, p->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT && i < (size_t)pgang_min(c, g); k++)
-            need.v[k] += r.v[k];
+            need.v[k] = parith_add(need.v[k], r.v[k]);
     }
     q = pqueue_find(c, pgang_queue(c, g));
     for (int depth = 0; ok && q && depth < POLICY_MAX_QUEUE_DEPTH; depth++) {
@@ -291,9 +293,11 @@ static void capacity_of(const struct policy_cluster *c, struct policy_resources 
 
         if (!n || n->unschedulable)
             continue;
-        cap->v[POLICY_RES_CPU] += n->cpu;
-        cap->v[POLICY_RES_MEMORY] += n->memory;
-        cap->v[POLICY_RES_GPU] += n->gpus * POLICY_GPU_MILLI;
+        /* Capped offers; a sum past int64 saturates (arith.h). */
+        cap->v[POLICY_RES_CPU] = parith_add(cap->v[POLICY_RES_CPU], n->cpu);
+        cap->v[POLICY_RES_MEMORY] = parith_add(cap->v[POLICY_RES_MEMORY], n->memory);
+        cap->v[POLICY_RES_GPU] =
+            parith_add(cap->v[POLICY_RES_GPU], parith_mul(n->gpus, POLICY_GPU_MILLI));
     }
 }
 
@@ -338,7 +342,7 @@ static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
                 continue;
             ppod_charge_resources(p, p->place.share, &r);
             for (int k = 0; k < POLICY_RES_COUNT; k++)
-                cap->v[k] -= r.v[k];
+                cap->v[k] = parith_sub(cap->v[k], r.v[k]);
             continue;
         }
         if (p->phase == POLICY_POD_PENDING && (!(g = ppod_gang(c, p)) || !pgang_could_run(c, g)))
@@ -347,7 +351,7 @@ static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
             continue;
         ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
-            q->demand.v[k] += r.v[k];
+            q->demand.v[k] = parith_add(q->demand.v[k], r.v[k]);
     }
 }
 
@@ -378,7 +382,7 @@ void pfair_refresh(struct policy_cluster *c)
         struct pqueue *parent = pqueue_parent(c, order[i].q);
 
         for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
-            parent->demand.v[k] += order[i].q->demand.v[k];
+            parent->demand.v[k] = parith_add(parent->demand.v[k], order[i].q->demand.v[k]);
     }
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         for (size_t i = 0; i < n; i++) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 static const struct {
@@ -154,7 +155,8 @@ int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
         return 0;
     if (n->gpu_memory_mib <= 0)
         return -PFIT_GPU_MEMORY_UNKNOWN;
-    milli = (p->gpu_memory_mib * POLICY_GPU_MILLI + n->gpu_memory_mib - 1) / n->gpu_memory_mib;
+    milli = parith_add(parith_mul(p->gpu_memory_mib, POLICY_GPU_MILLI), n->gpu_memory_mib - 1) /
+            n->gpu_memory_mib;
     if (milli >= POLICY_GPU_MILLI)
         return -PFIT_GPU_MEMORY_TOO_BIG;
     return (int32_t)milli;
@@ -170,15 +172,15 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
         *why = (enum pfit_why)(-share);
         return false;
     }
-    if (n->cpu_used + p->cpu > n->cpu) {
+    if (parith_add(n->cpu_used, p->cpu) > n->cpu) {
         *why = PFIT_CPU;
         return false;
     }
-    if (n->memory_used + p->memory > n->memory) {
+    if (parith_add(n->memory_used, p->memory) > n->memory) {
         *why = PFIT_MEMORY;
         return false;
     }
-    if (n->pods_used + 1 > n->pods) {
+    if (parith_add(n->pods_used, 1) > n->pods) {
         *why = PFIT_PODS;
         return false;
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 int32_t pnode_group_find(const struct pnode *n, int32_t id)
@@ -62,7 +63,7 @@ void ppod_groups_text(const struct pnode *n, struct ppod *p)
 
 int64_t pnode_free_devices(const struct pnode *n)
 {
-    return n->gpus - n->whole_used - (int64_t)n->ngroups;
+    return parith_sub(parith_sub(n->gpus, n->whole_used), (int64_t)n->ngroups);
 }
 
 /*

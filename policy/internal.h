@@ -55,7 +55,8 @@ struct pnode {
     size_t ntaints;
     bool unschedulable;
     int64_t cpu, memory, pods, gpus, gpu_memory_mib; /* allocatable */
-    int64_t cpu_used, memory_used, pods_used, whole_used;
+    int64_t cpu_used, memory_used, pods_used, whole_used; /* saturated (arith.h) */
+    __int128 cpu_exact, memory_exact, pods_exact, whole_exact; /* charge.c's sums behind them */
     int64_t sharing_paused_until; /* no new GPU group before this */
     bool sharing_paused;
     struct pgroup *groups;
@@ -168,8 +169,11 @@ struct pqueue {
     uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
-    struct policy_resources allocated, reserved; /* rolled up */
+    struct policy_resources allocated, reserved; /* rolled up; saturated (arith.h) */
     struct policy_resources nonpreemptible;      /* of allocated + reserved, rolled up */
+    /* charge.c's exact sums behind the three above */
+    __int128 allocated_exact[POLICY_RES_COUNT], reserved_exact[POLICY_RES_COUNT];
+    __int128 nonpreemptible_exact[POLICY_RES_COUNT];
     struct policy_resources demand, fair_share;  /* pfair_refresh */
     int32_t pending_gangs;                       /* refreshed by views */
 };
@@ -233,6 +237,8 @@ void ptable_cleanup(struct ptable *t);
 #define PTABLE_AT(t, type, i) ((type *)(t)->items[(i)])
 
 char *pstrdup(const char *s);
+/* A copy was made: there was nothing to copy (src NULL), or copy holds it. */
+bool pcopied(const char *src, const char *copy);
 char *pstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pset_str(char **dst, const char *text);
 int pselector_copy(struct pselector *dst, const struct policy_label *ns, size_t nns,
@@ -257,6 +263,10 @@ void pids_cleanup(struct pids *s);
 
 /* ---- ask.c: what a pod asks for, on its own ------------------------------ */
 
+/* An ask the engine does not count as given (negative, or over a cap of policy.h), in words. */
+bool pask_uncountable(const struct policy_pod_spec *s, char *why, size_t len);
+/* What the engine counts of an asked amount: within [0, cap]. */
+int64_t pask_counted(int64_t v, int64_t cap);
 /* policy_pod_spec_valid on the pod's copy of its ask. */
 bool ppod_ask_valid(const struct ppod *p, char *why, size_t len);
 bool ppod_same_shape(const struct ppod *a, const struct ppod *b);

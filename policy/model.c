@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 static void queue_free(struct pqueue *q)
@@ -14,6 +15,19 @@ static void queue_free(struct pqueue *q)
     free(q);
 }
 
+/* A queue's amounts as the engine keeps them: -1 is unlimited, the rest within the caps. */
+static void queue_amounts(const struct policy_queue_spec *s, struct policy_resources *quota,
+                          struct policy_resources *limit, struct policy_resources *weight)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        quota->v[r] =
+            s->quota.v[r] < 0 ? -1 : parith_clamp(s->quota.v[r], 0, POLICY_MAX_QUEUE_AMOUNT);
+        limit->v[r] =
+            s->limit.v[r] < 0 ? -1 : parith_clamp(s->limit.v[r], 0, POLICY_MAX_QUEUE_AMOUNT);
+        weight->v[r] = parith_clamp(s->over_quota_weight.v[r], 0, POLICY_MAX_WEIGHT);
+    }
+}
+
 static struct pqueue *queue_make(const struct policy_queue_spec *s, bool implicit)
 {
     struct pqueue *q = calloc(1, sizeof(*q));
@@ -23,12 +37,7 @@ static struct pqueue *queue_make(const struct policy_queue_spec *s, bool implici
     q->name = pstrdup(s->name);
     q->parent = s->parent && *s->parent ? pstrdup(s->parent) : NULL;
     q->priority = s->priority;
-    q->quota = s->quota;
-    q->limit = s->limit;
-    q->weight = s->over_quota_weight;
-    for (int r = 0; r < POLICY_RES_COUNT; r++)
-        if (q->weight.v[r] > POLICY_MAX_WEIGHT)
-            q->weight.v[r] = POLICY_MAX_WEIGHT;
+    queue_amounts(s, &q->quota, &q->limit, &q->weight);
     q->reclaim_min_runtime = s->reclaim_min_runtime_ms;
     q->preempt_min_runtime = s->preempt_min_runtime_ms;
     q->implicit = implicit;
@@ -172,27 +181,33 @@ void policy_cluster_free(struct policy_cluster *c)
 
 static int node_fill(struct pnode *n, const struct policy_node_spec *s)
 {
-    n->nlabels = s->nlabels;
+    /* Counts only with their arrays: node_free walks what they say. */
     n->labels = s->nlabels ? calloc(s->nlabels, sizeof(*n->labels)) : NULL;
-    n->ntaints = s->ntaints;
+    n->nlabels = n->labels ? s->nlabels : 0;
     n->taints = s->ntaints ? calloc(s->ntaints, sizeof(*n->taints)) : NULL;
+    n->ntaints = n->taints ? s->ntaints : 0;
     if ((s->nlabels && !n->labels) || (s->ntaints && !n->taints))
         return POLICY_ENOMEM;
     for (size_t i = 0; i < s->nlabels; i++) {
         n->labels[i].key = pstrdup(s->labels[i].key ? s->labels[i].key : "");
         n->labels[i].value = pstrdup(s->labels[i].value ? s->labels[i].value : "");
+        if (!n->labels[i].key || !n->labels[i].value)
+            return POLICY_ENOMEM; /* node_free frees what is there */
     }
     for (size_t i = 0; i < s->ntaints; i++) {
         n->taints[i].key = pstrdup(s->taints[i].key ? s->taints[i].key : "");
         n->taints[i].value = pstrdup(s->taints[i].value);
         n->taints[i].effect = s->taints[i].effect;
+        if (!n->taints[i].key || !pcopied(s->taints[i].value, n->taints[i].value))
+            return POLICY_ENOMEM;
     }
     n->unschedulable = s->unschedulable;
-    n->cpu = s->cpu_milli;
-    n->memory = s->memory_bytes;
-    n->pods = s->pods;
-    n->gpus = s->gpus;
-    n->gpu_memory_mib = s->gpu_memory_mib;
+    /* What a node offers beyond the engine's caps is taken at them (policy.h). */
+    n->cpu = parith_clamp(s->cpu_milli, 0, POLICY_MAX_CPU_MILLI);
+    n->memory = parith_clamp(s->memory_bytes, 0, POLICY_MAX_MEMORY_BYTES);
+    n->pods = parith_clamp(s->pods, 0, POLICY_MAX_PODS);
+    n->gpus = parith_clamp(s->gpus, 0, POLICY_MAX_GPUS);
+    n->gpu_memory_mib = parith_clamp(s->gpu_memory_mib, 0, POLICY_MAX_GPU_MEMORY_MIB);
     return POLICY_OK;
 }
 
@@ -203,15 +218,26 @@ static int node_fill(struct pnode *n, const struct policy_node_spec *s)
  */
 static void charge_waiting_for(struct policy_cluster *c, const struct pnode *n, int32_t id)
 {
-    for (size_t i = 0; c->bound_unplaced > 0 && i < c->pods.n; i++) {
+    size_t still = 0;
+
+    if (c->bound_unplaced == 0)
+        return;
+    for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
 
-        if (!p || p->phase != POLICY_POD_BOUND || p->place.node >= 0 || !p->bound_node ||
-            strcmp(p->bound_node, n->name) != 0)
+        if (!p || p->place.node >= 0 ||
+            (p->phase != POLICY_POD_BOUND && p->phase != POLICY_POD_BINDING))
             continue;
-        c->bound_unplaced--;
-        pplace_bound(c, p, id);
+        /* Bound there, or its Binding to there still in flight: its place is back (so a
+         * successful Binding finds its charge, and nobody else is given its room meanwhile). */
+        if (p->bound_node && strcmp(p->bound_node, n->name) == 0)
+            pplace_bound(c, p, id);
+        else
+            still++; /* bound, or being bound, elsewhere */
     }
+    /* The count is a hint that a scan is worth it; the scan makes it exact again (a pod
+     * whose Binding was in flight when its node went may have been counted, or not). */
+    c->bound_unplaced = still;
 }
 
 /* Does the node offer what it offered before (capacity, labels, taints)? */
@@ -254,6 +280,10 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         n->memory_used = old->memory_used;
         n->pods_used = old->pods_used;
         n->whole_used = old->whole_used;
+        n->cpu_exact = old->cpu_exact;
+        n->memory_exact = old->memory_exact;
+        n->pods_exact = old->pods_exact;
+        n->whole_exact = old->whole_exact;
         n->sharing_paused = old->sharing_paused;
         n->sharing_paused_until = old->sharing_paused_until;
         n->groups = old->groups;
@@ -309,7 +339,8 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
             if (p->phase == POLICY_POD_BINDING)
                 pset_str(&p->bound_node, n->name);
             puncharge(c, p);
-            c->bound_unplaced += p->phase == POLICY_POD_BOUND;
+            /* A Binding in flight may succeed: then it is bound here without a charge. */
+            c->bound_unplaced += p->phase == POLICY_POD_BOUND || p->phase == POLICY_POD_BINDING;
         }
     }
     if (n->sharing_paused)
@@ -368,11 +399,13 @@ static bool same_text(const char *a, const char *b)
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *s)
 {
     const struct pqueue *q = pqueue_find(c, s->name);
+    struct policy_resources quota, limit, weight;
 
+    queue_amounts(s, &quota, &limit, &weight);
     return !q || q->implicit || !same_text(q->parent, s->parent) || q->priority != s->priority ||
-           memcmp(&q->quota, &s->quota, sizeof(q->quota)) != 0 ||
-           memcmp(&q->limit, &s->limit, sizeof(q->limit)) != 0 ||
-           memcmp(&q->weight, &s->over_quota_weight, sizeof(q->weight)) != 0 ||
+           memcmp(&q->quota, &quota, sizeof(q->quota)) != 0 ||
+           memcmp(&q->limit, &limit, sizeof(q->limit)) != 0 ||
+           memcmp(&q->weight, &weight, sizeof(q->weight)) != 0 ||
            q->reclaim_min_runtime != s->reclaim_min_runtime_ms ||
            q->preempt_min_runtime != s->preempt_min_runtime_ms;
 }
@@ -584,6 +617,14 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     return POLICY_OK;
 }
 
+/* The decoder's verdict on the ask, else the engine's own (an amount it does not count). */
+static const char *pod_invalid(const struct policy_pod_spec *s, char *buf, size_t len)
+{
+    if (s->invalid)
+        return s->invalid;
+    return pask_uncountable(s, buf, len) ? buf : NULL;
+}
+
 /* "ns/name", ns, name and uid in one allocation: a cache of 50,000 pods saves four mallocs
  * a pod. p->key owns it. */
 static int pod_names(struct ppod *p, const struct policy_pod_spec *s)
@@ -609,19 +650,21 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     const char *queue = g && g->queue           ? g->queue
                         : s->queue && *s->queue ? s->queue
                                                 : c->default_queue;
+    char capwhy[POLICY_REASON_LEN];
+    const char *invalid = pod_invalid(s, capwhy, sizeof(capwhy));
 
     if (pod_names(p, s) != POLICY_OK)
         return POLICY_ENOMEM;
-    p->invalid = pstrdup(s->invalid);
+    p->invalid = pstrdup(invalid);
     p->queue = pstrdup(queue);
     p->gang_key = pstrdup(s->gang);
     p->bound_node = s->node && *s->node ? pstrdup(s->node) : NULL;
     p->priority = s->priority;
-    p->cpu = s->cpu_milli;
-    p->memory = s->memory_bytes;
-    p->gpus = s->gpus;
+    p->cpu = pask_counted(s->cpu_milli, POLICY_MAX_CPU_MILLI);
+    p->memory = pask_counted(s->memory_bytes, POLICY_MAX_MEMORY_BYTES);
+    p->gpus = pask_counted(s->gpus, POLICY_MAX_GPUS);
     p->share = s->gpu_share_milli;
-    p->gpu_memory_mib = s->gpu_memory_mib;
+    p->gpu_memory_mib = pask_counted(s->gpu_memory_mib, POLICY_MAX_GPU_MEMORY_MIB);
     p->devices = s->gpu_devices > 0 ? s->gpu_devices : 1;
     if (p->devices > POLICY_MAX_DEVICES)
         p->devices = POLICY_MAX_DEVICES;
@@ -633,7 +676,7 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->evict_by = -1;
     p->place.node = -1;
     p->gang = -1;
-    if (!p->queue || (s->invalid && !p->invalid) || (s->gang && !p->gang_key) ||
+    if (!p->queue || (invalid && !p->invalid) || (s->gang && !p->gang_key) ||
         (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup))
         return POLICY_ENOMEM;
     return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
@@ -767,11 +810,16 @@ static bool str_same(const char *a, const char *b)
 /* Same pod, newer object: only its binding and its GPU record may move. */
 static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_spec *s)
 {
-    return str_same(p->uid, s->uid) && str_same(p->gang_key, s->gang) && p->cpu == s->cpu_milli &&
-           p->memory == s->memory_bytes && p->gpus == s->gpus && p->share == s->gpu_share_milli &&
-           p->gpu_memory_mib == s->gpu_memory_mib && p->managed == s->managed &&
-           str_same(p->invalid, s->invalid) && str_same(p->subgroup, s->subgroup) &&
-           p->preemptible == s->preemptible && p->priority == s->priority;
+    char capwhy[POLICY_REASON_LEN];
+
+    return str_same(p->uid, s->uid) && str_same(p->gang_key, s->gang) &&
+           p->cpu == pask_counted(s->cpu_milli, POLICY_MAX_CPU_MILLI) &&
+           p->memory == pask_counted(s->memory_bytes, POLICY_MAX_MEMORY_BYTES) &&
+           p->gpus == pask_counted(s->gpus, POLICY_MAX_GPUS) && p->share == s->gpu_share_milli &&
+           p->gpu_memory_mib == pask_counted(s->gpu_memory_mib, POLICY_MAX_GPU_MEMORY_MIB) &&
+           p->managed == s->managed && str_same(p->invalid, pod_invalid(s, capwhy, sizeof(capwhy))) &&
+           str_same(p->subgroup, s->subgroup) && p->preemptible == s->preemptible &&
+           p->priority == s->priority;
 }
 
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s, int64_t now)
@@ -788,6 +836,12 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         pset_str(&p->gpu_groups_hint, s->gpu_groups);
         if (s->node && *s->node && p->phase != POLICY_POD_BOUND &&
             p->phase != POLICY_POD_EVICTING) {
+            pset_str(&p->bound_node, s->node);
+            pod_observe_bound(c, p);
+        } else if (s->node && *s->node && p->phase == POLICY_POD_BOUND && p->place.node < 0 &&
+                   pidx_get(&c->node_ix, s->node) >= 0) {
+            /* Bound while its node was away (a Binding in flight when the node went): the
+             * node is back, so is its charge. */
             pset_str(&p->bound_node, s->node);
             pod_observe_bound(c, p);
         }

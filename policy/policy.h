@@ -181,6 +181,21 @@ struct policy_queue_spec {
 #define POLICY_MAX_WEIGHT 1000000
 
 /*
+ * What one pod may ask and one node may offer: a pod asking more is invalid
+ * (unschedulable, with the reason), and counts at the cap where it runs; a
+ * node offering more is taken at the cap. A queue's quota or limit over
+ * POLICY_MAX_QUEUE_AMOUNT is taken at it. Sums of up to 8,191 capped asks are
+ * exact in int64; beyond, the engine's sums saturate (never wrap) and are
+ * counted again as their parts leave.
+ */
+#define POLICY_MAX_CPU_MILLI (INT64_C(1) << 40)      /* about 1.1e9 cores */
+#define POLICY_MAX_MEMORY_BYTES (INT64_C(1) << 50)   /* 1 PiB */
+#define POLICY_MAX_GPUS (INT64_C(1) << 20)           /* whole devices */
+#define POLICY_MAX_GPU_MEMORY_MIB (INT64_C(1) << 30) /* of one device: 1 PiB */
+#define POLICY_MAX_PODS (INT64_C(1) << 20)           /* a node's pod capacity */
+#define POLICY_MAX_QUEUE_AMOUNT (INT64_C(1) << 62)
+
+/*
  * Who declares a gang. A composition (subgroups) wins over a count: a
  * RayCluster's head and worker groups over a PodGroup's bare minMember, whose
  * total is then only checked against it (a mismatch shows in the gang's view).
@@ -494,6 +509,7 @@ struct policy_gang_view {
     const char *composition;
     /* Its sources disagree: "PodGroup lab/rc says minMember 5, RayCluster lab/rc 6 (head 1, gpu 5)". */
     const char *conflict;
+    bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
 };
 
 struct policy_queue_view {

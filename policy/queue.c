@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 int64_t pqueue_used(const struct pqueue *q, int r)
 {
-    return q->allocated.v[r] + q->reserved.v[r];
+    return parith_add(q->allocated.v[r], q->reserved.v[r]);
 }
 
 void pamount_text(int r, int64_t v, char *buf, size_t len)
@@ -46,7 +47,7 @@ static int over(const struct policy_resources *cap, const struct policy_resource
                 const struct policy_resources *need)
 {
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        if (cap->v[r] >= 0 && need->v[r] > 0 && have->v[r] + need->v[r] > cap->v[r])
+        if (cap->v[r] >= 0 && need->v[r] > 0 && parith_add(have->v[r], need->v[r]) > cap->v[r])
             return r;
     return -1;
 }

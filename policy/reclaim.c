@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 /* One victim: a whole gang's bound pods, or one member beyond its minimum. */
@@ -300,8 +301,8 @@ static bool may_reclaim(const struct search *s)
     struct policy_resources with, np;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        with.v[r] = pqueue_used(s->rq, r) + s->need.v[r];
-        np.v[r] = s->rq->nonpreemptible.v[r] + s->need.v[r];
+        with.v[r] = parith_add(pqueue_used(s->rq, r), s->need.v[r]);
+        np.v[r] = parith_add(s->rq->nonpreemptible.v[r], s->need.v[r]);
     }
     if (!fits_under(&with, &s->rq->fair_share))
         return false;
@@ -528,7 +529,7 @@ static int search(struct policy_cluster *c, struct pgang *g, enum policy_evictio
             continue;
         ppod_charge_resources(p, p->share, &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
-            s.need.v[k] += r.v[k];
+            s.need.v[k] = parith_add(s.need.v[k], r.v[k]);
         left--;
     }
     if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))

@@ -81,6 +81,12 @@ static void labels_free(struct policy_label *l, size_t n)
     free(l);
 }
 
+/* A copy made: none was needed (no source), or it was. A lost key must not read as none. */
+bool pcopied(const char *src, const char *copy)
+{
+    return src == NULL || copy != NULL;
+}
+
 static int labels_copy(struct policy_label **dst, const struct policy_label *src, size_t n)
 {
     *dst = NULL;
@@ -92,6 +98,8 @@ static int labels_copy(struct policy_label **dst, const struct policy_label *src
     for (size_t i = 0; i < n; i++) {
         (*dst)[i].key = pstrdup(src[i].key);
         (*dst)[i].value = pstrdup(src[i].value ? src[i].value : "");
+        if (!pcopied(src[i].key, (*dst)[i].key) || !(*dst)[i].value)
+            return POLICY_ENOMEM; /* the caller frees what is there */
     }
     return POLICY_OK;
 }
@@ -138,8 +146,11 @@ static int terms_copy(struct policy_selector_term **dst, const struct policy_sel
             reqs[j].op = r->op;
             reqs[j].values = (const char *const *)values;
             reqs[j].nvalues = r->nvalues;
+            if (!pcopied(r->key, reqs[j].key))
+                return POLICY_ENOMEM;
             for (size_t k = 0; k < r->nvalues; k++)
-                values[k] = pstrdup(r->values[k]);
+                if (!pcopied(r->values[k], values[k] = pstrdup(r->values[k])))
+                    return POLICY_ENOMEM;
         }
     }
     return POLICY_OK;
@@ -177,6 +188,10 @@ int pselector_copy(struct pselector *dst, const struct policy_label *ns, size_t 
             dst->tolerations[i] = tol[i];
             dst->tolerations[i].key = pstrdup(tol[i].key);
             dst->tolerations[i].value = pstrdup(tol[i].value);
+            /* A key lost here would read as "tolerates every taint". */
+            if (!pcopied(tol[i].key, dst->tolerations[i].key) ||
+                !pcopied(tol[i].value, dst->tolerations[i].value))
+                goto fail;
         }
     }
     return POLICY_OK;

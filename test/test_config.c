@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -800,6 +801,10 @@ static const struct {
     {"host:", CFG_EINVAL, NULL, 0},
     {"host:+80", CFG_EINVAL, NULL, 0},
     {"a b:80", CFG_EINVAL, NULL, 0},
+    {"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+     "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+     "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh:1",
+     CFG_ETOOBIG, NULL, 0}, /* 254 characters */
 };
 
 START_TEST(test_hostports)
@@ -902,6 +907,16 @@ START_TEST(test_settings_full)
     ck_assert_int_eq(s.bind_wait_ms, 90000);
     ck_assert_int_eq(s.max_body_bytes, 64 << 20);
     ck_assert_int_eq(s.max_node_names, 5000);
+    ck_assert_str_eq(s.tls.client_ca_file, "/etc/muster/tls/clients-ca.crt");
+    ck_assert_int_eq(s.server.max_connections, 20000);
+    ck_assert_int_eq(s.server.max_per_client, 12000);
+    ck_assert_int_eq(s.server.idle_timeout_ms, 300000);
+    ck_assert_int_eq(s.server.workers, 8);
+    ck_assert_int_eq(s.server.max_buffered, 256 << 20);
+    ck_assert_int_eq(s.server.decode_budget, 512 << 20);
+    ck_assert_int_eq(s.server.large_decodes, 3);
+    ck_assert_str_eq(s.gpu_sharing.webhook_tls.client_ca_file,
+                     "/etc/muster/webhook/apiserver-ca.crt");
     ck_assert_int_eq(s.log.format, CFG_LOG_JSON);
     ck_assert_int_eq(s.log.level, CFG_LOG_DEBUG);
     ck_assert_str_eq(s.gpu_sharing.reservation_namespace, "gpu-system");
@@ -976,6 +991,15 @@ static const struct {
     {"bad-dup-key.yaml", CFG_EINVAL, "3: duplicate key \"planTTL\" (first at line 1)"},
     {"bad-syntax.yaml", CFG_ESYNTAX,
      "4: did not find expected key (while parsing a block mapping at line 1)"},
+    {"bad-server-connections.yaml", CFG_ERANGE,
+     "2: server.maxConnections: 5 is not in 16..1000000"},
+    {"bad-server-idle.yaml", CFG_ERANGE, "2: server.idleTimeout: 500ms is not in 1s..1h"},
+    {"bad-server-buffered.yaml", CFG_EINVAL,
+     "3: server.maxBufferedBytes: 33554432 bytes is less than maxBodyBytes (67108864)"},
+    {"bad-client-ca-no-cert.yaml", CFG_EINVAL,
+     "1: tls: clientCAFile needs certFile and keyFile (client certificates are a part of TLS)"},
+    {"bad-listen-long-host.yaml", CFG_ETOOBIG,
+     "1: listen: a host of 300 characters is longer than 253"},
     {"bad-alias.yaml", CFG_EINVAL, "2: alias *wait: no anchor &wait before it"},
     {"bad-merge.yaml", CFG_EINVAL, "4: <<: a merge key takes a mapping or a list of mappings"},
 };
@@ -1023,6 +1047,26 @@ START_TEST(test_settings_missing_file)
     ck_assert_str_eq(err, DIR "absent.yaml: No such file or directory");
     assert_defaults(&s);
     cfg_settings_cleanup(&s);
+}
+END_TEST
+
+/* A FIFO is refused, not waited on: nobody may ever write to it. */
+START_TEST(test_settings_fifo)
+{
+    struct cfg_settings s;
+    char path[64], want[128];
+
+    snprintf(path, sizeof(path), "/tmp/muster-test-fifo.%d", (int)getpid());
+    unlink(path);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cfg_settings_load(&s, path, err, sizeof(err)), CFG_EIO);
+    snprintf(want, sizeof(want), "%s: not a regular file", path);
+    ck_assert_str_eq(err, want);
+    ck_assert_int_eq(cfg_settings_load(&s, "/tmp", err, sizeof(err)), CFG_EIO);
+    ck_assert_str_eq(err, "/tmp: not a regular file");
+    cfg_settings_cleanup(&s);
+    unlink(path);
 }
 END_TEST
 
@@ -1116,6 +1160,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_settings_full);
     tcase_add_test(tc, test_settings_anchors);
     tcase_add_test(tc, test_settings_missing_file);
+    tcase_add_test(tc, test_settings_fifo);
     tcase_add_test(tc, test_settings_reload);
     suite_add_tcase(s, tc);
 

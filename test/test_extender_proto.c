@@ -62,6 +62,34 @@ static const struct {
     {"bind_lowercase.json", "rc-a-gpu-worker-x7k2p", "team-a", "5f0c1b9e", "gpu-1"},
 };
 
+/* Bind names go into API paths: each is checked as Kubernetes checks it. */
+static const struct {
+    const char *body;
+    const char *err;
+} bad_bind_names[] = {
+    {"{\"PodName\":\"../x\",\"PodNamespace\":\"ns\",\"Node\":\"n\"}",
+     "PodName \"../x\" is not a DNS-1123 subdomain"},
+    {"{\"PodName\":\"p\",\"PodNamespace\":\"ns/x\",\"Node\":\"n\"}",
+     "PodNamespace \"ns/x\" is not a DNS-1123 label"},
+    {"{\"PodName\":\"p\",\"PodNamespace\":\"ns\",\"Node\":\"n?x=1\"}",
+     "Node \"n?x=1\" is not a DNS-1123 subdomain"},
+    {"{\"PodName\":\"P\",\"PodNamespace\":\"ns\",\"Node\":\"n\"}",
+     "PodName \"P\" is not a DNS-1123 subdomain"},
+};
+
+START_TEST(test_bind_bad_names)
+{
+    struct ext_bind_args a;
+    char err[256] = "";
+    const char *body = bad_bind_names[_i].body;
+
+    ck_assert_int_eq(
+        ext_bind_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
+        EXT_EINVAL);
+    ck_assert_msg(strstr(err, bad_bind_names[_i].err) != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(test_bind_args)
 {
     struct ext_bind_args a;
@@ -311,6 +339,50 @@ START_TEST(test_depth)
 END_TEST
 
 /*
+ * What the precheck refuses before anything is parsed: a NUL that a C string
+ * would end at, bytes that are not UTF-8, a parse over the decode budget.
+ */
+static const struct {
+    const char *body;
+    size_t budget; /* 0: none */
+    int rc;
+    const char *err;
+} precheck_cases[] = {
+    {"{\"a\":\"x\\u0000y\"}", 0, EXT_EINVAL,
+     "JSON string at byte 5 holds a NUL character (\\u0000)"},
+    {"{\"a\\u0000\":1}", 0, EXT_EINVAL, "JSON string at byte 1 holds a NUL character (\\u0000)"},
+    {"{\"a\":\"x\\\\u0000\"}", 0, EXT_OK, NULL}, /* an escaped backslash, then text */
+    {"{\"a\":\"\\u00001\"}", 0, EXT_EINVAL,
+     "JSON string at byte 5 holds a NUL character (\\u0000)"},
+    {"{\"a\":\"\xff\"}", 0, EXT_EINVAL, "invalid UTF-8 at byte 6"},
+    {"{\"a\":\"\xc0\xaf\"}", 0, EXT_EINVAL, "invalid UTF-8 at byte 6"},         /* overlong '/' */
+    {"{\"a\":\"\xed\xa0\x80\"}", 0, EXT_EINVAL, "invalid UTF-8 at byte 6"},     /* a surrogate */
+    {"{\"a\":\"\xf4\x90\x80\x80\"}", 0, EXT_EINVAL, "invalid UTF-8 at byte 6"}, /* past U+10FFFF */
+    {"{\"a\":\"\xe2\x82\"}", 0, EXT_EINVAL, "invalid UTF-8 at byte 6"},         /* cut short */
+    {"{\"a\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}", 0, EXT_OK, NULL},
+    /* 4 values of 80 bytes and a key and a string of 32: 384 bytes */
+    {"{\"a\":[1,\"b\"]}", 384, EXT_OK, NULL},
+    {"{\"a\":[1,\"b\"]}", 383, EXT_ETOOBIG,
+     "parsing this body would take about 1 MiB, over the per-request decode budget of 0 MiB"},
+    {"[0,0,0,0,0,0,0,0,0,0]", 880, EXT_OK, NULL},
+    {"[0,0,0,0,0,0,0,0,0,0]", 879, EXT_ETOOBIG, NULL},
+};
+
+START_TEST(test_precheck)
+{
+    struct ext_proto_limits lim = ext_proto_limits_default;
+    const char *body = precheck_cases[_i].body;
+    char err[256] = "";
+
+    lim.decode_budget = precheck_cases[_i].budget;
+    ck_assert_int_eq(ext_json_precheck(body, strlen(body), &lim, err, sizeof(err)),
+                     precheck_cases[_i].rc);
+    if (precheck_cases[_i].err != NULL)
+        ck_assert_str_eq(err, precheck_cases[_i].err);
+}
+END_TEST
+
+/*
  * NodeNames decoded straight into the pool: the same names, order, caps and
  * errors as the cJSON path (ext_filter_args_decode_reference). names: the
  * expected names joined by '|', for EXT_OK.
@@ -351,7 +423,8 @@ static const struct {
      NULL},
     {"{\"Pod\":{},\"NodeNames\":[\"\\x\"]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 24", NULL},
     {"{\"Pod\":{},\"NodeNames\":[\"a\",]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 27", NULL},
-    {"{\"Pod\":{},\"NodeNames\":[\"a\\u0000b\",\"c\"]}", 0, 0, EXT_OK, NULL, "a|c"},
+    {"{\"Pod\":{},\"NodeNames\":[\"a\\u0000b\",\"c\"]}", 0, 0, EXT_EINVAL,
+     "JSON string at byte 23 holds a NUL character (\\u0000)", NULL},
     {"{\"NodeNames\":[\"a\",\"b\"],\"Pod\":{]}", 0, 0, EXT_EINVAL, "malformed JSON at byte 31",
      NULL},
     {"{\"Pod\":{},\"NodeNames\":[\"a\"]} x", 0, 0, EXT_EINVAL,
@@ -645,6 +718,7 @@ static Suite *extender_proto_suite(void)
     tc = tcase_create("decode");
     tcase_add_loop_test(tc, test_filter_args, 0, N(filter_cases));
     tcase_add_loop_test(tc, test_bind_args, 0, N(bind_cases));
+    tcase_add_loop_test(tc, test_bind_bad_names, 0, N(bad_bind_names));
     tcase_add_test(tc, test_preempt_meta);
     tcase_add_test(tc, test_preempt_full);
     tcase_add_test(tc, test_key_match);
@@ -656,6 +730,7 @@ static Suite *extender_proto_suite(void)
     tcase_add_test(tc, test_huge_string);
     tcase_add_test(tc, test_body_cap);
     tcase_add_loop_test(tc, test_depth, 0, N(depth_cases));
+    tcase_add_loop_test(tc, test_precheck, 0, N(precheck_cases));
     tcase_add_loop_test(tc, test_fast_names, 0, N(fast_cases));
     suite_add_tcase(s, tc);
 

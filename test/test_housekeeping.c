@@ -132,6 +132,110 @@ START_TEST(test_nudge_gang)
 }
 END_TEST
 
+/* ---- nothing dropped: more waiting pods and gangs than any fixed cap ------------------------ */
+
+static cJSON *object(const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+
+    ck_assert_ptr_nonnull(o);
+    return o;
+}
+
+static void apply(struct rig *r, const char *json)
+{
+    cJSON *o = object(json);
+
+    daemon_test_apply(&r->d.cache, "ADDED", o);
+    cJSON_Delete(o);
+}
+
+static void add_node(struct rig *r)
+{
+    apply(r,
+          "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},"
+          "\"status\":{\"allocatable\":{\"cpu\":\"1000\",\"memory\":\"1Ti\",\"pods\":\"5000\"}}}");
+}
+
+static void add_pod(struct rig *r, const char *name, const char *group)
+{
+    char json[1024];
+
+    snprintf(
+        json, sizeof(json),
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+        "\"namespace\":\"lab\",\"uid\":\"uid-%s\",\"labels\":{%s%s%s}},"
+        "\"spec\":{\"schedulerName\":\"muster\",\"containers\":[{\"name\":\"c\","
+        "\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+        name, name, group ? "\"scheduling.x-k8s.io/pod-group\":\"" : "", group ? group : "",
+        group ? "\"" : "");
+    apply(r, json);
+}
+
+/* 600 pending pods after a change: every one is handed back, none past a cap. */
+START_TEST(test_nudge_many_pending)
+{
+    char name[64];
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "empty_cluster.json");
+    add_node(&r);
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof(name), "p-%d", i);
+        add_pod(&r, name, NULL);
+    }
+    r.d.cache.nudge = true;
+    housekeeping_tick(r.hk, 1);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 600);
+    housekeeping_tick(r.hk, 2); /* nothing changed since */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 600);
+    rig_down(&r);
+}
+END_TEST
+
+/* 100 gangs planned after members were turned away: all their members are handed back. */
+START_TEST(test_nudge_many_gangs)
+{
+    char json[512], name[64], gang[64], key[80];
+    const char *nodes[] = {"n1"};
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "empty_cluster.json");
+    add_node(&r);
+    for (int g = 0; g < 100; g++) {
+        snprintf(gang, sizeof(gang), "g%d", g);
+        snprintf(json, sizeof(json),
+                 "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+                 "\"metadata\":{\"name\":\"%s\",\"namespace\":\"lab\"},\"spec\":{\"minMember\":2}}",
+                 gang);
+        apply(&r, json);
+        for (int m = 0; m < 2; m++) {
+            snprintf(name, sizeof(name), "%s-%d", gang, m);
+            add_pod(&r, name, gang);
+        }
+    }
+    housekeeping_tick(r.hk, 1); /* the PodGroups were news: pending pods handed back once */
+    r.d.cache.nudge = false;
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 200);
+    pthread_mutex_lock(&r.d.cache.lock);
+    for (int g = 0; g < 100; g++) {
+        struct policy_filter_result fr;
+
+        snprintf(name, sizeof(name), "g%d-0", g);
+        ck_assert_int_eq(policy_filter(r.d.cache.engine, "lab", name, nodes, 1, ext_now_ms(), &fr),
+                         POLICY_OK);
+        ck_assert_msg(fr.reason == NULL, "%s: %s", name, fr.reason);
+        policy_filter_result_cleanup(&fr);
+        snprintf(key, sizeof(key), "lab/g%d", g);
+        cache_nudge_gang(&r.d.cache, key);
+    }
+    pthread_mutex_unlock(&r.d.cache.lock);
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 200 + 200);
+    rig_down(&r);
+}
+END_TEST
+
 /* ---- the reaper ---------------------------------------------------------------------------- */
 
 static const struct reaper_case {
@@ -190,6 +294,8 @@ static Suite *housekeeping_suite(void)
     tc = tcase_create("nudge");
     tcase_add_test(tc, test_nudge_after_change);
     tcase_add_test(tc, test_nudge_gang);
+    tcase_add_test(tc, test_nudge_many_pending);
+    tcase_add_test(tc, test_nudge_many_gangs);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reaper");

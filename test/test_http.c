@@ -80,10 +80,35 @@ static int stub_prioritize(void *ctx, const struct ext_filter_args *a,
     return EXT_OK;
 }
 
+/* Binds for node "later" are deferred: the test answers them (stub.later). */
+#define STUB_LATER_MAX 256
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct ext_deferred *d[STUB_LATER_MAX];
+    int n;
+} later = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {NULL}, 0};
+
 static int stub_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans)
 {
     struct timespec deadline = deadline_in(WAIT_MS);
     int rc = EXT_OK;
+
+    if (strcmp(a->node, "later") == 0 || strcmp(a->node, "later-now") == 0) {
+        struct ext_deferred *d = ext_bind_defer(ans);
+
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_null(ext_bind_defer(ans)); /* taken once */
+        if (strcmp(a->node, "later-now") == 0) {
+            ext_deferred_bind_answer(d, EXT_OK, "answered before the handler returned");
+            return EXT_OK;
+        }
+        pthread_mutex_lock(&later.lock);
+        later.d[later.n++] = d;
+        pthread_cond_broadcast(&later.cond);
+        pthread_mutex_unlock(&later.lock);
+        return EXT_OK;
+    }
 
     if (strcmp(a->pod_name, "reject") == 0) {
         ans->error = "gang team-a/rc-a: 1 of 3 members at bind";
@@ -148,6 +173,24 @@ static void stub_stopping(void *ctx)
     stub.stopping = true;
     pthread_cond_broadcast(&stub.cond);
     pthread_mutex_unlock(&stub.lock);
+    pthread_mutex_lock(&later.lock);
+    while (later.n > 0)
+        ext_deferred_bind_answer(later.d[--later.n], EXT_ESTOPPED, "shutting down");
+    pthread_mutex_unlock(&later.lock);
+}
+
+/* Wait until n binds are deferred; false after WAIT_MS. */
+static bool later_wait(int n)
+{
+    struct timespec deadline = deadline_in(WAIT_MS);
+    bool ok = true;
+
+    pthread_mutex_lock(&later.lock);
+    while (later.n < n && ok)
+        ok = pthread_cond_timedwait(&later.cond, &later.lock, &deadline) != ETIMEDOUT;
+    ok = later.n >= n;
+    pthread_mutex_unlock(&later.lock);
+    return ok;
 }
 
 static const struct ext_http_handlers stub_handlers = {
@@ -190,6 +233,9 @@ static struct ext_http_server *server;
 static struct ext_metrics *metrics;
 static char base_url[64];
 
+/* Mutual TLS for the next server started: the CA its clients' certificates must be signed by. */
+static const char *server_client_ca;
+
 static void server_start_with(const char *cert, const char *key)
 {
     struct ext_http_config cfg;
@@ -200,6 +246,7 @@ static void server_start_with(const char *cert, const char *key)
     cfg.limits.max_body = TEST_MAX_BODY;
     cfg.tls_cert_pem = cert;
     cfg.tls_key_pem = key;
+    cfg.tls_client_ca_pem = server_client_ca;
     metrics = ext_metrics_new();
     ck_assert_ptr_nonnull(metrics);
     ck_assert_msg(ext_http_server_new(&cfg, &stub_handlers, NULL, metrics, &server, err,
@@ -277,6 +324,9 @@ static size_t on_header(char *line, size_t size, size_t n, void *arg)
     return size * n;
 }
 
+/* The client's own certificate and key (paths), for mutual TLS; NULL: none. */
+static const char *client_cert, *client_key;
+
 /* chunked: send the body without Content-Length. */
 static void http_do(const char *method, const char *path, const char *body, size_t len,
                     bool chunked, struct response *r)
@@ -307,6 +357,10 @@ static void http_do(const char *method, const char *path, const char *body, size
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)WAIT_MS * 2);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    if (client_cert != NULL) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, client_cert);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, client_key);
+    }
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     r->curl = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
@@ -532,6 +586,71 @@ START_TEST(test_held_bind_does_not_block)
 }
 END_TEST
 
+/* ---- deferred answers ------------------------------------------------------------------ */
+
+#define DEFERRED 64
+
+static const char later_bind[] =
+    "{\"PodName\":\"w1\",\"PodNamespace\":\"team-a\",\"PodUID\":\"u1\",\"Node\":\"later\"}";
+
+/* Deferred binds wait without a worker each: more of them than workers, all answered later. */
+START_TEST(test_deferred_binds)
+{
+    static struct call binds[DEFERRED];
+    struct response r;
+    int i;
+
+    for (i = 0; i < DEFERRED; i++) {
+        binds[i] = (struct call){.path = "/bind", .body = later_bind};
+        ck_assert_int_eq(pthread_create(&binds[i].thread, NULL, call_run, &binds[i]), 0);
+    }
+    ck_assert_msg(later_wait(DEFERRED), "the binds were never deferred");
+    ck_assert_uint_eq(ext_http_server_in_flight(server), DEFERRED);
+    http("GET", "/healthz", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    pthread_mutex_lock(&later.lock);
+    for (i = 0; i < DEFERRED; i++)
+        ext_deferred_bind_answer(later.d[i], EXT_OK, i % 2 ? "gang team-a/rc-a: timed out" : NULL);
+    later.n = 0;
+    pthread_mutex_unlock(&later.lock);
+    for (i = 0; i < DEFERRED; i++)
+        pthread_join(binds[i].thread, NULL);
+    for (i = 0; i < DEFERRED; i++) {
+        ck_assert_int_eq(binds[i].r.status, 200);
+        ck_assert_msg(strcmp(binds[i].r.body, "{\"Error\":\"\"}") == 0 ||
+                          strcmp(binds[i].r.body, "{\"Error\":\"gang team-a/rc-a: timed out\"}") ==
+                              0,
+                      "%s", binds[i].r.body);
+    }
+}
+END_TEST
+
+/* An answer given before the handler returns is sent once the handler is done. */
+START_TEST(test_deferred_early)
+{
+    struct response r;
+
+    http("POST", "/bind", "{\"PodName\":\"w1\",\"PodNamespace\":\"team-a\",\"Node\":\"later-now\"}",
+         &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, "{\"Error\":\"answered before the handler returned\"}");
+}
+END_TEST
+
+/* Stopping: the handlers' stopping callback gives the deferred answers. */
+START_TEST(test_deferred_stop)
+{
+    static struct call bind = {.path = "/bind", .body = later_bind};
+
+    ck_assert_int_eq(pthread_create(&bind.thread, NULL, call_run, &bind), 0);
+    ck_assert(later_wait(1));
+    ck_assert_int_eq(ext_http_server_stop(server, WAIT_MS), EXT_OK);
+    pthread_join(bind.thread, NULL);
+    ck_assert_int_eq(bind.r.status, 503);
+    ck_assert_str_eq(bind.r.body, "{\"Error\":\"shutting down\"}");
+}
+END_TEST
+
 /* ---- metrics over HTTP -------------------------------------------------------------------- */
 
 /* Every line is a comment or "name{labels} value"; returns the sample named, or -1. */
@@ -733,6 +852,46 @@ END_TEST
 
 /* ---- the registry's text format ------------------------------------------------------------ */
 
+/* tls_client_ca_pem: a client without a certificate that CA signed gets 403, with one 200. */
+static const struct {
+    const char *cert, *key;
+    long status;
+} mtls_cases[] = {
+    {NULL, NULL, 403},
+    {"stranger.pem", "stranger.key", 403},
+    {"client.pem", "client.key", 200},
+};
+
+START_TEST(test_mtls)
+{
+    char *cert = read_pem("tls_cert.pem"), *key = read_pem("tls_key.pem");
+    char *ca = read_pem("clients-ca.pem"), *filter = read_fixture("filter_names.json");
+    char cert_path[512], key_path[512];
+    struct response r;
+
+    server_teardown();
+    server_client_ca = ca;
+    server_start_with(cert, key);
+    server_client_ca = NULL;
+    if (mtls_cases[_i].cert != NULL) {
+        snprintf(cert_path, sizeof(cert_path), "%s/extender/%s", FIXTURES, mtls_cases[_i].cert);
+        snprintf(key_path, sizeof(key_path), "%s/extender/%s", FIXTURES, mtls_cases[_i].key);
+        client_cert = cert_path;
+        client_key = key_path;
+    }
+    http("POST", "/filter", filter, &r);
+    client_cert = client_key = NULL;
+    ck_assert_msg(r.curl == CURLE_OK, "curl: %s", curl_easy_strerror(r.curl));
+    ck_assert_int_eq(r.status, mtls_cases[_i].status);
+    if (r.status == 403)
+        ck_assert(strstr(r.body, "client certificate") != NULL);
+    free(cert);
+    free(key);
+    free(ca);
+    free(filter);
+}
+END_TEST
+
 START_TEST(test_metrics_text)
 {
     static const double bounds[] = {0.5, 1, 2.5};
@@ -842,6 +1001,9 @@ static Suite *http_suite(void)
     tcase_add_checked_fixture(tc, server_setup, server_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_held_bind_does_not_block);
+    tcase_add_test(tc, test_deferred_binds);
+    tcase_add_test(tc, test_deferred_early);
+    tcase_add_test(tc, test_deferred_stop);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("metrics");
@@ -860,6 +1022,7 @@ static Suite *http_suite(void)
     tcase_add_test(tc, test_port_in_use);
     tcase_add_test(tc, test_verb_without_handler);
     tcase_add_test(tc, test_tls);
+    tcase_add_loop_test(tc, test_mtls, 0, (int)(sizeof(mtls_cases) / sizeof(mtls_cases[0])));
     suite_add_tcase(s, tc);
     return s;
 }

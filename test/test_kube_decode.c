@@ -438,6 +438,22 @@ static const struct malformed_case malformed_cases[] = {
     {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"priority\": 1.5}}", "spec.priority"},
     {"{\"metadata\": {\"name\": \"p\", \"labels\": {\"a\": 1}}}", "value must be a string"},
     {"{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"containers\": {}}}", "must be a list"},
+    /* Names as Kubernetes checks them: the request's copy of a pod is not the API server's. */
+    {"{\"metadata\": {\"name\": \"Upper\"}}",
+     "metadata.name \"Upper\" is not a DNS-1123 subdomain"},
+    {"{\"metadata\": {\"name\": \"a/b\"}}", "metadata.name \"a/b\" is not a DNS-1123 subdomain"},
+    {"{\"metadata\": {\"name\": \"a..b\"}}", "is not a DNS-1123 subdomain"},
+    {"{\"metadata\": {\"name\": \"-a\"}}", "is not a DNS-1123 subdomain"},
+    {"{\"metadata\": {\"name\": \"caf\u00e9\"}}", "is not a DNS-1123 subdomain"},
+    {"{\"metadata\": {\"name\": \"p\", \"namespace\": \"a.b\"}}",
+     "metadata.namespace \"a.b\" is not a DNS-1123 label"},
+    {"{\"metadata\": {\"name\": \"p\", \"namespace\": "
+     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}",
+     "is not a DNS-1123 label"},
+    {"{\"metadata\": {\"name\": \"p\", \"labels\": {\"ray.io/cluster\": \"x/y\"}}}",
+     "gang name \"x/y\" is neither"},
+    {"{\"metadata\": {\"name\": \"p\", \"labels\": {\"muster.dev/queue\": \"a b\"}}}",
+     "queue \"a b\" is neither"},
 };
 
 START_TEST(test_pod_malformed)

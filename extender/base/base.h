@@ -78,6 +78,21 @@ int ext_arena_defer(struct ext_arena *a, void (*release)(void *), void *arg);
 
 /* ---- names on Kubernetes objects -------------------------------------------- */
 
+/* What Kubernetes lets an object be called (k8s.io/apimachinery validation). */
+enum ext_name_kind {
+    EXT_NAME_SUBDOMAIN,   /* pods, nodes, most objects: DNS-1123 subdomain, at most 253 */
+    EXT_NAME_LABEL,       /* namespaces: DNS-1123 label, at most 63 */
+    EXT_NAME_LABEL_VALUE, /* a label's value: at most 63, may be empty */
+};
+
+#define EXT_DNS_SUBDOMAIN_MAX 253
+#define EXT_DNS_LABEL_MAX 63
+
+bool ext_name_valid(const char *name, enum ext_name_kind kind);
+/* EXT_EINVAL with "<what> \"<name>\" is not a ... (the rule)" in err when invalid. */
+int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, char *err,
+                   size_t errlen);
+
 /* What KubeRay writes on Ray pods (REFERENCE §3). */
 #define EXT_LABEL_RAY_CLUSTER "ray.io/cluster"
 #define EXT_LABEL_RAY_NODE_TYPE "ray.io/node-type"

@@ -2,13 +2,14 @@
  * barrier.c - bind, all or nothing.
  *
  * kube-scheduler binds each member in its own goroutine. A member's bind is
- * held here until the engine says the whole gang is at the barrier; the
- * thread whose bind completes the gang commits every held member (GPU record,
- * then Binding) and wakes the others with their outcome. A held bind whose
- * wait (bindWait) runs out leaves the barrier with a reason naming who is
- * missing; nothing of the gang has been bound, and kube-scheduler retries.
+ * held here until the engine says the whole gang is at the barrier: its
+ * answer is deferred (ext_bind_defer), so the connection waits without a
+ * thread and a gang of any size can gather. The bind that completes the gang
+ * commits every held member (GPU record, then Binding) and answers each held
+ * bind with its outcome. A timer thread answers a held bind whose wait
+ * (bindWait) runs out, with a reason naming who is missing; nothing of the
+ * gang has been bound, and kube-scheduler retries.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,37 +19,81 @@
 #include "base.h"
 #include "gpushare.h"
 
-static struct held_bind *held_add(struct ext_daemon *d, const char *key)
+static void held_free(struct held_bind *h)
+{
+    if (!h)
+        return;
+    free(h->key);
+    free(h->namespace_);
+    free(h->name);
+    free(h->uid);
+    free(h->node);
+    free(h->error);
+    free(h);
+}
+
+static struct held_bind *held_add(struct ext_daemon *d, const struct ext_bind_args *a,
+                                  const char *key, struct ext_deferred *reply)
 {
     struct held_bind *h = calloc(1, sizeof(*h));
 
-    if (!h || !(h->key = strdup(key))) {
-        free(h);
+    if (!h)
+        return NULL;
+    h->key = strdup(key);
+    h->namespace_ = strdup(a->pod_namespace);
+    h->name = strdup(a->pod_name);
+    h->uid = strdup(a->pod_uid);
+    h->node = strdup(a->node);
+    if (!h->key || !h->namespace_ || !h->name || !h->uid || !h->node) {
+        held_free(h);
         return NULL;
     }
+    h->reply = reply;
+    h->started = ext_now_ms();
+    h->deadline = h->started + d->settings.bind_wait_ms;
     h->next = d->held;
     d->held = h;
     return h;
 }
 
-static void held_remove(struct ext_daemon *d, struct held_bind *h)
+/* Answer a held bind (already unlinked): its reply, or its waiting caller, who frees it. */
+static void held_answer(struct ext_daemon *d, struct held_bind *h, const char *error)
+{
+    ext_series_observe(ext_metric_with(d->bind_wait_seconds, NULL),
+                       (double)(ext_now_ms() - h->started) / 1000.0);
+    if (h->reply) {
+        ext_deferred_bind_answer(h->reply, EXT_OK, error);
+        held_free(h);
+        return;
+    }
+    h->done = true;
+    h->error = error && *error ? strdup(error) : NULL;
+    if (error && *error && !h->error)
+        h->error = strdup("binding refused (and out of memory)");
+    pthread_cond_broadcast(&d->barrier_changed);
+}
+
+static void held_unlink(struct ext_daemon *d, struct held_bind *h)
 {
     for (struct held_bind **p = &d->held; *p; p = &(*p)->next) {
         if (*p == h) {
             *p = h->next;
-            break;
+            return;
         }
     }
-    free(h->key);
-    free(h->error);
-    free(h);
 }
 
-static struct held_bind *held_find(struct ext_daemon *d, const char *key)
+/* Unlink the first held bind of this pod; NULL when none is held. */
+static struct held_bind *held_take(struct ext_daemon *d, const char *key)
 {
-    for (struct held_bind *h = d->held; h; h = h->next)
-        if (!h->done && strcmp(h->key, key) == 0)
+    for (struct held_bind **p = &d->held; *p; p = &(*p)->next) {
+        struct held_bind *h = *p;
+
+        if (strcmp(h->key, key) == 0) {
+            *p = h->next;
             return h;
+        }
+    }
     return NULL;
 }
 
@@ -105,12 +150,8 @@ static void finish_member(struct ext_daemon *d, const struct policy_assignment *
         *self_ok = ok;
         snprintf(self_err, len, "%s", err);
     }
-    while ((h = held_find(d, key))) { /* its held bind, and any retry that joined it */
-        h->done = true;
-        h->ok = ok;
-        h->error = ok ? NULL : strdup(err);
-    }
-    pthread_cond_broadcast(&d->barrier_changed);
+    while ((h = held_take(d, key))) /* its held bind, and any retry that joined it */
+        held_answer(d, h, ok ? NULL : *err ? err : "binding refused");
     pthread_mutex_unlock(&d->cache.lock);
 }
 
@@ -155,53 +196,132 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
     return self_ok;
 }
 
-/* Wait under the lock for the commit; on timeout leave the barrier. */
+static bool held_expired(struct ext_daemon *d, struct held_bind *h, int64_t now);
+
+/* A caller that cannot defer waits here, under the lock, and sees its own deadline. */
+static void hold_here(struct ext_daemon *d, struct held_bind *h, struct ext_bind_answer *ans)
+{
+    while (!h->done) {
+        struct timespec ts;
+        int64_t now = ext_now_ms();
+
+        if (now >= h->deadline) {
+            held_unlink(d, h);
+            if (!held_expired(d, h, now)) {
+                h->next = d->held; /* its commit is under way: kept, with a later deadline */
+                d->held = h;
+            }
+            continue;
+        }
+        ext_deadline_in(&ts, h->deadline - now);
+        pthread_cond_timedwait(&d->barrier_changed, &d->cache.lock, &ts);
+    }
+    ans->error = h->error ? ext_arena_strdup(ans->pool, h->error) : NULL;
+    held_free(h);
+}
+
+/*
+ * Under the lock: hold the bind at the barrier. Its answer comes at commit,
+ * timeout or stop: deferred through the HTTP server, or waited for here.
+ */
 static void hold(struct ext_daemon *d, const struct ext_bind_args *a, const char *key,
                  struct ext_bind_answer *ans)
 {
-    struct held_bind *h = held_add(d, key);
-    struct timespec deadline;
-    int64_t started = ext_now_ms();
+    struct ext_deferred *later;
+    struct held_bind *h;
 
-    if (!h) {
-        ans->error = "out of memory at the bind barrier";
+    if (d->stopping) {
+        policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, NULL, 0);
+        ans->error = "muster is shutting down; kube-scheduler will retry";
         return;
     }
-    ext_deadline_in(&deadline, d->settings.bind_wait_ms);
-    while (!h->done && !d->stopping) {
-        struct policy_pod_view pv;
-        char why[512];
-
-        if (pthread_cond_timedwait(&d->barrier_changed, &d->cache.lock, &deadline) != ETIMEDOUT)
-            continue;
-        if (h->done)
-            break;
-        if (policy_pod_view_get(d->cache.engine, a->pod_namespace, a->pod_name, &pv) &&
-            pv.phase == POLICY_POD_BINDING) {
-            ext_deadline_in(&deadline, 1000); /* its commit is under way: wait for it */
-            continue;
-        }
-        policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, why, sizeof(why));
-        h->done = true;
-        h->ok = false;
-        ans->error = ext_arena_strdup(ans->pool, why);
-        bind_counted(d, "timeout");
-        ext_log_info("bind wait ran out; nothing of the gang bound", "pod", key, "reason", why);
-        ext_events_post(d->events, a->pod_namespace, a->pod_name, a->pod_uid, "GangIncomplete",
-                        "Warning", why);
-        break;
+    later = ext_bind_defer(ans);
+    h = held_add(d, a, key, later);
+    if (!h) {
+        policy_bind_cancel(d->cache.engine, a->pod_namespace, a->pod_name, NULL, 0);
+        if (later)
+            ext_deferred_bind_answer(later, EXT_OK, "out of memory at the bind barrier");
+        else
+            ans->error = "out of memory at the bind barrier";
+        return;
     }
-    if (d->stopping && !h->done)
-        ans->error = "muster is shutting down; kube-scheduler will retry";
-    else if (h->ok)
-        ans->error = NULL;
-    else if (h->error)
-        ans->error = ext_arena_strdup(ans->pool, h->error);
-    else if (!ans->error)
-        ans->error = "binding refused";
-    ext_series_observe(ext_metric_with(d->bind_wait_seconds, NULL),
-                       (double)(ext_now_ms() - started) / 1000.0);
-    held_remove(d, h);
+    if (h->deadline < d->barrier_next)
+        pthread_cond_broadcast(&d->barrier_changed); /* the timer sleeps past it */
+    if (!later)
+        hold_here(d, h, ans);
+}
+
+/* A held bind whose wait ran out: it leaves the barrier, unless its commit is under way. */
+static bool held_expired(struct ext_daemon *d, struct held_bind *h, int64_t now)
+{
+    struct policy_pod_view pv;
+    char why[512];
+
+    if (policy_pod_view_get(d->cache.engine, h->namespace_, h->name, &pv) &&
+        pv.phase == POLICY_POD_BINDING) {
+        h->deadline = now + 1000; /* its commit is under way: wait for it */
+        return false;
+    }
+    policy_bind_cancel(d->cache.engine, h->namespace_, h->name, why, sizeof(why));
+    bind_counted(d, "timeout");
+    ext_log_info("bind wait ran out; nothing of the gang bound", "pod", h->key, "reason", why);
+    ext_events_post(d->events, h->namespace_, h->name, h->uid, "GangIncomplete", "Warning", why);
+    held_answer(d, h, why);
+    return true;
+}
+
+static void *barrier_timer(void *arg)
+{
+    struct ext_daemon *d = arg;
+
+    pthread_mutex_lock(&d->cache.lock);
+    while (!d->barrier_quit) {
+        int64_t now = ext_now_ms(), next = INT64_MAX;
+        struct timespec ts;
+
+        for (struct held_bind **p = &d->held; *p;) {
+            struct held_bind *h = *p;
+
+            if (h->deadline <= now) {
+                *p = h->next;
+                if (!held_expired(d, h, now)) {
+                    h->next = *p; /* kept, with a later deadline */
+                    *p = h;
+                } else {
+                    continue;
+                }
+            }
+            if (h->deadline < next)
+                next = h->deadline;
+            p = &h->next;
+        }
+        d->barrier_next = next;
+        ext_deadline_in(&ts, next == INT64_MAX ? 3600 * 1000 : next - now);
+        pthread_cond_timedwait(&d->barrier_changed, &d->cache.lock, &ts);
+    }
+    pthread_mutex_unlock(&d->cache.lock);
+    return NULL;
+}
+
+int ext_barrier_start(struct ext_daemon *d)
+{
+    d->barrier_next = INT64_MAX;
+    if (pthread_create(&d->barrier_timer, NULL, barrier_timer, d) != 0)
+        return EXT_ENOMEM;
+    d->barrier_timer_running = true;
+    return EXT_OK;
+}
+
+void ext_barrier_stop(struct ext_daemon *d)
+{
+    if (!d->barrier_timer_running)
+        return;
+    pthread_mutex_lock(&d->cache.lock);
+    d->barrier_quit = true;
+    pthread_cond_broadcast(&d->barrier_changed);
+    pthread_mutex_unlock(&d->cache.lock);
+    pthread_join(d->barrier_timer, NULL);
+    d->barrier_timer_running = false;
 }
 
 /* A pod muster does not schedule (another profile) is bound as asked. */
@@ -245,6 +365,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     struct policy_gang_view gv = {0};
     char key[512], err[512] = "";
     bool ok;
+    int prc;
 
     snprintf(key, sizeof(key), "%s/%s", a->pod_namespace, a->pod_name);
     reserve_early(d, a);
@@ -253,6 +374,19 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         pthread_mutex_unlock(&d->cache.lock);
         return bind_plain(d, a, ans);
     }
+    if ((pv.phase == POLICY_POD_WAITING || pv.phase == POLICY_POD_BINDING) && pv.node &&
+        strcmp(pv.node, a->node) != 0) {
+        /* One member, one place: a second bind elsewhere would answer OK for a node it is not on.
+         */
+        snprintf(err, sizeof(err),
+                 "pod %s is held at its gang's barrier for node %s; a bind to node %s is refused",
+                 key, pv.node, a->node);
+        pthread_mutex_unlock(&d->cache.lock);
+        bind_counted(d, "rejected");
+        ext_log_info("bind refused", "pod", key, "node", a->node, "reason", err);
+        ans->error = ext_arena_strdup(ans->pool, err);
+        return EXT_OK;
+    }
     if (pv.phase == POLICY_POD_BINDING) {
         /* kube-scheduler retried while its gang's commit is under way: join it. */
         ext_log_info("bind joins the commit in flight", "pod", key, "node", a->node);
@@ -260,11 +394,13 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         pthread_mutex_unlock(&d->cache.lock);
         return EXT_OK;
     }
-    if (policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r) !=
-        POLICY_OK) {
+    prc = policy_bind(d->cache.engine, a->pod_namespace, a->pod_name, a->node, ext_now_ms(), &r);
+    if (prc != POLICY_OK) {
+        /* The engine's failure, reported as what it is (it was always "out of memory"). */
         pthread_mutex_unlock(&d->cache.lock);
         policy_bind_result_cleanup(&r);
-        return EXT_ENOMEM;
+        ans->error = ext_arena_strdup(ans->pool, policy_strerror(prc));
+        return prc == POLICY_ENOMEM ? EXT_ENOMEM : EXT_EINVAL;
     }
     switch (r.outcome) {
     case POLICY_BIND_ALREADY:
@@ -298,12 +434,18 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     return EXT_OK;
 }
 
+/* The server stops: every held bind is answered now, and no new one is held. */
 void ext_daemon_stopping(void *ctx)
 {
     struct ext_daemon *d = ctx;
+    struct held_bind *h;
 
     pthread_mutex_lock(&d->cache.lock);
     d->stopping = true;
+    while ((h = d->held)) {
+        d->held = h->next;
+        held_answer(d, h, "muster is shutting down; kube-scheduler will retry");
+    }
     pthread_cond_broadcast(&d->barrier_changed);
     pthread_mutex_unlock(&d->cache.lock);
 }

@@ -72,28 +72,30 @@ static size_t keys_find(const struct cache_keys *k, const char *key, bool *found
     return lo;
 }
 
-static void keys_add(struct cache_keys *k, const char *key)
+/* False when out of memory: the key is not recorded. */
+static bool keys_add(struct cache_keys *k, const char *key)
 {
     bool found;
     size_t at = keys_find(k, key, &found);
     char *copy;
 
     if (found)
-        return;
+        return true;
     if (k->n == k->cap) {
         size_t cap = k->cap ? k->cap * 2 : 64;
         char **v = realloc(k->v, cap * sizeof(*v));
 
         if (!v)
-            return;
+            return false;
         k->v = v;
         k->cap = cap;
     }
     if (!(copy = strdup(key)))
-        return;
+        return false;
     memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof(*k->v));
     k->v[at] = copy;
     k->n++;
+    return true;
 }
 
 static void keys_remove(struct cache_keys *k, const char *key)
@@ -581,6 +583,15 @@ static bool apply(struct cache *c, struct decoded *d)
     return rc == EXT_OK;
 }
 
+/* The engine holds an object whose key could not be recorded: the next list reconciles. */
+static void key_lost(struct cache *c, enum cache_source src, const char *key)
+{
+    c->keys_lost[src] = true;
+    ext_log_error("out of memory recording an object's key; the next list of its resource "
+                  "forgets what is gone against the engine itself",
+                  "resource", sources[src].name, "object", key);
+}
+
 /* A pod early_note kept, decoded and applied again now that its gang is known (lock held). */
 static void reapply_pod(struct cache *c, const cJSON *pod, const char *key)
 {
@@ -590,8 +601,12 @@ static void reapply_pod(struct cache *c, const cJSON *pod, const char *key)
     if (d && a) {
         snprintf(d->key, sizeof(d->key), "%s", key);
         decode(c, CACHE_PODS, pod, a, d);
-        if (apply(c, d))
-            keys_add(&c->known[CACHE_PODS], d->key);
+        if (apply(c, d) && !keys_add(&c->known[CACHE_PODS], d->key))
+            key_lost(c, CACHE_PODS, d->key);
+    } else {
+        ext_log_error("out of memory decoding a pod again for its gang; it keeps the gang its "
+                      "PodGroup's name gives until it changes",
+                      "pod", key);
     }
     free(d);
     ext_arena_free(a);
@@ -611,11 +626,115 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
     if (deleted || !apply(c, &d)) {
         if (deleted || d.terminal)
             forget(c, src, d.key);
-    } else {
-        keys_add(&c->known[src], d.key);
+    } else if (!keys_add(&c->known[src], d.key)) {
+        key_lost(c, src, d.key);
     }
     pthread_mutex_unlock(&c->lock);
     ext_arena_free(a);
+}
+
+/* ---- reconciling with the engine after a key was lost --------------------- */
+
+struct engine_keys {
+    struct cache_keys *out;
+    enum cache_source src;
+    bool lost;
+};
+
+static void engine_key(struct engine_keys *e, const char *key)
+{
+    e->lost |= !keys_add(e->out, key);
+}
+
+static void engine_node(const struct policy_node_view *v, void *ctx)
+{
+    engine_key(ctx, v->name);
+}
+
+static void engine_pod(const struct policy_pod_view *v, void *ctx)
+{
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s/%s", v->namespace_, v->name);
+    engine_key(ctx, key);
+}
+
+static void engine_queue(const struct policy_queue_view *v, void *ctx)
+{
+    if (!v->implicit)
+        engine_key(ctx, v->name);
+}
+
+static void engine_gang(const struct policy_gang_view *v, void *ctx)
+{
+    struct engine_keys *e = ctx;
+
+    if (v->declared[e->src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP])
+        engine_key(e, v->key);
+}
+
+/*
+ * What the engine holds from this source; false if even that could not be
+ * listed, or if the source's objects are not the engine's to list
+ * (PriorityClasses and the Workload API's objects live in the refs store).
+ */
+static bool engine_keys(struct cache *c, enum cache_source src, struct cache_keys *out)
+{
+    struct engine_keys e = {out, src, false};
+
+    switch (src) {
+    case CACHE_NODES:
+        policy_each_node(c->engine, engine_node, &e);
+        break;
+    case CACHE_PODS:
+        policy_each_pod(c->engine, engine_pod, &e);
+        break;
+    case CACHE_QUEUES:
+    case CACHE_QUEUES_KAI:
+        policy_each_queue(c->engine, engine_queue, &e);
+        break;
+    case CACHE_RAYCLUSTERS:
+    case CACHE_PODGROUPS_X:
+    case CACHE_PODGROUPS_VOLCANO:
+    case CACHE_PODGROUPS_KAI:
+        policy_each_gang(c->engine, engine_gang, &e);
+        break;
+    default:
+        return false;
+    }
+    return !e.lost;
+}
+
+/* Do two sources declare the same engine objects (the PodGroup flavours, the Queue groups)? */
+static bool same_kind(enum cache_source a, enum cache_source b)
+{
+    bool queue_a = a == CACHE_QUEUES || a == CACHE_QUEUES_KAI;
+    bool queue_b = b == CACHE_QUEUES || b == CACHE_QUEUES_KAI;
+
+    return a != b && ((is_podgroup(a) && is_podgroup(b)) || (queue_a && queue_b));
+}
+
+/*
+ * A list after a key was lost: what the engine holds from this source but
+ * the list no longer has is forgotten. (Keys another source of the same kind
+ * holds are kept: every PodGroup flavour declares gangs as PodGroups, and
+ * either Queue group declares the same queues.)
+ */
+static bool reconcile(struct cache *c, enum cache_source src, const struct cache_keys *fresh)
+{
+    struct cache_keys held = {0};
+    bool found, ok = engine_keys(c, src, &held);
+
+    for (size_t i = 0; ok && i < held.n; i++) {
+        keys_find(fresh, held.v[i], &found);
+        for (int s = 0; !found && s < CACHE_SOURCE_COUNT; s++)
+            if (same_kind(src, (enum cache_source)s))
+                keys_find(&c->known[s], held.v[i], &found);
+        if (!found)
+            forget(c, src, held.v[i]);
+    }
+    keys_cleanup(&held);
+    return ok;
 }
 
 /* ---- reflector callbacks ------------------------------------------------- */
@@ -632,9 +751,8 @@ static void keys_settle(struct cache_keys *k)
 {
     size_t n = 0;
 
-    if (k->n == 0)
-        return; /* k->v may be NULL, and qsort's base must not be (UBSan) */
-    qsort(k->v, k->n, sizeof(*k->v), cmp_key);
+    if (k->n > 1) /* an empty list has no array: qsort may not be given NULL */
+        qsort(k->v, k->n, sizeof(*k->v), cmp_key);
     for (size_t i = 0; i < k->n; i++) {
         if (n > 0 && strcmp(k->v[n - 1], k->v[i]) == 0)
             free(k->v[i]);
@@ -644,7 +762,8 @@ static void keys_settle(struct cache_keys *k)
     k->n = n;
 }
 
-static void keys_append(struct cache_keys *k, const char *key)
+/* False when out of memory: the key is not recorded. */
+static bool keys_append(struct cache_keys *k, const char *key)
 {
     char *copy;
 
@@ -653,28 +772,34 @@ static void keys_append(struct cache_keys *k, const char *key)
         char **v = realloc(k->v, cap * sizeof(*v));
 
         if (!v)
-            return;
+            return false;
         k->v = v;
         k->cap = cap;
     }
-    if ((copy = strdup(key)))
-        k->v[k->n++] = copy;
+    if (!(copy = strdup(key)))
+        return false;
+    k->v[k->n++] = copy;
+    return true;
 }
 
-/* Decode up to RELIST_BATCH objects from obj on, then apply them under one lock. */
-static const cJSON *replace_batch(struct cache *c, enum cache_source src, const cJSON *obj,
-                                  struct decoded *batch, struct cache_keys *fresh)
+/* Decode up to max objects from obj on, then apply them under one lock. */
+static const cJSON *replace_batch(struct cache_reflector *sc, const cJSON *obj,
+                                  struct decoded *batch, size_t max)
 {
+    struct cache *c = sc->cache;
     struct ext_arena *a = ext_arena_new();
     size_t n = 0;
 
-    for (; obj && n < RELIST_BATCH; obj = obj->next)
-        if (object_key(c, src, obj, batch[n].key, sizeof(batch[n].key)))
-            decode(c, src, obj, a, &batch[n++]);
+    for (; obj && n < max; obj = obj->next)
+        if (object_key(c, sc->src, obj, batch[n].key, sizeof(batch[n].key)))
+            decode(c, sc->src, obj, a, &batch[n++]);
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < n; i++)
-        if (apply(c, &batch[i]))
-            keys_append(fresh, batch[i].key);
+    for (size_t i = 0; i < n; i++) {
+        if (apply(c, &batch[i]) && !keys_append(&sc->listed, batch[i].key)) {
+            key_lost(c, sc->src, batch[i].key);
+            sc->lost = true;
+        }
+    }
     pthread_mutex_unlock(&c->lock);
     ext_arena_free(a);
     return obj;
@@ -692,16 +817,18 @@ static void on_list_begin(void *ctx)
     struct cache_reflector *sc = ctx;
 
     keys_cleanup(&sc->listed);
+    sc->lost = false;
 }
 
 static void on_list_page(void *ctx, const cJSON *items)
 {
     struct cache_reflector *sc = ctx;
-    struct decoded *batch = malloc(RELIST_BATCH * sizeof(*batch));
+    struct decoded one, *batch = malloc(RELIST_BATCH * sizeof(*batch));
     const cJSON *obj = items ? items->child : NULL;
 
-    while (batch && obj)
-        obj = replace_batch(sc->cache, sc->src, obj, batch, &sc->listed);
+    /* Out of memory for a batch: one object at a time, rather than skip the page. */
+    while (obj)
+        obj = batch ? replace_batch(sc, obj, batch, RELIST_BATCH) : replace_batch(sc, obj, &one, 1);
     free(batch);
 }
 
@@ -710,22 +837,32 @@ static void on_list_end(void *ctx, bool ok)
     struct cache_reflector *sc = ctx;
     struct cache *c = sc->cache;
     struct cache_keys *known = &c->known[sc->src], gone = {0};
+    const char *dropped = NULL; /* a vanished key not recorded in gone */
+    bool lost = sc->lost;
 
+    sc->lost = false;
     if (!ok) { /* the next list starts over; what was upserted is still true */
         keys_cleanup(&sc->listed);
         return;
     }
     keys_settle(&sc->listed);
-    for (size_t i = 0; i < known->n; i++) {
+    /* With a key lost in this very list, nothing is forgotten now (listed is not the whole
+     * list); keys_lost has the next list reconcile against the engine. */
+    for (size_t i = 0; !lost && i < known->n; i++) {
         bool found;
 
         keys_find(&sc->listed, known->v[i], &found);
-        if (!found)
-            keys_append(&gone, known->v[i]);
+        if (!found && !keys_append(&gone, known->v[i]))
+            dropped = known->v[i];
     }
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < gone.n; i++)
         forget_engine(c, sc->src, gone.v[i]);
+    if (dropped)
+        key_lost(c, sc->src, dropped);
+    /* A key lost earlier is known only to the engine: reconcile against it. */
+    if (!lost && c->keys_lost[sc->src] && reconcile(c, sc->src, &sc->listed))
+        c->keys_lost[sc->src] = false;
     keys_cleanup(known);
     *known = sc->listed;
     pthread_mutex_unlock(&c->lock);
@@ -740,6 +877,13 @@ static void on_replace(void *ctx, const cJSON *items)
     on_list_begin(ctx);
     on_list_page(ctx, items);
     on_list_end(ctx, true);
+}
+
+void cache_replace(struct cache *c, enum cache_source src, const cJSON *items)
+{
+    struct cache_reflector one = {c, src, {0}, false};
+
+    on_replace(&one, items);
 }
 
 static void on_event(void *ctx, const char *type, const cJSON *obj)
@@ -884,9 +1028,10 @@ void cache_cleanup(struct cache *c)
         free(c->gone[i]);
         c->gone[i] = NULL;
     }
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
-    c->nnudge_gangs = 0;
+    cache_nudges_clear(c);
+    free(c->nudge_gangs);
+    c->nudge_gangs = NULL;
+    c->nudge_gangs_cap = 0;
     policy_cluster_free(c->engine);
     c->engine = NULL;
     kube_refs_free(c->refs);
@@ -911,12 +1056,37 @@ bool cache_ready(struct cache *c, char *why, size_t len)
 
 void cache_nudge_gang(struct cache *c, const char *key)
 {
+    char *copy;
+
     for (size_t i = 0; i < c->nnudge_gangs; i++)
         if (strcmp(c->nudge_gangs[i], key) == 0)
             return;
-    if (c->nnudge_gangs < sizeof(c->nudge_gangs) / sizeof(c->nudge_gangs[0]) &&
-        (c->nudge_gangs[c->nnudge_gangs] = strdup(key)))
-        c->nnudge_gangs++;
+    if (c->nnudge_gangs == c->nudge_gangs_cap) {
+        size_t cap = c->nudge_gangs_cap ? c->nudge_gangs_cap * 2 : 16;
+        char **v = realloc(c->nudge_gangs, cap * sizeof(*v));
+
+        if (!v) {
+            c->nudge_planned = true; /* every planned pod, then: nothing is forgotten */
+            return;
+        }
+        c->nudge_gangs = v;
+        c->nudge_gangs_cap = cap;
+    }
+    copy = strdup(key);
+    if (!copy) {
+        c->nudge_planned = true;
+        return;
+    }
+    c->nudge_gangs[c->nnudge_gangs++] = copy;
+}
+
+void cache_nudges_clear(struct cache *c)
+{
+    for (size_t i = 0; i < c->nnudge_gangs; i++)
+        free(c->nudge_gangs[i]);
+    c->nnudge_gangs = 0;
+    c->nudge = false;
+    c->nudge_planned = false;
 }
 
 bool cache_queue_defined(const struct cache *c, const char *name)

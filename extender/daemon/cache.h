@@ -60,6 +60,7 @@ struct cache_reflector {
     struct cache *cache;
     enum cache_source src;
     struct cache_keys listed;
+    bool lost; /* a key of the list under way could not be recorded (out of memory) */
 };
 
 struct cache {
@@ -87,9 +88,15 @@ struct cache {
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
     /* Gangs planned after some members were turned away: their planned
-     * members are handed back to kube-scheduler too. */
-    char *nudge_gangs[64];
-    size_t nnudge_gangs;
+     * members are handed back to kube-scheduler too. As many as there are;
+     * when one cannot be recorded (out of memory), nudge_planned hands back
+     * every planned pod instead, so none is forgotten. */
+    char **nudge_gangs;
+    size_t nnudge_gangs, nudge_gangs_cap;
+    bool nudge_planned;
+    /* A key that could not be recorded (out of memory): the next list of that
+     * source forgets what the engine holds but the list no longer has. */
+    bool keys_lost[CACHE_SOURCE_COUNT];
 };
 
 /* Under the lock: was the pod of this UID deleted (among the last CACHE_GONE)? */
@@ -97,6 +104,8 @@ bool cache_pod_gone(const struct cache *c, const char *uid);
 
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);
+/* Under the lock: every nudge was handed back. */
+void cache_nudges_clear(struct cache *c);
 
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen);
@@ -109,6 +118,8 @@ bool cache_ready(struct cache *c, char *why, size_t len);
 
 /* Feed one object as a watch event would ("ADDED", "MODIFIED", "DELETED"). */
 void cache_apply(struct cache *c, enum cache_source src, const char *type, const cJSON *obj);
+/* Feed a whole list as a (re)list would: what it no longer has is forgotten. */
+void cache_replace(struct cache *c, enum cache_source src, const cJSON *items);
 
 /* Is this pod one of muster's reservation pods (not a workload)? */
 bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod);

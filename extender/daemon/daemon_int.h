@@ -18,10 +18,20 @@
 #include "kube.h"
 #include "base.h"
 
-/* A bind held at its gang's barrier, waiting for the commit or its deadline. */
+/*
+ * A bind held at its gang's barrier, waiting for the commit or its deadline.
+ * Through the HTTP server its answer is deferred (reply): the connection
+ * waits without a thread. A caller that cannot defer (a test calling the
+ * handler) waits in hold() until done. Whoever settles it unlinks it and
+ * answers it, under cache.lock.
+ */
 struct held_bind {
     char *key; /* "ns/name" */
-    bool done, ok;
+    char *namespace_, *name, *uid;
+    char *node;                 /* the node this bind asked for */
+    struct ext_deferred *reply; /* NULL: its caller waits for done */
+    int64_t started, deadline;  /* ext_now_ms */
+    bool done;                  /* without a reply: answered, error holds the answer */
     char *error;
     struct held_bind *next;
 };
@@ -38,22 +48,26 @@ struct ext_daemon {
     /* Reclaim and preemption carried out (evict.h); NULL offline. */
     struct evictor *evictor;
 
-    /* The barrier: guarded by cache.lock. */
+    /* The barrier: guarded by cache.lock. Its timer thread answers held binds
+     * whose bindWait ran out; barrier_changed wakes it for an earlier deadline. */
     pthread_cond_t barrier_changed;
     struct held_bind *held;
+    int64_t barrier_next; /* the deadline the timer sleeps until */
+    pthread_t barrier_timer;
+    bool barrier_timer_running, barrier_quit;
     bool stopping;
 
     struct ext_metric *bind_outcomes; /* {outcome} */
     struct ext_metric *bind_wait_seconds;
-    struct ext_metric *bindings;       /* {result} */
-    struct ext_metric *gangs;          /* {state} */
-    struct ext_metric *queue_usage;    /* {queue,resource,kind} */
-    struct ext_metric *queue_pending;  /* {queue} */
-    struct ext_metric *watch_restarts; /* {resource} */
-    struct ext_metric *leader;         /* 1 while housekeeping is active (lease.h) */
-    struct ext_metric *ready;          /* 1 once every watch listed (/readyz) */
-    struct ext_metric *queue_quota;    /* {queue,resource}; no series = unlimited */
-    struct ext_metric *queue_limit;    /* {queue,resource}; no series = unlimited */
+    struct ext_metric *bindings;             /* {result} */
+    struct ext_metric *gangs;                /* {state} */
+    struct ext_metric *queue_usage;          /* {queue,resource,kind} */
+    struct ext_metric *queue_pending;        /* {queue} */
+    struct ext_metric *watch_restarts;       /* {resource} */
+    struct ext_metric *leader;               /* 1 while housekeeping is active (lease.h) */
+    struct ext_metric *ready;                /* 1 once every watch listed (/readyz) */
+    struct ext_metric *queue_quota;          /* {queue,resource}; no series = unlimited */
+    struct ext_metric *queue_limit;          /* {queue,resource}; no series = unlimited */
     struct ext_metric *queue_oldest_pending; /* {queue}, seconds */
     struct ext_metric *gang_time_to_bind;    /* histogram, seconds */
     struct ext_metric *gpu_groups;           /* {node} */
@@ -82,6 +96,10 @@ void ext_daemon_cleanup(struct ext_daemon *d);
 
 int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_answer *ans);
 void ext_daemon_stopping(void *ctx);
+
+/* The barrier's timer thread (barrier_changed must be initialised first). */
+int ext_barrier_start(struct ext_daemon *d);
+void ext_barrier_stop(struct ext_daemon *d);
 
 /* Write one committed member's GPU record and post its Binding. */
 int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,

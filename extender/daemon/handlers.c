@@ -11,21 +11,40 @@
 #include "base.h"
 #include "kube.h"
 
-/* Decode the request's Pod and hand it to the engine (it is the freshest copy). */
+/* The engine's refusal as the shell's code, with the engine's words in err. */
+static int engine_rc(int prc, char *err, size_t errlen)
+{
+    if (prc == POLICY_OK)
+        return EXT_OK;
+    return ext_errf(err, errlen, prc == POLICY_ENOMEM ? EXT_ENOMEM : EXT_EINVAL,
+                    "the engine refused the pod: %s", policy_strerror(prc));
+}
+
+/*
+ * Decode the request's Pod and hand its spec to the engine: it may be fresher
+ * than the watch's copy. Only the watch (or --offline files) says what is
+ * bound and where: the body's spec.nodeName and GPU record are dropped, and a
+ * pod the engine holds at the barrier, binding or bound is not touched.
+ */
 static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena *a,
                        struct policy_pod_spec *spec, char *err, size_t errlen)
 {
     int rc = kube_pod_decode(pod, &d->cache.opts, a, spec, err, errlen, NULL);
+    struct policy_pod_view known;
 
     if (rc != EXT_OK)
         return rc;
+    spec->node = NULL;
+    spec->gpu_groups = NULL;
     if (!spec->managed)
         return EXT_OK;
     if (cache_pod_gone(&d->cache, spec->uid))
         return ext_errf(err, errlen, EXT_ENOTFOUND, "pod %s/%s was deleted", spec->namespace_,
                         spec->name);
-    return policy_pod_upsert(d->cache.engine, spec, ext_now_ms()) == POLICY_OK ? EXT_OK
-                                                                               : EXT_ENOMEM;
+    if (policy_pod_view_get(d->cache.engine, spec->namespace_, spec->name, &known) &&
+        known.phase >= POLICY_POD_WAITING)
+        return EXT_OK;
+    return engine_rc(policy_pod_upsert(d->cache.engine, spec, ext_now_ms()), err, errlen);
 }
 
 /* Full Node objects (nodeCacheCapable: false) teach the engine nodes it has not seen. */
@@ -75,7 +94,10 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         if (rc != EXT_OK)
             ans->error = ext_arena_strdup(ans->pool, err);
         ext_arena_free(arena);
-        return rc == EXT_ENOMEM ? rc : EXT_OK; /* not ours: every node passes */
+        /* A Pod that does not decode: 400 with why. One the watch saw deleted is no bad
+         * request: the why in a 200, as for any pod that cannot go. Not ours: every node
+         * passes. */
+        return rc == EXT_ENOTFOUND ? EXT_OK : rc;
     }
     /* A gang that waits with a reason has had members turned away (kube-scheduler parked
      * them); a gang planned at its first filter has not, and needs no nudge. */
@@ -206,8 +228,14 @@ static int preempt(void *ctx, const struct ext_preempt_args *a, struct ext_preem
     pthread_mutex_lock(&d->cache.lock);
     if (kube_pod_decode(a->pod, &d->cache.opts, arena, &spec, err, sizeof(err), NULL) == EXT_OK &&
         !cache_pod_gone(&d->cache, spec.uid)) {
+        struct policy_pod_view known;
+
         spec.managed = true; /* known to the engine so its priority is compared */
-        policy_pod_upsert(d->cache.engine, &spec, ext_now_ms());
+        spec.node = NULL;    /* the watch says where pods run, not the request */
+        spec.gpu_groups = NULL;
+        if (!policy_pod_view_get(d->cache.engine, spec.namespace_, spec.name, &known) ||
+            known.phase < POLICY_POD_WAITING)
+            policy_pod_upsert(d->cache.engine, &spec, ext_now_ms());
         for (size_t i = 0; i < a->n; i++)
             kept += preempt_node(d, &spec, &a->nodes[i], ans->pool, &nodes[kept]);
     }

@@ -95,13 +95,13 @@ static void write_changed(struct housekeeping *qs)
 
 /* ---- nudging kube-scheduler -------------------------------------------------------- */
 
-#define NUDGE_MAX 512
-
 struct waiting {
     const struct cache *cache;
-    bool all; /* every pending pod, after a Queue or gang spec changed */
-    char *keys[NUDGE_MAX];
-    size_t n;
+    bool all;     /* every pending pod, after a Queue or gang spec changed */
+    bool planned; /* every planned pod: a gang to nudge could not be recorded */
+    char **keys;
+    size_t n, cap;
+    bool lost; /* a key could not be kept (out of memory): the nudges stay for next time */
 };
 
 static bool gang_listed(const struct cache *c, const char *gang)
@@ -112,21 +112,43 @@ static bool gang_listed(const struct cache *c, const char *gang)
     return false;
 }
 
+static void waiting_add(struct waiting *w, const char *key)
+{
+    char *copy;
+
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        char **v = realloc(w->keys, cap * sizeof(*v));
+
+        if (!v) {
+            w->lost = true;
+            return;
+        }
+        w->keys = v;
+        w->cap = cap;
+    }
+    copy = strdup(key);
+    if (!copy) {
+        w->lost = true;
+        return;
+    }
+    w->keys[w->n++] = copy;
+}
+
 static void collect_waiting(const struct policy_pod_view *v, void *ctx)
 {
     struct waiting *w = ctx;
     char key[512];
 
-    if (!v->managed || w->n == NUDGE_MAX)
+    if (!v->managed)
         return;
     /* Pending pods after a spec change; the planned members of a gang that was
      * planned after kube-scheduler had turned some away ("3 of 5 members exist"). */
     if (!(w->all && v->phase == POLICY_POD_PENDING) &&
-        !(v->phase == POLICY_POD_PLANNED && gang_listed(w->cache, v->gang)))
+        !(v->phase == POLICY_POD_PLANNED && (w->planned || gang_listed(w->cache, v->gang))))
         return;
     snprintf(key, sizeof(key), "/api/v1/namespaces/%s/pods/%s", v->namespace_, v->name);
-    w->keys[w->n] = strdup(key);
-    w->n += w->keys[w->n] != NULL;
+    waiting_add(w, key);
 }
 
 /*
@@ -143,15 +165,18 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
 
     pthread_mutex_lock(&c->lock);
     w.all = c->nudge;
-    if (c->nudge || c->nnudge_gangs)
+    w.planned = c->nudge_planned;
+    if (c->nudge || c->nudge_planned || c->nnudge_gangs)
         policy_each_pod(c->engine, collect_waiting, &w);
-    c->nudge = false;
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
-    c->nnudge_gangs = 0;
+    if (!w.lost)
+        cache_nudges_clear(c); /* else all of them again next period: none is dropped */
     pthread_mutex_unlock(&c->lock);
-    if (w.n == 0)
+    if (w.lost)
+        ext_log_error("out of memory listing the pods to hand back; trying again next period");
+    if (w.n == 0) {
+        free(w.keys);
         return;
+    }
     snprintf(stamp, sizeof(stamp), "%u", tick);
     patch = cJSON_CreateObject();
     cJSON_AddStringToObject(
@@ -161,6 +186,7 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
         kube_patch_merge(qs->d->kube, w.keys[i], patch, NULL, err, sizeof(err));
         free(w.keys[i]);
     }
+    free(w.keys);
     cJSON_Delete(patch);
     snprintf(stamp, sizeof(stamp), "%zu", w.n);
     ext_log_info("waiting pods handed back to kube-scheduler", "pods", stamp);

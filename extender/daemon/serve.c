@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "daemon_int.h"
 #include "base.h"
@@ -126,7 +127,10 @@ static int load_settings(struct cfg_settings *s, const struct serve_args *a)
         unsigned port;
 
         if (cfg_hostport_parse(a->listen, NULL, 0, &port) != CFG_OK) {
-            fprintf(stderr, "muster serve: --listen \"%s\" is not host:port\n", a->listen);
+            fprintf(stderr,
+                    "muster serve: --listen \"%.300s\" is not host:port (a host of at most %d "
+                    "characters)\n",
+                    a->listen, CFG_HOST_MAX);
             return 2;
         }
         free(s->listen);
@@ -395,28 +399,64 @@ static int load_offline(struct ext_daemon *d, const struct serve_args *a, char *
     return EXT_OK;
 }
 
+/* The HTTP limits of the settings (docs/config.md, "Connections and memory"). */
+static void http_config_from(struct ext_http_config *hc, const struct cfg_settings *s)
+{
+    ext_http_config_init(hc);
+    hc->listen = s->listen;
+    hc->limits.max_body = (size_t)s->max_body_bytes;
+    hc->limits.max_names = (size_t)s->max_node_names;
+    hc->limits.decode_budget = (size_t)s->server.decode_budget;
+    hc->max_connections = (unsigned)s->server.max_connections;
+    hc->max_per_client = (unsigned)s->server.max_per_client;
+    hc->idle_timeout_s = (unsigned)((s->server.idle_timeout_ms + 999) / 1000);
+    hc->workers = (unsigned)s->server.workers;
+    hc->max_buffered = (size_t)s->server.max_buffered;
+    hc->large_decodes = (unsigned)s->server.large_decodes;
+}
+
+/* The PEM texts of a TLS stanza; all NULL without one. */
+struct pem_set {
+    char *cert, *key, *client_ca;
+};
+
+static int pem_read(struct pem_set *p, const struct cfg_tls *t, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof(*p));
+    if (!t->cert_file)
+        return EXT_OK;
+    p->cert = read_file(t->cert_file, err, errlen);
+    p->key = p->cert ? read_file(t->key_file, err, errlen) : NULL;
+    if (p->key && t->client_ca_file)
+        p->client_ca = read_file(t->client_ca_file, err, errlen);
+    if (!p->cert || !p->key || (t->client_ca_file && !p->client_ca))
+        return EXT_EINVAL;
+    return EXT_OK;
+}
+
+static void pem_cleanup(struct pem_set *p)
+{
+    free(p->cert);
+    free(p->key);
+    free(p->client_ca);
+    memset(p, 0, sizeof(*p));
+}
+
 static int start_http(struct ext_daemon *d, char *err, size_t errlen)
 {
     struct ext_http_config hc;
-    char *cert = NULL, *key = NULL;
-    int rc = EXT_EINVAL;
+    struct pem_set pem;
+    int rc;
 
-    ext_http_config_init(&hc);
-    hc.listen = d->settings.listen;
-    hc.limits.max_body = (size_t)d->settings.max_body_bytes;
-    hc.limits.max_names = (size_t)d->settings.max_node_names;
-    if (d->settings.tls.cert_file) {
-        cert = read_file(d->settings.tls.cert_file, err, errlen);
-        key = cert ? read_file(d->settings.tls.key_file, err, errlen) : NULL;
-        if (!cert || !key)
-            goto out;
-        hc.tls_cert_pem = cert;
-        hc.tls_key_pem = key;
+    http_config_from(&hc, &d->settings);
+    rc = pem_read(&pem, &d->settings.tls, err, errlen);
+    if (rc == EXT_OK) {
+        hc.tls_cert_pem = pem.cert;
+        hc.tls_key_pem = pem.key;
+        hc.tls_client_ca_pem = pem.client_ca;
+        rc = ext_http_server_new(&hc, &ext_daemon_handlers, d, d->metrics, &d->http, err, errlen);
     }
-    rc = ext_http_server_new(&hc, &ext_daemon_handlers, d, d->metrics, &d->http, err, errlen);
-out:
-    free(cert);
-    free(key);
+    pem_cleanup(&pem);
     return rc;
 }
 
@@ -458,22 +498,23 @@ static int start_webhook(struct ext_daemon *d, char *err, size_t errlen)
 {
     const struct cfg_gpu_sharing *g = &d->settings.gpu_sharing;
     struct ext_http_config hc;
-    char *cert, *key = NULL;
-    int rc = EXT_EINVAL;
+    struct pem_set pem;
+    int rc;
 
     if (!g->webhook_listen || !*g->webhook_listen)
         return EXT_OK;
-    ext_http_config_init(&hc);
+    http_config_from(&hc, &d->settings);
     hc.listen = g->webhook_listen;
-    cert = read_file(g->webhook_tls.cert_file, err, errlen);
-    key = cert ? read_file(g->webhook_tls.key_file, err, errlen) : NULL;
-    if (cert && key) {
-        hc.tls_cert_pem = cert;
-        hc.tls_key_pem = key;
+    hc.limits = ext_proto_limits_default;
+    hc.workers = 2; /* the API server's admission calls, one pod at a time */
+    rc = pem_read(&pem, &g->webhook_tls, err, errlen);
+    if (rc == EXT_OK) {
+        hc.tls_cert_pem = pem.cert;
+        hc.tls_key_pem = pem.key;
+        hc.tls_client_ca_pem = pem.client_ca;
         rc = ext_http_server_new(&hc, &webhook_handlers, d, d->metrics, &d->webhook, err, errlen);
     }
-    free(cert);
-    free(key);
+    pem_cleanup(&pem);
     if (rc == EXT_OK)
         ext_log_info("serving the GPU-sharing webhook", "listen", g->webhook_listen, "path",
                      "/mutate-pods");
@@ -513,6 +554,7 @@ void ext_daemon_cleanup(struct ext_daemon *d)
         ext_http_server_free(d->http);
     }
     ext_http_server_free(d->webhook);
+    ext_barrier_stop(d);
     evictor_stop(d->evictor); /* after housekeeping, which tells it who leads */
     ext_events_free(d->events);
     cache_cleanup(&d->cache);
@@ -546,6 +588,18 @@ int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
     return EXT_OK;
 }
 
+/* Every held bind keeps a connection: take as many descriptors as the hard limit allows
+ * (the HTTP server lowers server.maxConnections to fit, with a warning, if that is short). */
+static void raise_descriptor_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 static int run(struct ext_daemon *d, const struct serve_args *a)
 {
     char err[1024];
@@ -563,6 +617,11 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
      * them in the heap instead of mapping and unmapping them on every call. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    /* A few heaps for every thread (the workers take turns at the cache's lock anyway):
+     * resident memory does not grow by an arena per thread. Large parses are given back
+     * with malloc_trim (wire/http_pool.c). */
+    mallopt(M_ARENA_MAX, 4);
+    raise_descriptor_limit();
     if (!a->offline && connect_api(d, err, sizeof(err)) != EXT_OK) {
         ext_log_error("cannot reach the API server", "error", err);
         return 1;
@@ -571,6 +630,10 @@ static int run(struct ext_daemon *d, const struct serve_args *a)
         (a->offline ? load_offline(d, a, err, sizeof(err))
                     : cache_start(&d->cache, err, sizeof(err))) != EXT_OK) {
         ext_log_error("cannot start", "error", err);
+        return 1;
+    }
+    if (ext_barrier_start(d) != EXT_OK) {
+        ext_log_error("cannot start", "error", "cannot start the bind barrier's timer");
         return 1;
     }
     if (d->kube) {

@@ -67,6 +67,21 @@ int kube__string(struct kube__ctx *c, const cJSON *obj, const char *key, const c
     return EXT_OK;
 }
 
+int kube__name(struct kube__ctx *c, const cJSON *where, const char *value, enum ext_name_kind kind,
+               const char *what)
+{
+    int rc = ext_name_check(value, kind, what, c->err, c->errlen);
+
+    if (rc != EXT_OK && c->where != NULL)
+        *c->where = where;
+    return rc;
+}
+
+bool kube__object_ref_valid(const char *name)
+{
+    return ext_name_valid(name, EXT_NAME_LABEL_VALUE) || ext_name_valid(name, EXT_NAME_SUBDOMAIN);
+}
+
 int kube__meta(struct kube__ctx *c, const cJSON *obj, const char *kind, const char **ns,
                const char **name)
 {
@@ -82,11 +97,14 @@ int kube__meta(struct kube__ctx *c, const cJSON *obj, const char *kind, const ch
         return rc;
     if (*name == NULL || **name == '\0')
         return kube__fail(c, EXT_EINVAL, meta != NULL ? meta : obj, "metadata.name missing");
-    if (ns == NULL)
-        return EXT_OK;
+    rc = kube__name(c, kube__get(meta, "name"), *name, EXT_NAME_SUBDOMAIN, "metadata.name");
+    if (rc != EXT_OK || ns == NULL)
+        return rc;
     rc = kube__string(c, meta, "namespace", "metadata.namespace", KUBE_MAX_NAME, ns);
     if (rc == EXT_OK && (*ns == NULL || **ns == '\0'))
         *ns = "default";
+    if (rc == EXT_OK)
+        rc = kube__name(c, kube__get(meta, "namespace"), *ns, EXT_NAME_LABEL, "metadata.namespace");
     return rc;
 }
 

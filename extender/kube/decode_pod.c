@@ -523,6 +523,11 @@ static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct ku
                           KUBE_MAX_NAME);
     if (s->gang == NULL)
         return EXT_OK;
+    if (!kube__object_ref_valid(name))
+        return kube__fail(c, EXT_EINVAL, meta,
+                          "pod: gang name \"%.80s\" is neither a label value nor a DNS-1123 "
+                          "subdomain",
+                          name);
     s->subgroup = kube__pod_subgroup(kube__get(meta, "labels"), kube__get(meta, "annotations"));
     if (!workload_api || l == NULL || l->pod_group == NULL ||
         !l->pod_group(l->ctx, s->namespace_, name, &gang, &sub) || gang == NULL)
@@ -653,6 +658,10 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
     s->queue = kube__queue_label(labels, o);
+    if (s->queue != NULL && !kube__object_ref_valid(s->queue))
+        return kube__fail(c, EXT_EINVAL, labels,
+                          "pod: queue \"%.80s\" is neither a label value nor a DNS-1123 subdomain",
+                          s->queue);
     s->managed = kube__managed(sched, o);
     return EXT_OK;
 }

@@ -40,7 +40,16 @@ const cJSON *kube__get(const cJSON *obj, const char *key);
 int kube__string(struct kube__ctx *c, const cJSON *obj, const char *key, const char *what,
                  size_t max, const char **out);
 
-/* metadata.name (required) and metadata.namespace ("default" when absent). */
+/* A name as Kubernetes validates it; EXT_EINVAL naming what, pointing at where. */
+int kube__name(struct kube__ctx *c, const cJSON *where, const char *value, enum ext_name_kind kind,
+               const char *what);
+
+/* A label or annotation that names an object (a gang, a queue): a label value or a
+ * DNS-1123 subdomain; either way no '/', NUL or byte past ASCII. */
+bool kube__object_ref_valid(const char *name);
+
+/* metadata.name (required, a DNS-1123 subdomain) and metadata.namespace ("default" when
+ * absent, a DNS-1123 label). */
 int kube__meta(struct kube__ctx *c, const cJSON *obj, const char *kind, const char **ns,
                const char **name);
 

@@ -195,11 +195,12 @@ int ext_bind_args_decode(const char *body, size_t len, const struct ext_proto_li
         const char *key;
         bool required;
         size_t offset;
+        enum ext_name_kind kind; /* names are checked as Kubernetes checks them */
     } fields[] = {
-        {"PodName", true, offsetof(struct ext_bind_args, pod_name)},
-        {"PodNamespace", true, offsetof(struct ext_bind_args, pod_namespace)},
-        {"PodUID", false, offsetof(struct ext_bind_args, pod_uid)},
-        {"Node", true, offsetof(struct ext_bind_args, node)},
+        {"PodName", true, offsetof(struct ext_bind_args, pod_name), EXT_NAME_SUBDOMAIN},
+        {"PodNamespace", true, offsetof(struct ext_bind_args, pod_namespace), EXT_NAME_LABEL},
+        {"PodUID", false, offsetof(struct ext_bind_args, pod_uid), EXT_NAME_SUBDOMAIN},
+        {"Node", true, offsetof(struct ext_bind_args, node), EXT_NAME_SUBDOMAIN},
     };
     struct ext_bind_args a = {0};
     size_t i;
@@ -212,6 +213,8 @@ int ext_bind_args_decode(const char *body, size_t len, const struct ext_proto_li
         const char **slot = (const char **)((char *)&a + fields[i].offset);
 
         rc = get_string(a.doc, fields[i].key, fields[i].required, slot, err, errlen);
+        if (rc == EXT_OK && fields[i].required)
+            rc = ext_name_check(*slot, fields[i].kind, fields[i].key, err, errlen);
         if (rc != EXT_OK) {
             ext_bind_args_cleanup(&a);
             return rc;

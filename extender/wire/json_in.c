@@ -11,6 +11,7 @@ const struct ext_proto_limits ext_proto_limits_default = {
     .max_depth = EXT_PROTO_MAX_DEPTH_DEFAULT,
     .max_names = EXT_PROTO_MAX_NAMES_DEFAULT,
     .max_string = EXT_PROTO_MAX_STRING_DEFAULT,
+    .decode_budget = EXT_PROTO_DECODE_BUDGET_DEFAULT,
 };
 
 /* The index of the quote that closes the string opened at start, or len. */
@@ -34,26 +35,101 @@ size_t wire_string_end(const char *body, size_t len, size_t start)
     return len;
 }
 
+/*
+ * What cJSON takes from the heap, as glibc's malloc rounds it: an item of
+ * 64 bytes in an 80-byte chunk for every value, and a chunk of its own for
+ * every string (value or key), at least 32 bytes.
+ */
+#define JSON_ITEM_COST 80u
+
+static size_t string_cost(size_t n)
+{
+    size_t chunk = (n + 1 + 8 + 15) & ~(size_t)15;
+
+    return chunk < 32 ? 32 : chunk;
+}
+
+/*
+ * The string whose opening quote is body[start]: its closing quote's index
+ * (len if none), after checking it is UTF-8 and holds no \u0000.
+ */
+static int scan_string(const char *body, size_t len, size_t start, size_t *end, char *err,
+                       size_t errlen)
+{
+    const unsigned char *b = (const unsigned char *)body;
+    size_t i = start + 1, k;
+
+    while (i < len && b[i] != '"') {
+        if (b[i] == '\\') {
+            if (i + 5 < len && b[i + 1] == 'u' && memcmp(body + i + 2, "0000", 4) == 0)
+                return ext_errf(err, errlen, EXT_EINVAL,
+                                "JSON string at byte %zu holds a NUL character (\\u0000)", start);
+            i += 2;
+            continue;
+        }
+        if (b[i] < 0x80) {
+            i++;
+            continue;
+        }
+        k = cfg_utf8_len(b + i, len - i);
+        if (k == 0)
+            return ext_errf(err, errlen, EXT_EINVAL, "invalid UTF-8 at byte %zu", i);
+        i += k;
+    }
+    *end = i < len ? i : len;
+    return EXT_OK;
+}
+
+static bool is_scalar_byte(char c)
+{
+    return c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           c == 'E';
+}
+
+/* Is the string that ends at body[end] a member's key (a ':' follows)? */
+static bool is_key(const char *body, size_t len, size_t end)
+{
+    size_t i = end + 1;
+
+    while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'))
+        i++;
+    return i < len && body[i] == ':';
+}
+
 int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limits *lim, char *err,
                       size_t errlen)
 {
-    size_t depth = 0, i, end;
+    size_t depth = 0, i, end = 0, cost = 0;
+    bool in_scalar = false;
+    int rc;
 
     if (len > lim->max_body)
         return ext_errf(err, errlen, EXT_ETOOBIG, "body of %zu bytes is over the cap of %zu", len,
                         lim->max_body);
     for (i = 0; i < len; i++) {
-        switch (body[i]) {
+        char c = body[i];
+
+        if (is_scalar_byte(c)) {
+            cost += in_scalar ? 0 : JSON_ITEM_COST;
+            in_scalar = true;
+            continue;
+        }
+        in_scalar = false;
+        switch (c) {
         case '"':
-            end = wire_string_end(body, len, i);
+            rc = scan_string(body, len, i, &end, err, errlen);
+            if (rc != EXT_OK)
+                return rc;
             if (end - i - 1 > lim->max_string) /* the bytes between the quotes, as written */
                 return ext_errf(err, errlen, EXT_ETOOBIG,
                                 "JSON string at byte %zu is longer than the cap of %zu bytes", i,
                                 lim->max_string);
+            cost += string_cost(end - i - 1) + (is_key(body, len, end) ? 0 : JSON_ITEM_COST);
             i = end;
             break;
         case '[':
         case '{':
+            cost += JSON_ITEM_COST;
             if (++depth > lim->max_depth)
                 return ext_errf(err, errlen, EXT_ETOOBIG,
                                 "JSON nested deeper than %zu levels at byte %zu", lim->max_depth,
@@ -66,6 +142,11 @@ int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limit
             break;
         }
     }
+    if (lim->decode_budget > 0 && cost > lim->decode_budget)
+        return ext_errf(err, errlen, EXT_ETOOBIG,
+                        "parsing this body would take about %zu MiB, over the per-request "
+                        "decode budget of %zu MiB",
+                        (cost + (1u << 20) - 1) >> 20, lim->decode_budget >> 20);
     return EXT_OK;
 }
 

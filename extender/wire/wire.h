@@ -40,16 +40,19 @@
 /* ---- caps on network input ------------------------------------------------ */
 
 struct ext_proto_limits {
-    size_t max_body;   /* bytes of one request body */
-    size_t max_depth;  /* nesting of arrays and objects */
-    size_t max_names;  /* node names (or Nodes items), victim nodes, victims per node */
-    size_t max_string; /* bytes of one JSON string, escapes counted as written */
+    size_t max_body;      /* bytes of one request body */
+    size_t max_depth;     /* nesting of arrays and objects */
+    size_t max_names;     /* node names (or Nodes items), victim nodes, victims per node */
+    size_t max_string;    /* bytes of one JSON string, escapes counted as written */
+    size_t decode_budget; /* heap one body's parse may take (estimated before it); 0 = none */
 };
 
 #define EXT_PROTO_MAX_BODY_DEFAULT (64u << 20) /* 5,000 full Node objects fit */
 #define EXT_PROTO_MAX_DEPTH_DEFAULT 64
 #define EXT_PROTO_MAX_NAMES_DEFAULT 20000
 #define EXT_PROTO_MAX_STRING_DEFAULT (256u << 10) /* annotations may be large */
+/* 5,000 full Node objects of a real cluster (about 30 MiB) parse in about 210 MiB. */
+#define EXT_PROTO_DECODE_BUDGET_DEFAULT ((size_t)256 << 20)
 
 /* The defaults above. */
 extern const struct ext_proto_limits ext_proto_limits_default;
@@ -121,9 +124,12 @@ int ext_preempt_args_decode(const char *body, size_t len, const struct ext_proto
 void ext_preempt_args_cleanup(struct ext_preempt_args *a);
 
 /*
- * The cheap pre-parse check every decoder runs: depth and string length caps,
- * scanned over the raw bytes (strings and escapes honoured) before cJSON
- * builds anything. Exposed for the fuzz targets and for other JSON inputs.
+ * The cheap pre-parse check every decoder runs, over the raw bytes (strings
+ * and escapes honoured) before cJSON builds anything: depth and string length
+ * caps, valid UTF-8 (RFC 8259) and no \u0000 (a C string would end there, so
+ * "a\u0000b" would read as "a"), and the heap the parse would take, estimated
+ * from the values and strings counted, within decode_budget (EXT_ETOOBIG).
+ * Exposed for the fuzz targets and for other JSON inputs.
  */
 int ext_json_precheck(const char *body, size_t len, const struct ext_proto_limits *lim, char *err,
                       size_t errlen);
@@ -166,8 +172,26 @@ struct ext_priority_answer {
 /* ExtenderBindingResult. */
 struct ext_bind_answer {
     struct ext_arena *pool;
-    const char *error; /* NULL or "": bound */
+    const char *error;           /* NULL or "": bound */
+    struct ext_deferred *later_; /* the server's; taken by ext_bind_defer */
 };
+
+/*
+ * A bind answered later. A bind handler that must wait (the gang barrier)
+ * calls ext_bind_defer, keeps the handle and returns EXT_OK at once: the
+ * connection waits without a thread, and the answer is given from any thread
+ * with ext_deferred_bind_answer, exactly once. NULL when the caller cannot
+ * wait (no server behind the answer): answer now instead.
+ *
+ * Every deferred answer must be given before the server is freed; the
+ * handlers' stopping callback is the place to give the last ones.
+ */
+struct ext_deferred;
+
+struct ext_deferred *ext_bind_defer(struct ext_bind_answer *ans);
+/* rc EXT_OK answers 200 with error as ExtenderBindingResult.Error (NULL or "":
+ * bound); any other rc is a failure of muster (503 for EXT_ESTOPPED, else 500). */
+void ext_deferred_bind_answer(struct ext_deferred *d, int rc, const char *error);
 
 struct ext_meta_victims {
     const char *node;
@@ -233,19 +257,37 @@ int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len
  * method 405 with Allow, a body over the cap 413, a request that does not
  * decode 400 — the verbs answer in their own shape with Error set.
  *
- * One thread per connection (capped): a bind held for seconds at the gang
- * barrier blocks only its own connection, and kube-scheduler opens another
- * for the next call. Handlers therefore run concurrently and must be
- * thread-safe.
+ * Connections cost no thread while they wait: one event loop (epoll) reads
+ * and writes every connection, and a small pool of worker threads (`workers`,
+ * started with the server) runs the handlers, so handlers run concurrently and
+ * must be thread-safe. A bind held at the gang barrier is deferred
+ * (ext_bind_defer): its connection is suspended until the answer comes.
+ * /healthz and /readyz are answered by the event loop itself, so they answer
+ * while every worker is busy; and beyond max_connections a few more
+ * connections are accepted for /healthz, /readyz and /metrics only (a verb
+ * there gets 503), so probes answer while the limit is reached.
+ *
+ * Memory per request is bounded: bodies over limits.max_body get 413, bodies
+ * being received are capped at max_buffered bytes in all (503 beyond), the
+ * decoders refuse a body whose parse would take more than
+ * limits.decode_budget (413), and at most large_decodes bodies of 64 KiB or
+ * more are decoded at once.
+ *
+ * HTTP/1.1 framing is strict: two Content-Length headers, or Content-Length
+ * with Transfer-Encoding, get 400 and the connection closes; routes match the
+ * path as sent (no percent-decoding); an answer given before a body was read
+ * says Connection: close, so pipelined requests behind it are refused, not
+ * lost.
  */
 
 /*
  * Each verb handler reads its args and fills its answer; memory the answer
  * points at comes from ans->pool (or is handed to it with ext_arena_defer).
  * A verdict is data: a bind refused by the gang barrier sets ans->error and
- * returns EXT_OK, which answers 200 with Error set. Any other return is a
- * failure of muster itself: 503 for EXT_ESTOPPED, 500 otherwise, with Error
- * set to ext_strerror(rc) unless the answer's error says more.
+ * returns EXT_OK, which answers 200 with Error set. EXT_EINVAL answers 400
+ * (an object in the request does not decode) and EXT_ETOOBIG 413; any other
+ * return is a failure of muster itself: 503 for EXT_ESTOPPED, 500 otherwise.
+ * Error is ext_strerror(rc) unless the answer's error says more.
  * A NULL verb handler answers 404 for that route.
  */
 struct ext_http_handlers {
@@ -270,10 +312,23 @@ struct ext_http_config {
     const char *listen;       /* "host:port", "[v6]:port", ":port"; port 0 = any free */
     const char *tls_cert_pem; /* PEM text (not a path); NULL = plain HTTP */
     const char *tls_key_pem;
+    const char *tls_client_ca_pem; /* set: every client must present a certificate it signed */
     struct ext_proto_limits limits;
-    unsigned max_connections; /* 0 = 1024; each held bind keeps one */
-    unsigned idle_timeout_s;  /* an idle keep-alive connection closes; 0 = 120 */
+    unsigned max_connections; /* open at once; each held bind keeps one */
+    unsigned max_per_client;  /* from one IP address; 0 = no cap */
+    unsigned idle_timeout_s;  /* an idle keep-alive connection closes */
+    unsigned workers;         /* handler threads */
+    size_t max_buffered;      /* bytes of request bodies being received, in all */
+    unsigned large_decodes;   /* bodies of 64 KiB or more decoded at once */
 };
+
+#define EXT_HTTP_MAX_CONNECTIONS_DEFAULT 10000
+#define EXT_HTTP_IDLE_TIMEOUT_S_DEFAULT 120
+#define EXT_HTTP_WORKERS_DEFAULT 16
+#define EXT_HTTP_MAX_BUFFERED_DEFAULT ((size_t)128 << 20)
+#define EXT_HTTP_LARGE_DECODES_DEFAULT 2
+/* Connections accepted beyond max_connections, for /healthz, /readyz and /metrics. */
+#define EXT_HTTP_PROBE_CONNECTIONS 32
 
 /* The defaults above, with ext_proto_limits_default and listen 127.0.0.1:8888. */
 void ext_http_config_init(struct ext_http_config *cfg);
