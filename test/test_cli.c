@@ -213,6 +213,11 @@ static const struct {
      "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
     {"pods_partial.http", "events_none.http", "Why:          gang lab/demo: 3 of 4 members exist\n",
      "              (its pods)\n"},
+    /* Two of muster's Events in one second (lastTimestamp alike, names in the other order): the
+     * newer by eventTime's microseconds gives the reason (e2e 13 once read the older one). */
+    {"pods.http", "events_same_second.http",
+     "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
+     "(muster's Event GangWaiting on Pod demo-gpu-worker-4tq9z, 12s ago)\n"},
 };
 
 START_TEST(test_why_reason_sources)
@@ -617,6 +622,16 @@ START_TEST(test_time)
 }
 END_TEST
 
+START_TEST(test_time_us)
+{
+    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.123456Z"), (NOW - 12) * 1000000 + 123456);
+    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.9Z"), (NOW - 12) * 1000000 + 900000);
+    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.1234567Z"), (NOW - 12) * 1000000 + 123456);
+    ck_assert_int_eq(cli__time_us("2025-12-01T13:00:00.5+01:00"), NOW * 1000000 + 500000);
+    ck_assert_int_eq(cli__time_us("2025-12-01T12:00:00.5"), -1);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *cli_suite(void)
@@ -658,6 +673,7 @@ static Suite *cli_suite(void)
     tc = tcase_create("words");
     tcase_add_loop_test(tc, test_age, 0, N(age_cases));
     tcase_add_loop_test(tc, test_time, 0, N(time_cases));
+    tcase_add_test(tc, test_time_us);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -420,6 +420,10 @@ START_TEST(test_event)
     ck_assert_str_eq(json_str(ev, "source", "component"), "muster");
     ck_assert_uint_eq(strlen(json_str(ev, "message", NULL)), 1024);
     ck_assert_ptr_nonnull(json_str(ev, "firstTimestamp", NULL));
+    /* eventTime to the microsecond, with what the API server then requires beside it */
+    ck_assert_uint_eq(strlen(json_str(ev, "eventTime", NULL)), strlen("2026-12-01T12:52:01.709123Z"));
+    ck_assert_ptr_nonnull(json_str(ev, "reportingInstance", NULL));
+    ck_assert_str_eq(json_str(ev, "action", NULL), "Scheduling");
     cJSON_Delete(ev);
     kube_client_free(c);
     canned_api_stop(&s);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "kube_client_int.h"
@@ -654,15 +655,23 @@ int kube_delete(struct kube_client *c, const char *path, char *err, size_t errle
 static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_uid,
                         const char *reason, const char *message, const char *type)
 {
-    char now[32], gen[300], msg[KUBE_EVENT_MESSAGE_MAX + 1];
+    char now[32], micro[40], gen[300], msg[KUBE_EVENT_MESSAGE_MAX + 1], host[65] = "";
     cJSON *ev = cJSON_CreateObject(), *meta, *obj, *src;
-    time_t t = time(NULL);
+    struct timespec ts;
     struct tm tm;
 
     if (!ev)
         return NULL;
-    gmtime_r(&t, &tm);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
     strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* eventTime, a MicroTime: Events posted within one second keep their order (lastTimestamp
+     * has whole seconds only). The API server then wants reportingInstance and action too. */
+    strftime(micro, sizeof(micro), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(micro + strlen(micro), sizeof(micro) - strlen(micro), ".%06ldZ",
+             (long)(ts.tv_nsec / 1000));
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
+        snprintf(host, sizeof(host), "muster");
     snprintf(gen, sizeof(gen), "%s.", pod_name);
     snprintf(msg, sizeof(msg), "%s", message ? message : "");
     cJSON_AddStringToObject(ev, "apiVersion", "v1");
@@ -683,6 +692,9 @@ static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_ui
     src = cJSON_AddObjectToObject(ev, "source");
     cJSON_AddStringToObject(src, "component", "muster");
     cJSON_AddStringToObject(ev, "reportingComponent", "muster");
+    cJSON_AddStringToObject(ev, "reportingInstance", host);
+    cJSON_AddStringToObject(ev, "action", "Scheduling");
+    cJSON_AddStringToObject(ev, "eventTime", micro);
     cJSON_AddStringToObject(ev, "firstTimestamp", now);
     cJSON_AddStringToObject(ev, "lastTimestamp", now);
     cJSON_AddNumberToObject(ev, "count", 1);
