@@ -232,7 +232,9 @@ scenario() {
   [[ $(grep -c . "$F14_DIR/borrow-before.txt") -eq 9 ]]
 
   # ---- team-b, within its quota, asks for 6
-  kubectl_ -n "$F14_NS" get pods -l ray.io/cluster=borrow -w --output-watch-events -o json \
+  # kubectl itself in the background (not the kubectl_ function, whose subshell a kill
+  # would leave its kubectl behind, watching until the API server stops)
+  "$E2E_KUBECTL" --kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig" -n "$F14_NS" get pods -l ray.io/cluster=borrow -w --output-watch-events -o json \
     > "$F14_DIR/watch.json" 2>/dev/null &
   echo $! > "$F14_DIR/watch.pid"
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-reclaim-six.yaml"

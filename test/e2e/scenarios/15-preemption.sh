@@ -243,7 +243,9 @@ scenario() {
   [[ $(grep -c . "$F15_DIR/low-before.txt") -eq 9 ]]
 
   # ---- high, same queue, priority 50, asks for 6
-  kubectl_ -n "$F15_NS" get pods -l ray.io/cluster=low -w --output-watch-events -o json \
+  # kubectl itself in the background (not the kubectl_ function, whose subshell a kill
+  # would leave its kubectl behind, watching until the API server stops)
+  "$E2E_KUBECTL" --kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig" -n "$F15_NS" get pods -l ray.io/cluster=low -w --output-watch-events -o json \
     > "$F15_DIR/watch.json" 2>/dev/null &
   echo $! > "$F15_DIR/watch.pid"
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-preempt-high.yaml"
