@@ -454,6 +454,10 @@ static const struct malformed_case malformed_cases[] = {
      "gang name \"x/y\" is neither"},
     {"{\"metadata\": {\"name\": \"p\", \"labels\": {\"muster.dev/queue\": \"a b\"}}}",
      "queue \"a b\" is neither"},
+    /* a Volcano task is an annotation, which the API server does not check */
+    {"{\"metadata\": {\"name\": \"p\", \"annotations\": {\"scheduling.k8s.io/group-name\": "
+     "\"pg\", \"volcano.sh/task-spec\": \"a task\"}}}",
+     "subgroup \"a task\" is neither"},
 };
 
 START_TEST(test_pod_malformed)

@@ -529,6 +529,12 @@ static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct ku
                           "subdomain",
                           name);
     s->subgroup = kube__pod_subgroup(kube__get(meta, "labels"), kube__get(meta, "annotations"));
+    /* Labels are checked by the API server; volcano.sh/task-spec, an annotation, is not. */
+    if (s->subgroup != NULL && !kube__object_ref_valid(s->subgroup))
+        return kube__fail(c, EXT_EINVAL, meta,
+                          "pod: subgroup \"%.80s\" is neither a label value nor a DNS-1123 "
+                          "subdomain",
+                          s->subgroup);
     if (!workload_api || l == NULL || l->pod_group == NULL ||
         !l->pod_group(l->ctx, s->namespace_, name, &gang, &sub) || gang == NULL)
         return EXT_OK;
