@@ -72,6 +72,19 @@ static size_t keys_find(const struct cache_keys *k, const char *key, bool *found
     return lo;
 }
 
+/* Room for one more key; false when out of memory. */
+static bool keys_grow(struct cache_keys *k)
+{
+    size_t cap = k->cap ? k->cap * 2 : 64;
+    char **v = realloc(k->v, cap * sizeof(*v));
+
+    if (!v)
+        return false;
+    k->v = v;
+    k->cap = cap;
+    return true;
+}
+
 /* False when out of memory: the key is not recorded. */
 static bool keys_add(struct cache_keys *k, const char *key)
 {
@@ -81,15 +94,8 @@ static bool keys_add(struct cache_keys *k, const char *key)
 
     if (found)
         return true;
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 64;
-        char **v = realloc(k->v, cap * sizeof(*v));
-
-        if (!v)
-            return false;
-        k->v = v;
-        k->cap = cap;
-    }
+    if (k->n == k->cap && !keys_grow(k))
+        return false;
     if (!(copy = strdup(key)))
         return false;
     memmove(&k->v[at + 1], &k->v[at], (k->n - at) * sizeof(*k->v));
@@ -767,15 +773,8 @@ static bool keys_append(struct cache_keys *k, const char *key)
 {
     char *copy;
 
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 64;
-        char **v = realloc(k->v, cap * sizeof(*v));
-
-        if (!v)
-            return false;
-        k->v = v;
-        k->cap = cap;
-    }
+    if (k->n == k->cap && !keys_grow(k))
+        return false;
     if (!(copy = strdup(key)))
         return false;
     k->v[k->n++] = copy;
