@@ -240,6 +240,7 @@ struct cfg_evictions {
     bool reclaim;                   /* between queues */
     bool preemption;                /* inside a queue, by priority */
     int64_t refused_victim_wait_ms; /* a gang whose eviction was refused is no victim for this */
+    int64_t unasked_wait_ms;        /* a waiting gang no filter asked about for this: muster looks */
 };
 
 /* Every string is heap-owned by the struct; docs/config.md has the defaults. */

@@ -96,6 +96,7 @@ static const struct field evictions_fields[] = {
     {"reclaim", K_BOOL, offsetof(EV, reclaim), 0, NULL, NULL, 0, 0},
     {"preemption", K_BOOL, offsetof(EV, preemption), 0, NULL, NULL, 0, 0},
     DURATION("refusedVictimWait", EV, refused_victim_wait_ms),
+    DURATION("unaskedWait", EV, unasked_wait_ms),
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
 #undef EV

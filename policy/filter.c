@@ -120,20 +120,14 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
 }
 
 /* Room is being made for g by evictions: it waits for its victims to leave. */
-static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct ppod *p,
-                            struct policy_filter_result *out)
+static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct policy_filter_result *out)
 {
-    char why[POLICY_REASON_LEN];
-
-    snprintf(why, sizeof(why), "gang %s: waits for %d evicted pod%s to leave (its room is held)",
-             g->key, g->awaiting, g->awaiting == 1 ? "" : "s");
-    pgang_set_reason(g, PREASON_EVICTING, why);
-    pset_str(&p->reason, why);
-    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    pgang_note_awaiting(c, g);
+    return all_fail(out, POLICY_UNSCHEDULABLE, g->reason);
 }
 
 /* Capacity ran out for a whole gang (or a gang of one): may evictions make room? */
-static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now,
+static int try_evictions(struct policy_cluster *c, struct pgang *g, int64_t now,
                          struct policy_filter_result *out)
 {
     char why[POLICY_REASON_LEN];
@@ -142,7 +136,7 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
         preclaim(c, g, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return -1;
     out->evictions = true;
-    return awaiting_victims(c, g, p, out);
+    return awaiting_victims(c, g, out);
 }
 
 /* A gang of one, or a member past a bound gang's minimum, placed alone within the offer. */
@@ -157,9 +151,8 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
 
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
-        pgang_set_reason(g, strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY,
-                         why);
-        if (g->singleton && try_evictions(c, g, p, now, out) == 0)
+        pgang_set_reason(g, pplan_reason_kind(why), why);
+        if (g->singleton && try_evictions(c, g, now, out) == 0)
             return POLICY_OK;
         pset_str(&p->reason, why);
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
@@ -194,7 +187,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
-        if (try_evictions(c, g, p, now, out) == 0)
+        if (try_evictions(c, g, now, out) == 0)
             return POLICY_OK;
         for (size_t i = 0; i < g->nmembers; i++) {
             struct ppod *m = ppod_at(c, g->members[i]);
@@ -260,6 +253,7 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
         c->clock = now;
     policy_expire(c, now);
     g = ppod_gang(c, p);
+    g->asked = now;
     if (p->phase == POLICY_POD_BOUND || p->phase == POLICY_POD_EVICTING) {
         snprintf(why, sizeof(why), "pod is already bound to node %s%s",
                  p->bound_node ? p->bound_node : "?",
@@ -278,7 +272,7 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
             return rc;
     }
     if (g->awaiting > 0)
-        return awaiting_victims(c, g, p, out);
+        return awaiting_victims(c, g, out);
     if (p->phase != POLICY_POD_PLANNED) {
         /* Its bind is held or in flight: its place does not move under it. */
         snprintf(why, sizeof(why), "a bind for this pod is %s on node %s",

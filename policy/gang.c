@@ -380,6 +380,21 @@ void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
     pset_str(&g->reason, text);
 }
 
+void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g)
+{
+    char why[POLICY_REASON_LEN];
+
+    snprintf(why, sizeof(why), "gang %s: waits for %d evicted pod%s to leave (its room is held)",
+             g->key, g->awaiting, g->awaiting == 1 ? "" : "s");
+    pgang_set_reason(g, PREASON_EVICTING, why);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *m = ppod_at(c, g->members[i]);
+
+        if (m && m->phase != POLICY_POD_BOUND)
+            pset_str(&m->reason, why);
+    }
+}
+
 void pplan_release(struct policy_cluster *c, struct pgang *g)
 {
     for (size_t i = 0; i < g->nmembers; i++) {

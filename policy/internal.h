@@ -150,6 +150,8 @@ struct pgang {
     int64_t running_since; /* when it was last admitted */
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
+    int64_t asked;         /* the last filter of one of its members; 0 = never */
+    int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
     enum preason_kind reason_kind;
@@ -358,6 +360,8 @@ bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
+/* Evictions were decided for g: it and its pending members say they wait for the victims. */
+void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g);
 void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 /* Every planned (not yet at bind) member gives its place back. */
@@ -413,6 +417,8 @@ int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *c
                   size_t ncandidates, struct pstatement *st, char *why, size_t len);
 int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
               size_t ncandidates, char *why, size_t len);
+/* What a failed pplan_one_try's why says held the pod back: its queue, or room. */
+enum preason_kind pplan_reason_kind(const char *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
 void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
                    struct policy_resources *need);

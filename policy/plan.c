@@ -529,6 +529,11 @@ out:
     return rc;
 }
 
+enum preason_kind pplan_reason_kind(const char *why)
+{
+    return strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY;
+}
+
 int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
               size_t ncandidates, char *why, size_t len)
 {

@@ -411,6 +411,19 @@ struct policy_eviction {
     char *reason;   /* one line: "evicted for gang lab/b of queue team-b: queue team-a is 2 GPUs over its fair share" */
 };
 
+/*
+ * Waiting gangs kube-scheduler does not ask about. It calls an extender only
+ * with the nodes its own filters pass, so a pod no node has room for in its
+ * count (every GPU taken) is never filtered and never gets the evictions
+ * policy_filter decides. This looks at up to max waiting gangs with a pending
+ * pod muster schedules, in queue order, that no filter asked about for
+ * quiet_ms (nor this call): a gang whose minimum fits is left alone, nothing
+ * held for it; one that does not fit gets the eviction search its filter
+ * would give it. *decided: how many gangs got evictions (policy_evictions_take).
+ */
+int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms, size_t max,
+                         size_t *decided);
+
 /* The evictions decided since the last call, to carry out; *out is heap (policy_evictions_free). */
 int policy_evictions_take(struct policy_cluster *c, struct policy_eviction **out, size_t *n);
 void policy_evictions_free(struct policy_eviction *v, size_t n);

@@ -1677,6 +1677,97 @@ START_TEST(reclaim_min_runtime_protects_a_young_gang)
 }
 END_TEST
 
+/* kube-scheduler never asks muster about a GPU pod no node has a free GPU for (its own
+ * filter rejects every node first), so the reclaim a filter would decide is decided by
+ * policy_evict_unasked: team-a (quota 0) holds all 8 GPUs with single pods; team-b (quota 8)
+ * submits one 1-GPU pod that is never filtered. KAI's scale test does the same ("reclaim of a
+ * single-GPU job", test/e2e/scale); muster's answer is one victim, not the whole queue. */
+START_TEST(reclaim_for_a_pod_kube_scheduler_never_asks_about)
+{
+    struct policy_eviction *ev;
+    size_t n, decided;
+    char name[32];
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", NULL, "team-a", (struct pod_ask){name, 1, 1});
+        NOW += 10;
+    }
+    settle();
+    ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
+    add_pod("lab", NULL, "team-b", (struct pod_ask){"solo", 1, 1});
+    /* Known for less than the quiet time: kube-scheduler may yet ask. */
+    NOW += 9999;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 10000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 0);
+    NOW += 1;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 10000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 1);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(ev[0].queue, "team-a");
+    ck_assert_str_eq(ev[0].by, "lab/solo");
+    ck_assert_str_eq(ev[0].name, "a-7"); /* the youngest */
+    policy_evictions_free(ev, n);
+    /* Awaiting its victim: not looked at again, nothing more decided. */
+    NOW += 20000;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 10000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 0);
+    ck_assert_int_eq(policy_eviction_done(C, "lab", "a-7", true, NULL, NOW), POLICY_OK);
+    ck_assert_int_eq(policy_pod_forget(C, "lab", "a-7"), POLICY_OK);
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "solo"));
+    /* team-a's pod back (re-created) stays pending for good: within its fair share, no loop. */
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"a-7", 1, 1});
+    for (int round = 0; round < 5; round++) {
+        NOW += 11000;
+        ck_assert_int_eq(policy_evict_unasked(C, NOW, 10000, 16, &decided), POLICY_OK);
+        ck_assert_uint_eq(decided, 0);
+        ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+        ck_assert_uint_eq(n, 0);
+        policy_evictions_free(ev, n);
+    }
+    ck_assert_ptr_null(node_of("lab", "a-7"));
+    check_invariants();
+}
+END_TEST
+
+/* A gang of GPU pods only (no CPU head for kube-scheduler to pass to muster) never asked
+ * about: the borrowing gang goes whole. And a waiting pod that fits is left alone: nothing is
+ * planned or held for it until kube-scheduler asks. */
+START_TEST(unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone)
+{
+    struct policy_eviction *ev;
+    size_t n, decided;
+    struct queue_probe b;
+
+    add_node("n1", 64, 8);
+    add_node("n2", 64, 0);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    add_gpu_gang("a", "team-a", 8);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "a-", 8), 8);
+    add_gpu_gang("b", "team-b", 2);
+    add_pod("lab", NULL, "team-b", (struct pod_ask){"cpu-only", 2, 0});
+    NOW += 10000;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 10000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 1);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_eq(n, 8); /* a gang is a victim whole */
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(ev[i].by, "lab/b");
+    policy_evictions_free(ev, n);
+    ck_assert_ptr_null(node_of("lab", "cpu-only"));
+    b = probe("team-b");
+    ck_assert_int_eq(b.allocated, 2000); /* b's room held on its victims, nothing for cpu-only */
+    check_invariants();
+}
+END_TEST
+
 /* A young gang is protected by its queue's preemptMinRuntime too. */
 START_TEST(preempt_min_runtime_protects_a_young_gang)
 {
@@ -2054,6 +2145,8 @@ static Suite *policy_suite(void)
     CASE(reclaim, tcase_add_test(tc, capacity_never_sits_idle_between_two_queues);
          tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
+         tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
+         tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));

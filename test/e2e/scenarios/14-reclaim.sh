@@ -126,14 +126,17 @@ f14_cleanup() {
 
 # ---- checks --------------------------------------------------------------------------------
 
-# Every pod in $F14_DIR/borrow-before.txt ("name uid") got the engine's Reclaimed Warning.
+# f14_victims_told <reclaimer>: every pod in $F14_DIR/borrow-before.txt ("name uid") got the
+# engine's Reclaimed Warning for gang $F14_NS/<reclaimer>.
 f14_victims_told() {
   local name uid
-  f14_events Reclaimed Warning "evicted for gang $F14_NS/six of queue team-b" > "$F14_DIR/victim-events.txt"
+  f14_events Reclaimed Warning "evicted for gang $F14_NS/$1 of queue team-b" > "$F14_DIR/victim-events.txt"
   while read -r name uid; do
     grep -q "^$name	" "$F14_DIR/victim-events.txt" || return 1
   done < "$F14_DIR/borrow-before.txt"
 }
+f14_victims_told_six() { f14_victims_told six; }
+f14_victims_told_solo() { f14_victims_told solo; }
 
 # None of the pods in borrow-before.txt exists any more (by uid: KubeRay re-creates new ones).
 f14_victims_gone() {
@@ -240,7 +243,7 @@ scenario() {
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-reclaim-six.yaml"
   six_pods() { [[ $(f14_count six live) -eq 7 ]]; }
   wait_for 90 "KubeRay creates six's 7 pods" six_pods
-  if ! wait_for 120 "borrow's 9 pods each get a Warning Reclaimed for gang $F14_NS/six" f14_victims_told; then
+  if ! wait_for 120 "borrow's 9 pods each get a Warning Reclaimed for gang $F14_NS/six" f14_victims_told_six; then
     f14_show
     f14_state
     return 1
@@ -291,6 +294,43 @@ scenario() {
     fi
     sleep 5
   done
+  f14_state
+
+  # ---- a pod kube-scheduler never asks muster about
+  # six goes; borrow, waiting whole, is bound again on all 8 GPUs. Then team-b asks for one GPU
+  # with a lone pod: no node passes kube-scheduler's own filter (Insufficient nvidia.com/gpu),
+  # so no filter reaches muster; muster finds it waiting unasked (evictions.unaskedWait, 10 s)
+  # and reclaims for it: borrow whole (a gang is a victim whole), solo bound, borrow back
+  # waiting (8 GPUs do not fit beside solo's 1).
+  # (No garbage collector runs here: six's pods are deleted with it by hand, kwok finishes.)
+  kubectl_ -n "$F14_NS" delete raycluster six --wait=true
+  kubectl_ -n "$F14_NS" delete pods -l ray.io/cluster=six --wait=false
+  wait_for 180 "borrow bound whole again once six is gone" borrow_bound
+  wait_for 60 "kwok marks borrow's 9 pods Running" borrow_running
+  f14_uids borrow > "$F14_DIR/borrow-before.txt"
+  kubectl_ apply -f "$E2E_LIB_DIR/manifests/pod-reclaim-solo.yaml"
+  solo_refused_in_tree() {
+    kubectl_ -n "$F14_NS" get events --field-selector involvedObject.name=solo,reason=FailedScheduling \
+      -o jsonpath='{.items[*].message}' | grep -q "Insufficient nvidia.com/gpu"
+  }
+  wait_for 60 "kube-scheduler's own filter turns solo away (Insufficient nvidia.com/gpu): muster is not asked" \
+    solo_refused_in_tree
+  if ! wait_for 120 "borrow's 9 pods each get a Warning Reclaimed for $F14_NS/solo" f14_victims_told_solo; then
+    f14_show
+    f14_state
+    return 1
+  fi
+  solo_bound() { [[ -n $(kubectl_ -n "$F14_NS" get pod solo -o jsonpath='{.spec.nodeName}') ]]; }
+  wait_for 120 "solo (team-b) bound once borrow's pods are gone" solo_bound
+  wait_for 90 "KubeRay re-creates borrow's 9 pods" borrow_back
+  sleep 20
+  [[ $(f14_count borrow bound) -eq 0 ]] || { f14_show; e2e_err "re-created borrow pods bound beside solo"; return 1; }
+  solo_bound || { e2e_err "solo lost its node"; return 1; }
+  evicted=$(f14_metric 'muster_evictions_total{kind="reclaim",result="evicted"}')
+  [[ $evicted == 18 ]] || { e2e_err "muster_evictions_total evicted $evicted; want 18 (9 for six, 9 for solo)"; return 1; }
+  grep "kube-scheduler did not ask about" "$MUSTER_E2E_DIR/logs/muster.log" ||
+    { e2e_err "muster's log does not say it decided evictions for an unasked gang"; return 1; }
+  f14_show
   f14_state
   (($(f14_polls) >= 20)) || { e2e_err "the invariants poller ran only $(f14_polls) times"; return 1; }
   f14_invariants_held

@@ -1,0 +1,113 @@
+/*
+ * unasked.c - evictions for waiting gangs kube-scheduler does not ask about.
+ *
+ * kube-scheduler calls an extender only with the nodes its own filters pass. When no node has
+ * room for a pod in kube-scheduler's own count (every GPU taken), the pod is never filtered, so
+ * the evictions policy_filter decides (reclaim for a queue below its fair share, preemption
+ * inside one) never run for it: a queue within its quota would wait for good behind another
+ * queue's borrowed GPUs. Here the engine asks for them: a waiting gang nobody filtered for a
+ * while is planned on every node as a filter would plan it; if it fits, nothing is done (it
+ * waits on kube-scheduler, not on room, and nothing is held for it); if it does not, it gets
+ * the same eviction search. Once its victims are gone kube-scheduler sees the room itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Its first pending pod muster schedules, with an ask it could place; NULL = none. */
+static struct ppod *first_pending(const struct policy_cluster *c, const struct pgang *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->managed && p->phase == POLICY_POD_PENDING && ppod_ask_valid(p, NULL, 0))
+            return p;
+    }
+    return NULL;
+}
+
+/* Waiting, not filtered nor looked at for quiet_ms, its pod known that long. */
+static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t now,
+                  int64_t quiet_ms)
+{
+    const struct ppod *p;
+
+    if (g->awaiting > 0 || g->unasked_next > now || (g->asked && now - g->asked < quiet_ms))
+        return false;
+    if (!pgang_waits(c, g) || !(p = first_pending(c, g)))
+        return false;
+    return now - p->seen >= quiet_ms;
+}
+
+static int cmp_order(const void *a, const void *b, void *c)
+{
+    return porder_gangs(c, *(struct pgang *const *)a, *(struct pgang *const *)b);
+}
+
+/* Plan g on every node, as its filter would, and undo it; true = evictions were decided. */
+static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
+{
+    struct pstatement st = {0};
+    char why[POLICY_REASON_LEN];
+    enum preason_kind kind;
+    struct ppod *p = first_pending(c, g);
+    int rc;
+
+    if (g->singleton) {
+        rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
+        kind = pplan_reason_kind(why);
+    } else {
+        rc = pplan_gang_try(c, g, NULL, &st, &kind, why, sizeof(why));
+    }
+    if (rc == 0) {
+        pstatement_discard(c, &st);
+        pstatement_cleanup(&st);
+        return false;
+    }
+    pstatement_cleanup(&st);
+    pgang_set_reason(g, kind, why);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *m = ppod_at(c, g->members[i]);
+
+        if (m && m->phase == POLICY_POD_PENDING)
+            pset_str(&m->reason, why);
+    }
+    if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
+        preclaim(c, g, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        return false;
+    pgang_note_awaiting(c, g);
+    return true;
+}
+
+int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms, size_t max,
+                         size_t *decided)
+{
+    struct pgang **found;
+    size_t n = 0;
+
+    *decided = 0;
+    if (now > c->clock)
+        c->clock = now;
+    if ((c->opts.no_reclaim && c->opts.no_preemption) || c->waiting.n == 0 || max == 0)
+        return POLICY_OK;
+    policy_expire(c, now);
+    if (!(found = malloc(c->waiting.n * sizeof(*found))))
+        return POLICY_ENOMEM;
+    for (size_t i = 0; i < c->waiting.n; i++) {
+        struct pgang *g = pgang_at(c, c->waiting.v[i]);
+
+        if (g && quiet(c, g, now, quiet_ms))
+            found[n++] = g;
+    }
+    pfair_refresh(c);
+    qsort_r(found, n, sizeof(*found), cmp_order, c);
+    for (size_t i = 0; i < n && i < max; i++) {
+        found[i]->unasked_next = now + quiet_ms;
+        if (look(c, found[i], now))
+            ++*decided;
+    }
+    free(found);
+    return POLICY_OK;
+}
