@@ -107,6 +107,7 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     }
     ppod_groups_text(n, p);
     pfrag_node_charged(c, pl->node);
+    pnode_order_touch(c, pl->node);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, +1);
     if (!p->managed)
         c->fair_dirty = true; /* what other schedulers hold is not capacity */
@@ -131,6 +132,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
     }
     pgroup_drop_empty(n);
     pfrag_node_charged(c, p->place.node);
+    pnode_order_touch(c, p->place.node);
     pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
     if (!p->managed)
         c->fair_dirty = true;

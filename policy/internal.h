@@ -228,6 +228,7 @@ struct policy_cluster {
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
     struct pfrag *frag;    /* the workload's shapes, per-node fragmentation (frag.c) */
+    struct pnode_order *order; /* every node in the strategy's order, kept (node_order.c) */
     char scratch[POLICY_REASON_LEN];
 };
 
@@ -422,7 +423,16 @@ enum preason_kind pplan_reason_kind(const char *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
 void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
                    struct policy_resources *need);
-void pnode_order(const struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out);
+
+/* ---- node_order.c: nodes in the strategy's order ------------------------- */
+
+/* ids (known nodes) in the order the strategy tries them, into out[n]. */
+void pnode_order(struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out);
+/* Every node in that order (heap; NULL when out of memory). */
+int32_t *pnode_order_every(struct policy_cluster *c, size_t *n);
+/* Node id's fill changed (charged, released, updated, gone): the kept order moves it. */
+void pnode_order_touch(struct policy_cluster *c, int32_t id);
+void pnode_order_cleanup(struct policy_cluster *c);
 int64_t pnode_fill_score(const struct pnode *n);
 
 /* ---- order.c: who goes first --------------------------------------------- */

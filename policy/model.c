@@ -173,6 +173,7 @@ void policy_cluster_free(struct policy_cluster *c)
     free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
     pfrag_cleanup(c);
+    pnode_order_cleanup(c);
     free(c->default_queue);
     free(c);
 }
@@ -298,6 +299,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         pidx_put(&c->node_ix, n->name, id);
         node_free(old);
         pfrag_node_upserted(c, id);
+        pnode_order_touch(c, id);
         return POLICY_OK;
     }
     c->nodes_epoch++;
@@ -310,6 +312,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         return POLICY_ENOMEM;
     }
     pfrag_node_upserted(c, id);
+    pnode_order_touch(c, id);
     charge_waiting_for(c, n, id);
     return POLICY_OK;
 }
@@ -349,6 +352,7 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
     c->fair_dirty = true;
     pidx_del(&c->node_ix, name);
     ptable_remove(&c->nodes, id);
+    pnode_order_touch(c, id);
     node_free(n);
     return POLICY_OK;
 }

@@ -12,65 +12,6 @@
 
 #include "internal.h"
 
-/* How full a node is, for ordering: GPUs first, then cpu and memory. */
-int64_t pnode_fill_score(const struct pnode *n)
-{
-    int64_t gpu = 0, cpu = 0, mem = 0, gpu_used;
-
-    if (n->gpus > 0) {
-        gpu_used = n->whole_used * POLICY_GPU_MILLI;
-        for (size_t i = 0; i < n->ngroups; i++)
-            gpu_used += n->groups[i].used;
-        gpu = gpu_used * 1000 / (n->gpus * POLICY_GPU_MILLI);
-    }
-    if (n->cpu > 0)
-        cpu = n->cpu_used * 1000 / n->cpu;
-    if (n->memory > 0)
-        mem = (int64_t)((double)n->memory_used * 1000.0 / (double)n->memory);
-    return gpu * 4000 + cpu + mem;
-}
-
-struct order_key {
-    int64_t score;
-    int32_t id;
-};
-
-static int cmp_key_desc(const void *a, const void *b)
-{
-    const struct order_key *x = a, *y = b;
-
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return x->id - y->id;
-}
-
-/* Nodes in the order the strategy tries them: binpack fullest first, spread emptiest.
- * (fragmentation prices them all in any order.) */
-void pnode_order(const struct policy_cluster *c, const int32_t *ids, size_t n, int32_t *out)
-{
-    struct order_key *keys;
-    bool spread = c->opts.strategy == POLICY_SPREAD;
-
-    if (c->opts.strategy == POLICY_FRAGMENTATION) {
-        memcpy(out, ids, n * sizeof(*ids)); /* every node is priced; ties: pfrag_find_place */
-        return;
-    }
-    keys = malloc((n ? n : 1) * sizeof(*keys));
-    if (!keys) {
-        memcpy(out, ids, n * sizeof(*ids));
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        int64_t s = pnode_fill_score(pnode_at(c, ids[i]));
-
-        keys[i] = (struct order_key){spread ? -s : s, ids[i]};
-    }
-    qsort(keys, n, sizeof(*keys), cmp_key_desc);
-    for (size_t i = 0; i < n; i++)
-        out[i] = keys[i].id;
-    free(keys);
-}
-
 /* Node ids of the candidates (unknown names skipped), or of every node. */
 static int32_t *candidate_ids(const struct policy_cluster *c, const char *const *names, size_t n,
                               size_t *out_n)
@@ -420,18 +361,6 @@ out:
     return rc;
 }
 
-/* Every node, in the strategy's order. */
-static int32_t *all_nodes_ordered(const struct policy_cluster *c, size_t *n)
-{
-    int32_t *ids = candidate_ids(c, NULL, 0, n);
-    int32_t *order = ids ? malloc((*n ? *n : 1) * sizeof(*order)) : NULL;
-
-    if (order)
-        pnode_order(c, ids, *n, order);
-    free(ids);
-    return order;
-}
-
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                    struct pstatement *st, enum preason_kind *kind, char *why, size_t len)
 {
@@ -464,7 +393,7 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
     if (pqueue_room(c, g, pgang_queue(c, g), &estimate, kind, why, len) != 0)
         goto out;
     *kind = PREASON_CAPACITY;
-    if (!(order = all_nodes_ordered(c, &norder))) {
+    if (!(order = pnode_order_every(c, &norder))) {
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
