@@ -152,9 +152,12 @@ static int cmp_queue_standing(struct policy_cluster *c, struct pgang *a,
                               const struct policy_resources *na, struct pgang *b,
                               const struct policy_resources *nb)
 {
+    const char *qa = pgang_queue(c, a), *qb = pgang_queue(c, b);
     const struct pqueue *la, *lb;
 
-    leveled(c, pgang_queue(c, a), pgang_queue(c, b), &la, &lb);
+    if (qa == qb || strcmp(qa, qb) == 0) /* one queue: nothing between them to compare */
+        return 0;
+    leveled(c, qa, qb, &la, &lb);
     if (la && lb && la != lb)
         return cmp_queues(la, na, lb, nb);
     return 0;
@@ -270,29 +273,43 @@ static size_t units_of(struct policy_cluster *c, struct pgang *g, const struct u
     return n;
 }
 
-/* The units ahead of `self`, in order, at most ORDER_MAX_AHEAD. */
+/* Keep u among best[0..*n), the first ORDER_MAX_AHEAD units seen so far, in order. */
+static void keep_first(struct policy_cluster *c, struct unit *best, size_t *n, const struct unit *u)
+{
+    size_t i;
+
+    if (*n == ORDER_MAX_AHEAD && cmp_units(u, &best[ORDER_MAX_AHEAD - 1], c) >= 0)
+        return;
+    i = *n < ORDER_MAX_AHEAD ? (*n)++ : ORDER_MAX_AHEAD - 1; /* full: the last one goes */
+    while (i > 0 && cmp_units(u, &best[i - 1], c) < 0) {
+        best[i] = best[i - 1];
+        i--;
+    }
+    best[i] = *u;
+}
+
+/* The units ahead of `self`, in order, at most ORDER_MAX_AHEAD: the first of a selection, not
+ * a sort of every waiting gang's (a backlog of thousands is asked about on every filter). */
 static size_t units_ahead(struct policy_cluster *c, const struct unit *self, struct unit *out)
 {
-    size_t cap = c->waiting.n * 2 + ORDER_MAX_AHEAD, n = 0, k = 0;
-    struct unit *all = malloc(cap * sizeof(*all));
+    struct unit mine[ORDER_MAX_AHEAD];
+    size_t n = 0;
 
-    if (!all)
-        return 0;
     for (size_t i = c->waiting.n; i-- > 0;) {
         struct pgang *g = pgang_at(c, c->waiting.v[i]);
+        size_t k;
 
         if (!g) {
             c->waiting.v[i] = c->waiting.v[--c->waiting.n];
             continue;
         }
-        if (g != self->g)
-            n += units_of(c, g, self, all + n, ORDER_MAX_AHEAD < cap - n ? ORDER_MAX_AHEAD : cap - n);
+        if (g == self->g)
+            continue;
+        k = units_of(c, g, self, mine, ORDER_MAX_AHEAD);
+        for (size_t j = 0; j < k; j++)
+            keep_first(c, out, &n, &mine[j]);
     }
-    qsort_r(all, n, sizeof(*all), cmp_units, c);
-    for (k = 0; k < n && k < ORDER_MAX_AHEAD; k++)
-        out[k] = all[k];
-    free(all);
-    return k;
+    return n;
 }
 
 /* Dry-run the units in order, each on what the ones before left; ok[i] = it fits. */
