@@ -87,8 +87,22 @@ static const struct canned_route pod_patches[] = {
     {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
 };
 
+/* kube-scheduler asks about the pod with the nodes in `nodes` and muster turns it away. */
+static void turn_away(struct rig *r, const char *name, const char *node)
+{
+    const char *nodes[] = {node};
+    struct policy_filter_result fr;
+
+    pthread_mutex_lock(&r->d.cache.lock);
+    ck_assert_int_eq(policy_filter(r->d.cache.engine, "lab", name, nodes, 1, ext_now_ms(), &fr),
+                     POLICY_OK);
+    pthread_mutex_unlock(&r->d.cache.lock);
+    ck_assert_msg(fr.reason != NULL, "%s was not turned away", name);
+    policy_filter_result_cleanup(&fr);
+}
+
 /*
- * Pending pods of muster's are touched after a Queue or gang spec changed,
+ * Pending pods muster turned away are touched after a Queue or gang spec changed,
  * once per change; others' pods and bound pods never are.
  */
 START_TEST(test_nudge_after_change)
@@ -96,6 +110,8 @@ START_TEST(test_nudge_after_change)
     struct rig r;
 
     rig_up(&r, pod_patches, 1, "nudge_cluster.json"); /* its PodGroup is news */
+    turn_away(&r, "p-0", "a-node-muster-does-not-know");
+    turn_away(&r, "p-1", "a-node-muster-does-not-know");
     housekeeping_tick(r.hk, 1);
     housekeeping_tick(r.hk, 2); /* nothing changed since */
     daemon_test_load(&r.d.cache, DIR, "pg_trainers_status.json", "MODIFIED");
@@ -173,7 +189,10 @@ static void add_pod(struct rig *r, const char *name, const char *group)
     apply(r, json);
 }
 
-/* 600 pending pods after a change: every one is handed back, none past a cap. */
+/* 600 pending pods muster turned away, after a change: every one is handed back, none past
+ * a cap. 50 pending pods muster never answered are not: kube-scheduler did not park them on
+ * muster's word (issue 14: a Queue made while 4,000 pods waited for kube-scheduler patched
+ * all 4,000). */
 START_TEST(test_nudge_many_pending)
 {
     char name[64];
@@ -181,9 +200,11 @@ START_TEST(test_nudge_many_pending)
 
     rig_up(&r, pod_patches, 1, "empty_cluster.json");
     add_node(&r);
-    for (int i = 0; i < 600; i++) {
+    for (int i = 0; i < 650; i++) {
         snprintf(name, sizeof(name), "p-%d", i);
         add_pod(&r, name, NULL);
+        if (i < 600)
+            turn_away(&r, name, "a-node-muster-does-not-know");
     }
     r.d.cache.nudge = true;
     housekeeping_tick(r.hk, 1);
@@ -215,9 +236,9 @@ START_TEST(test_nudge_many_gangs)
             add_pod(&r, name, gang);
         }
     }
-    housekeeping_tick(r.hk, 1); /* the PodGroups were news: pending pods handed back once */
+    housekeeping_tick(r.hk, 1); /* the PodGroups were news, but no pod was turned away yet */
     r.d.cache.nudge = false;
-    ck_assert_uint_eq(canned_api_nreq(&r.api), 200);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 0);
     pthread_mutex_lock(&r.d.cache.lock);
     for (int g = 0; g < 100; g++) {
         struct policy_filter_result fr;
@@ -232,7 +253,7 @@ START_TEST(test_nudge_many_gangs)
     }
     pthread_mutex_unlock(&r.d.cache.lock);
     housekeeping_tick(r.hk, 2);
-    ck_assert_uint_eq(canned_api_nreq(&r.api), 200 + 200);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 200);
     rig_down(&r);
 }
 END_TEST
