@@ -41,9 +41,20 @@ static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t
     return now - p->seen >= quiet_ms;
 }
 
-static int cmp_order(const void *a, const void *b, void *c)
+/* Keep g among best[0..*n), the first max quiet gangs in queue order seen so far. */
+static void keep_first(struct policy_cluster *c, struct pgang **best, size_t *n, size_t max,
+                       struct pgang *g)
 {
-    return porder_gangs(c, *(struct pgang *const *)a, *(struct pgang *const *)b);
+    size_t i;
+
+    if (*n == max && porder_gangs(c, g, best[max - 1]) >= 0)
+        return;
+    i = *n < max ? (*n)++ : max - 1; /* full: the last one goes */
+    while (i > 0 && porder_gangs(c, g, best[i - 1]) < 0) {
+        best[i] = best[i - 1];
+        i--;
+    }
+    best[i] = g;
 }
 
 /* Plan g on every node, as its filter would, and undo it; true = evictions were decided. */
@@ -93,17 +104,16 @@ int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms
     if ((c->opts.no_reclaim && c->opts.no_preemption) || c->waiting.n == 0 || max == 0)
         return POLICY_OK;
     policy_expire(c, now);
-    if (!(found = malloc(c->waiting.n * sizeof(*found))))
+    if (!(found = malloc(max * sizeof(*found))))
         return POLICY_ENOMEM;
+    pfair_refresh(c);
     for (size_t i = 0; i < c->waiting.n; i++) {
         struct pgang *g = pgang_at(c, c->waiting.v[i]);
 
         if (g && quiet(c, g, now, quiet_ms))
-            found[n++] = g;
+            keep_first(c, found, &n, max, g);
     }
-    pfair_refresh(c);
-    qsort_r(found, n, sizeof(*found), cmp_order, c);
-    for (size_t i = 0; i < n && i < max; i++) {
+    for (size_t i = 0; i < n; i++) {
         found[i]->unasked_next = now + quiet_ms;
         if (look(c, found[i], now))
             ++*decided;

@@ -458,6 +458,93 @@ START_TEST(test_waits_for_the_lease)
 }
 END_TEST
 
+/* ---- the engine's own look at gangs nobody asks about ---------------------------------- */
+
+static void gpu_queue(struct cache *c, const char *name, int64_t quota_milli)
+{
+    struct policy_queue_spec q = {.name = name};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? quota_milli : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(c->engine, &q), POLICY_OK);
+}
+
+static void gpu_pod(struct cache *c, const char *name, const char *queue, const char *node)
+{
+    struct policy_pod_spec s = {.namespace_ = "lab", .name = name, .uid = name, .queue = queue,
+                                .managed = true, .cpu_milli = 1000, .gpus = 1, .node = node};
+
+    ck_assert_int_eq(policy_pod_upsert(c->engine, &s, ext_now_ms()), POLICY_OK);
+}
+
+/* Has the API server seen a request starting with this line? */
+static bool requested(struct canned_api *s, const char *line)
+{
+    bool found = false;
+    char *rec;
+
+    for (size_t i = 0; !found && (rec = canned_api_request(s, i)); i++) {
+        found = strncmp(rec, line, strlen(line)) == 0;
+        free(rec);
+    }
+    return found;
+}
+
+/*
+ * team-a (GPU quota 0) holds both GPUs of n1; team-b's pending 1-GPU pod b-0 is never filtered
+ * (kube-scheduler's own filter finds no free GPU). With the engine as its source the evictor
+ * looks on its own, once b-0 has waited evictions.unaskedWait, and evicts team-a's younger pod
+ * for it through the Eviction API; none before that wait.
+ */
+START_TEST(test_look_reclaims_for_an_unasked_pod)
+{
+    const struct canned_route routes[] = {
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", {"pdb_none.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/*", {"created.http"}}};
+    struct policy_node_spec n1 = {.name = "n1", .cpu_milli = 8000, .memory_bytes = 1LL << 35,
+                                  .pods = 110, .gpus = 2};
+    const char *evict = "POST /api/v1/namespaces/lab/pods/a-1/eviction";
+    struct evictor_config ec;
+    struct rig r;
+
+    rig_start(&r, routes, N(routes));
+    evictor_stop(r.evictor); /* this one is the fake's */
+    ck_assert_int_eq(policy_node_upsert(r.cache.engine, &n1), POLICY_OK);
+    gpu_queue(&r.cache, "team-a", 0);
+    gpu_queue(&r.cache, "team-b", 2000);
+    gpu_pod(&r.cache, "a-0", "team-a", "n1");
+    gpu_pod(&r.cache, "a-1", "team-a", "n1");
+    gpu_pod(&r.cache, "b-0", "team-b", NULL);
+    ec = (struct evictor_config){.kube = r.kube,
+                                 .cache = &r.cache,
+                                 .source = evict_engine_source(&r.cache),
+                                 .events = r.events,
+                                 .evictions = r.evictions,
+                                 .retry_ms = 1,
+                                 .unasked_wait_ms = 1500};
+    ck_assert_ptr_nonnull(r.evictor = evictor_start(&ec));
+    evictor_lead(r.evictor, true);
+    ext_sleep_ms(700); /* a look or more, all before the wait is over */
+    ck_assert(!requested(&r.api, evict));
+    ck_assert_double_eq(counted(&r, "evicted"), 0);
+    for (int waited = 0; counted(&r, "evicted") < 1; waited += 10) {
+        ck_assert_msg(waited < WAIT_MS, "no eviction for the unasked pod");
+        ext_sleep_ms(10);
+    }
+    rig_settle(&r);
+    ck_assert(requested(&r.api, evict));
+    ck_assert(!requested(&r.api, "POST /api/v1/namespaces/lab/pods/a-0/eviction"));
+    ck_assert_double_eq(counted(&r, "evicted"), 1);
+    ck_assert_uint_eq(events_posted(&r.events_api, "a-1", "Reclaimed", "Warning",
+                                    "evicted for gang lab/b-0 of queue team-b"),
+                      1);
+    rig_stop(&r);
+}
+END_TEST
+
 /* ---- label selectors, as a PodDisruptionBudget's -------------------------------------------- */
 
 static const struct {
@@ -520,6 +607,7 @@ static Suite *evict_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_only_the_leader_evicts);
     tcase_add_test(tc, test_waits_for_the_lease);
+    tcase_add_test(tc, test_look_reclaims_for_an_unasked_pod);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon_test.h"
 #include "housekeeping.h"
@@ -303,46 +302,6 @@ START_TEST(test_reaper)
 }
 END_TEST
 
-/* ---- gangs kube-scheduler does not ask about ------------------------------------------------ */
-
-/*
- * team-a (GPU quota 0) holds both GPUs of n1; team-b's pending 1-GPU pod b-0 is never filtered
- * (kube-scheduler's own filter finds no free GPU): a period after evictions.unaskedWait the
- * engine has decided one eviction for it, of team-a; before that, none.
- */
-START_TEST(test_unasked_gang_gets_its_reclaim)
-{
-    const struct canned_route routes[] = {
-        {"PATCH", "/apis/muster.dev/v1alpha1/queues/*", {"patched.http"}},
-        {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
-    };
-    struct policy_eviction *ev = NULL;
-    size_t n = 0;
-    struct rig r;
-
-    rig_up(&r, routes, 2, "unasked_cluster.json");
-    r.d.settings.evictions.unasked_wait_ms = 60000;
-    housekeeping_tick(r.hk, 1);
-    pthread_mutex_lock(&r.d.cache.lock);
-    ck_assert_int_eq(policy_evictions_take(r.d.cache.engine, &ev, &n), POLICY_OK);
-    pthread_mutex_unlock(&r.d.cache.lock);
-    ck_assert_uint_eq(n, 0); /* b-0 is new: kube-scheduler may yet ask */
-    policy_evictions_free(ev, n);
-    r.d.settings.evictions.unasked_wait_ms = 1;
-    usleep(5000);
-    housekeeping_tick(r.hk, 2);
-    pthread_mutex_lock(&r.d.cache.lock);
-    ck_assert_int_eq(policy_evictions_take(r.d.cache.engine, &ev, &n), POLICY_OK);
-    pthread_mutex_unlock(&r.d.cache.lock);
-    ck_assert_uint_eq(n, 1);
-    ck_assert_str_eq(ev[0].queue, "team-a");
-    ck_assert_str_eq(ev[0].by, "lab/b-0");
-    ck_assert_int_eq(ev[0].kind, POLICY_EVICT_RECLAIM);
-    policy_evictions_free(ev, n);
-    rig_down(&r);
-}
-END_TEST
-
 static Suite *housekeeping_suite(void)
 {
     Suite *s = suite_create("housekeeping");
@@ -358,10 +317,6 @@ static Suite *housekeeping_suite(void)
     tcase_add_test(tc, test_nudge_gang);
     tcase_add_test(tc, test_nudge_many_pending);
     tcase_add_test(tc, test_nudge_many_gangs);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("unasked");
-    tcase_add_test(tc, test_unasked_gang_gets_its_reclaim);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reaper");

@@ -29,6 +29,7 @@ struct evictor {
     pthread_cond_t wake;
     bool stopping, kicked;
     int leading; /* -1 until housekeeping first said */
+    int64_t next_look; /* source.look's next turn (ext_now_ms) */
     unsigned long passes;
     struct evict_outcome recent[EVICT_RECENT];
     size_t recent_next, nrecent;
@@ -71,9 +72,15 @@ static int engine_done(void *ctx, const char *ns, const char *name, bool ok, con
     return policy_eviction_done(ctx, ns, name, ok, why, ext_now_ms());
 }
 
+static int engine_look(void *ctx, int64_t now, int64_t quiet_ms, size_t max, size_t *decided)
+{
+    return policy_evict_unasked(ctx, now, quiet_ms, max, decided);
+}
+
 struct evict_source evict_engine_source(struct cache *cache)
 {
-    return (struct evict_source){.take = engine_take, .done = engine_done, .ctx = cache->engine};
+    return (struct evict_source){
+        .take = engine_take, .done = engine_done, .look = engine_look, .ctx = cache->engine};
 }
 
 /* ---- what happened, for metrics and /debug/state --------------------------- */
@@ -530,6 +537,38 @@ static void refuse_taken(struct evictor *e, const struct policy_eviction *v, siz
 
 /* ---- the worker --------------------------------------------------------------- */
 
+/* ---- gangs kube-scheduler does not ask about ---------------------------------- */
+
+#define LOOK_EVERY_MS 500
+#define LOOK_MAX 16 /* gangs per look, the first in queue order */
+
+static bool looks(const struct evictor *e)
+{
+    return e->cfg.source.look && e->cfg.unasked_wait_ms > 0;
+}
+
+/* The engine decides; what it decided is taken by the pass that follows. */
+static void look_unasked(struct evictor *e)
+{
+    size_t decided = 0;
+    char text[32];
+    int rc;
+
+    if (!cache_ready(e->cfg.cache, NULL, 0))
+        return;
+    pthread_mutex_lock(&e->cfg.cache->lock);
+    rc = e->cfg.source.look(e->cfg.source.ctx, ext_now_ms(), e->cfg.unasked_wait_ms, LOOK_MAX,
+                            &decided);
+    pthread_mutex_unlock(&e->cfg.cache->lock);
+    if (rc != POLICY_OK)
+        ext_log_error("out of memory looking at the gangs no filter asked about; trying again");
+    if (decided == 0)
+        return;
+    snprintf(text, sizeof(text), "%zu", decided);
+    ext_log_info("evictions decided for waiting gangs kube-scheduler did not ask about", "gangs",
+                 text);
+}
+
 /* Take what the engine decided and carry it out, one victim gang at a time, in order. */
 static void evict_pass(struct evictor *e, bool leading)
 {
@@ -575,15 +614,28 @@ static void *evict_run(void *arg)
 
     pthread_mutex_lock(&e->lock);
     for (;;) {
+        bool look = false;
         int leading;
 
-        while (!e->kicked && !e->stopping)
-            pthread_cond_wait(&e->wake, &e->lock);
+        while (!e->kicked && !e->stopping && !(look = looks(e) && ext_now_ms() >= e->next_look)) {
+            struct timespec ts;
+
+            if (!looks(e)) {
+                pthread_cond_wait(&e->wake, &e->lock);
+                continue;
+            }
+            ext_deadline_in(&ts, e->next_look - ext_now_ms());
+            pthread_cond_timedwait(&e->wake, &e->lock, &ts);
+        }
         if (e->stopping)
             break;
         e->kicked = false;
+        if (look)
+            e->next_look = ext_now_ms() + LOOK_EVERY_MS;
         leading = e->leading;
         pthread_mutex_unlock(&e->lock);
+        if (look && leading == 1)
+            look_unasked(e);
         /* Until housekeeping has asked the Lease, the evictions wait in the engine. */
         if (leading >= 0)
             evict_pass(e, leading == 1);

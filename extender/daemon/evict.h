@@ -5,7 +5,10 @@
  *
  * A worker thread takes the evictions the engine decided (under the cache
  * lock) whenever a filter says some were decided and on every housekeeping
- * tick. It handles them one victim gang at a time, all or nothing:
+ * tick. Twice a second it also has the engine look at the waiting gangs
+ * kube-scheduler does not ask about (policy_evict_unasked: no node passed
+ * kube-scheduler's own filters, so no filter decided their evictions). It
+ * handles the evictions one victim gang at a time, all or nothing:
  *
  *   1. the gang's PodDisruptionBudgets, read once: a budget that allows fewer
  *      disruptions than the gang has running pods under it refuses the gang
@@ -55,6 +58,8 @@
 struct evict_source {
     int (*take)(void *ctx, struct policy_eviction **out, size_t *n);
     int (*done)(void *ctx, const char *ns, const char *name, bool ok, const char *why);
+    /* policy_evict_unasked's shape; NULL: never looked for. */
+    int (*look)(void *ctx, int64_t now, int64_t quiet_ms, size_t max, size_t *decided);
     void *ctx;
 };
 
@@ -70,6 +75,7 @@ struct evictor_config {
     int retry_ms;                 /* pause between tries of a failed real eviction; 0 = 500 */
     int retry_refused_ms;         /* first hand-back after a refusal (doubling); 0 = 30000 */
     int64_t (*now)(void);         /* the hand-backs' clock, ms; NULL = ext_now_ms (tests move it) */
+    int64_t unasked_wait_ms;      /* source.look's quiet time (evictions.unaskedWait); 0 = no look */
 };
 
 struct evictor;

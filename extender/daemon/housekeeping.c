@@ -1,7 +1,6 @@
 /*
  * housekeeping.c - Queue status writer (usage and fair share), GangSpecMismatch
- * Events, reservation pod reaper, and evictions for gangs kube-scheduler does not
- * ask about; each tick tells the evictor who leads. It writes
+ * Events and reservation pod reaper; each tick tells the evictor who leads. It writes
  * only while this replica's kube-scheduler leads (lease.h): the standby's
  * engine has no plans, so its Queue status would be wrong and its reaper
  * would delete the reservation pods the leader is waiting on.
@@ -195,41 +194,6 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     ext_log_info("waiting pods handed back to kube-scheduler", "pods", stamp);
 }
 
-/* ---- gangs kube-scheduler does not ask about --------------------------------------- */
-
-#define UNASKED_PER_TICK 16 /* gangs looked at per period, first in queue order */
-
-/*
- * A pod no node has room for in kube-scheduler's own count (every GPU taken) is never
- * filtered, so the reclaim or preemption a filter decides never happens for it: once a period
- * the engine looks at such gangs itself (policy_evict_unasked) and the evictor carries out
- * what it decides. Once the victims are gone kube-scheduler sees the room and asks.
- */
-static void evict_unasked(struct housekeeping *qs)
-{
-    const struct cfg_evictions *ev = &qs->d->settings.evictions;
-    struct cache *c = &qs->d->cache;
-    size_t decided = 0;
-    char text[32];
-    int rc;
-
-    if ((!ev->reclaim && !ev->preemption) || !cache_ready(c, NULL, 0))
-        return;
-    pthread_mutex_lock(&c->lock);
-    rc = policy_evict_unasked(c->engine, ext_now_ms(), ev->unasked_wait_ms, UNASKED_PER_TICK,
-                              &decided);
-    pthread_mutex_unlock(&c->lock);
-    if (rc != POLICY_OK)
-        ext_log_error("out of memory looking at the gangs no filter asked about; trying again "
-                      "next period");
-    if (decided == 0)
-        return;
-    snprintf(text, sizeof(text), "%zu", decided);
-    ext_log_info("evictions decided for waiting gangs kube-scheduler did not ask about", "gangs",
-                 text);
-    evictor_kick(qs->d->evictor);
-}
-
 /* ---- leading ---------------------------------------------------------------------- */
 
 /* Ask the Lease once per tick; log and count every change. */
@@ -280,7 +244,6 @@ void housekeeping_tick(struct housekeeping *qs, unsigned tick)
     write_queues(qs);
     gang_mismatch_report(qs->mismatch, &qs->d->cache, qs->d->events);
     nudge_waiting(qs, tick);
-    evict_unasked(qs);
     if (tick % REAP_EVERY == 0 && cache_ready(&qs->d->cache, NULL, 0))
         gpu_share_reap(&qs->d->share);
 }

@@ -527,7 +527,8 @@ static struct evictor *start_evictor(struct ext_daemon *d)
                                 .cache = &d->cache,
                                 .source = evict_engine_source(&d->cache),
                                 .events = d->events,
-                                .evictions = d->evictions};
+                                .evictions = d->evictions,
+                                .unasked_wait_ms = d->settings.evictions.unasked_wait_ms};
     struct evictor *e = evictor_start(&ec);
 
     if (!e)
