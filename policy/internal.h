@@ -152,6 +152,7 @@ struct pgang {
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
+    int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
     enum preason_kind reason_kind;

@@ -9,6 +9,8 @@
  * while is planned on every node as a filter would plan it; if it fits, nothing is done (it
  * waits on kube-scheduler, not on room, and nothing is held for it); if it does not, it gets
  * the same eviction search. Once its victims are gone kube-scheduler sees the room itself.
+ * A gang looked at in vain is looked at again after twice as long each time (up to 16 times
+ * the quiet time), so a long queue of waiting gangs costs little.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,9 +116,17 @@ int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms
             keep_first(c, found, &n, max, g);
     }
     for (size_t i = 0; i < n; i++) {
-        found[i]->unasked_next = now + quiet_ms;
-        if (look(c, found[i], now))
+        struct pgang *g = found[i];
+        int64_t wait = g->unasked_backoff > quiet_ms ? g->unasked_backoff : quiet_ms;
+
+        if (look(c, g, now)) {
             ++*decided;
+            wait = quiet_ms;
+            g->unasked_backoff = quiet_ms;
+        } else {
+            g->unasked_backoff = wait < quiet_ms * 8 ? wait * 2 : quiet_ms * 16;
+        }
+        g->unasked_next = now + wait;
     }
     free(found);
     return POLICY_OK;
