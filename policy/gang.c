@@ -18,9 +18,16 @@ struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
     return pgang_at(c, p->gang);
 }
 
+const struct pdecl *pgang_decl(const struct pgang *g, int s)
+{
+    static const struct pdecl none;
+
+    return g->decl ? &g->decl[s] : &none;
+}
+
 bool pgang_declared(const struct pgang *g)
 {
-    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+    for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++)
         if (g->decl[s].on)
             return true;
     return false;
@@ -52,8 +59,8 @@ static int32_t priority_of(const struct policy_cluster *c, const struct pgang *g
     bool any = false;
 
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
-        if (g->decl[s].on && g->decl[s].has_priority)
-            return g->decl[s].priority;
+        if (pgang_decl(g, s)->on && pgang_decl(g, s)->has_priority)
+            return pgang_decl(g, s)->priority;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
@@ -76,8 +83,8 @@ static bool preemptible_of(const struct policy_cluster *c, const struct pgang *g
     bool yes = false, no = false;
 
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
-        if (g->decl[s].on && g->decl[s].preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
-            return g->decl[s].preemptible == POLICY_PREEMPTIBLE_YES;
+        if (pgang_decl(g, s)->on && pgang_decl(g, s)->preemptible != POLICY_PREEMPTIBLE_BY_PRIORITY)
+            return pgang_decl(g, s)->preemptible == POLICY_PREEMPTIBLE_YES;
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
@@ -174,7 +181,7 @@ static const char *const source_name[POLICY_GANG_SOURCES] = {"RayCluster", "PodG
 /* "RayCluster lab/rc 6 (head 1, gpu 5)" */
 static void decl_text(const struct pgang *g, int s, char *buf, size_t len)
 {
-    const struct pdecl *d = &g->decl[s];
+    const struct pdecl *d = pgang_decl(g, s);
     size_t off = (size_t)snprintf(buf, len, "%s %s %d", source_name[s], g->key, decl_min(d));
 
     for (size_t i = 0; i < d->nsubs && off < len; i++)
@@ -190,11 +197,11 @@ static void compose_conflict(struct pgang *g, int chosen)
 
     pset_str(&g->conflict, NULL);
     for (int s = 0; s < POLICY_GANG_SOURCES; s++) {
-        const struct pdecl *d = &g->decl[s];
+        const struct pdecl *d = pgang_decl(g, s);
 
         if (!d->on || s == chosen)
             continue;
-        if (decl_min(d) == g->min && (d->nsubs == 0 || same_subs(d, &g->decl[chosen])))
+        if (decl_min(d) == g->min && (d->nsubs == 0 || same_subs(d, pgang_decl(g, chosen))))
             continue;
         decl_text(g, s, a, sizeof(a));
         decl_text(g, chosen, b, sizeof(b));
@@ -208,10 +215,10 @@ static void compose_conflict(struct pgang *g, int chosen)
 static int composing_source(const struct pgang *g)
 {
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
-        if (g->decl[s].on && g->decl[s].nsubs > 0)
+        if (pgang_decl(g, s)->on && pgang_decl(g, s)->nsubs > 0)
             return s;
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
-        if (g->decl[s].on)
+        if (pgang_decl(g, s)->on)
             return s;
     return -1;
 }
@@ -220,13 +227,13 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
 {
     int s = composing_source(g);
     struct psubgroup *subs = NULL;
-    size_t n = s >= 0 ? g->decl[s].nsubs : 0;
+    size_t n = s >= 0 ? pgang_decl(g, s)->nsubs : 0;
 
     if (n && !(subs = calloc(n, sizeof(*subs))))
         return POLICY_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        subs[i].min = g->decl[s].subs[i].min > 0 ? g->decl[s].subs[i].min : 0;
-        if (!(subs[i].name = pstrdup(g->decl[s].subs[i].name))) {
+        subs[i].min = pgang_decl(g, s)->subs[i].min > 0 ? pgang_decl(g, s)->subs[i].min : 0;
+        if (!(subs[i].name = pstrdup(pgang_decl(g, s)->subs[i].name))) {
             psubs_free(subs, i);
             return POLICY_ENOMEM;
         }
@@ -234,7 +241,7 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
     psubs_free(g->subs, g->nsubs);
     g->subs = subs;
     g->nsubs = n;
-    g->min = s >= 0 ? decl_min(&g->decl[s]) : 0;
+    g->min = s >= 0 ? decl_min(pgang_decl(g, s)) : 0;
     g->composed_by = s >= 0 ? (enum policy_gang_source)s : POLICY_GANG_WORKLOAD;
     g->could_run_epoch = 0;
     if (s >= 0)

@@ -131,7 +131,7 @@ struct pgang {
     char *key;                       /* a gang of one borrows its pod's key */
     int32_t id;                      /* in c->gangs */
     bool singleton;                  /* a gang of one, not in the gang index */
-    struct pdecl decl[POLICY_GANG_SOURCES];
+    struct pdecl *decl; /* [POLICY_GANG_SOURCES]; NULL until a source declares it (not a gang of one) */
     /* The composition in force (pgang_compose): subgroups and the whole minimum. */
     struct psubgroup *subs;
     size_t nsubs;
@@ -343,6 +343,8 @@ enum pgang_count {
 
 struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 bool pgang_declared(const struct pgang *g);
+/* What source s declares of g (all off when nothing ever did). */
+const struct pdecl *pgang_decl(const struct pgang *g, int s);
 int32_t pgang_min(const struct policy_cluster *c, const struct pgang *g);
 const char *pgang_queue(const struct policy_cluster *c, const struct pgang *g);
 int32_t pgang_priority(const struct policy_cluster *c, const struct pgang *g);

@@ -134,8 +134,9 @@ static void gang_free(struct pgang *g)
 {
     if (!g)
         return;
-    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
+    for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++)
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
+    free(g->decl);
     psubs_free(g->subs, g->nsubs);
     free(g->conflict);
     if (!g->singleton)
@@ -431,7 +432,7 @@ bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gan
 {
     const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, s->key));
 
-    return !g || s->source >= POLICY_GANG_SOURCES || !decl_same(&g->decl[s->source], s) ||
+    return !g || s->source >= POLICY_GANG_SOURCES || !decl_same(pgang_decl(g, s->source), s) ||
            (s->queue && *s->queue && !same_text(g->queue, s->queue));
 }
 
@@ -572,6 +573,8 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     g = pgang_at(c, id);
     if (!g && !(g = gang_new(c, s->key, false, &id)))
         return POLICY_ENOMEM;
+    if (!g->decl && !(g->decl = calloc(POLICY_GANG_SOURCES, sizeof(*g->decl))))
+        return POLICY_ENOMEM;
     if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
     if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
@@ -608,7 +611,7 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     int32_t id = pidx_get(&c->gang_ix, key);
     struct pgang *g = pgang_at(c, id);
 
-    if (!g || source >= POLICY_GANG_SOURCES)
+    if (!g || !g->decl || source >= POLICY_GANG_SOURCES)
         return POLICY_ENOENT;
     decl_clear(&g->decl[source]);
     pgang_compose(c, g);

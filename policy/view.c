@@ -188,7 +188,7 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .since = gang_since(c, g),
     };
     for (int src = 0; src < POLICY_GANG_SOURCES; src++)
-        v->declared[src] = g->decl[src].on;
+        v->declared[src] = pgang_decl(g, src)->on;
     if (b && b->subs && g->nsubs) {
         subgroup_views(c, g, b);
         v->nsubgroups = g->nsubs;
