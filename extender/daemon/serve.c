@@ -536,15 +536,27 @@ static struct evictor *start_evictor(struct ext_daemon *d)
     return e;
 }
 
+#define TRIM_EVERY_S 10
+
+/*
+ * The main thread waits for SIGTERM or SIGINT, and meanwhile gives freed heap back to the
+ * system every TRIM_EVERY_S: the trim threshold is set high so the request path keeps its
+ * buffers, and a List of every pod, a burst of large calls or the --offline files would
+ * otherwise stay resident for good (50,000 pods on 5,000 nodes: 68 MiB, 54 MiB trimmed).
+ */
 static int wait_for_signal(void)
 {
+    struct timespec every = {.tv_sec = TRIM_EVERY_S};
     sigset_t set;
-    int sig = 0;
+    int sig;
 
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
-    sigwait(&set, &sig);
+    malloc_trim(0); /* what starting took */
+    while ((sig = sigtimedwait(&set, NULL, &every)) < 0)
+        if (errno == EAGAIN)
+            malloc_trim(0);
     return sig;
 }
 
