@@ -3,21 +3,22 @@
 # daemon's CPU and its resident memory at the end (issue 14: flat cost as the cluster fills,
 # at most 64 MiB with a 5,000-node, 50,000-pod cache).
 #
-#   bench/offline_fill.sh [-n NODES] [-g GPUS] [-p PODS] [-G GANG] [-c CLIENTS] [-k NAMES] [MUSTER]
+#   bench/offline_fill.sh [-n NODES] [-g GPUS] [-p PODS] [-G GANG] [-c CLIENTS] [-k NAMES] [-s STRATEGY] [MUSTER]
 #
 # Defaults: 5,000 nodes with 16 GPUs each (bench/nodes_gen.sh), 50,000 pods, single pods
 # (-G 20: RayCluster-shaped gangs of 1 head + 19 one-GPU workers, their RayClusters loaded with -f),
-# 4 clients (build/bench/bench_fill), every node name in every filter call. Builds nothing.
+# 4 clients (build/bench/bench_fill), every node name in every filter call, muster's default strategy
+# (-s binpack: what manifests/ ship). Builds nothing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-nodes=5000 gpus=16 pods=50000 gang=1 clients=4 names=
-while getopts "n:g:p:G:c:k:h" opt; do
+nodes=5000 gpus=16 pods=50000 gang=1 clients=4 names= strategy=
+while getopts "n:g:p:G:c:k:s:h" opt; do
   case $opt in
     n) nodes=$OPTARG ;; g) gpus=$OPTARG ;; p) pods=$OPTARG ;; G) gang=$OPTARG ;;
-    c) clients=$OPTARG ;; k) names=$OPTARG ;;
-    *) sed -n '2,10p' "$0"; exit 2 ;;
+    c) clients=$OPTARG ;; k) names=$OPTARG ;; s) strategy=$OPTARG ;;
+    *) sed -n '2,11p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -50,6 +51,7 @@ log:
   level: warn
 maxNodeNames: $((nodes > 20000 ? nodes : 20000))
 YAML
+[[ -z $strategy ]] || echo "strategy: $strategy" >>"$work/muster.yaml"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$muster" serve --offline --config "$work/muster.yaml" "${manifests[@]}" \
   --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
@@ -61,7 +63,7 @@ for _ in $(seq 600); do
 done
 rss_kib() { awk -v k="$1" '$1 == k":" {print $2}' "/proc/$pid/status"; }
 cpu_s() { awk '{printf "%.1f", ($14 + $15) / 100}' "/proc/$pid/stat"; }
-echo "offline_fill: $nodes nodes x $gpus GPUs, $pods pods, gang $gang, $clients clients, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "offline_fill: $nodes nodes x $gpus GPUs, $pods pods, gang $gang, $clients clients, strategy ${strategy:-default}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "after loading: rss $(( $(rss_kib VmRSS) / 1024 )) MiB, cpu $(cpu_s) s"
 rc=0
 "$fill" -c "$clients" -g "$gang" -n "$nodes" ${names:+-k "$names"} "http://127.0.0.1:$port" "$pods" || rc=$?
