@@ -95,7 +95,7 @@ int cfg_settings_init(struct cfg_settings *s)
     s->evictions.reclaim = true;
     s->evictions.preemption = true;
     s->evictions.refused_victim_wait_ms = 30000;
-    s->evictions.unasked_wait_ms = 1000;
+    s->evictions.unasked_wait_ms = 500;
     for (size_t i = 0; i < COUNT(default_strings); i++) {
         char *v = strdup(default_strings[i].value);
 

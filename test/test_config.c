@@ -856,7 +856,7 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert(s->evictions.reclaim);
     ck_assert(s->evictions.preemption);
     ck_assert_int_eq(s->evictions.refused_victim_wait_ms, 30000);
-    ck_assert_int_eq(s->evictions.unasked_wait_ms, 1000);
+    ck_assert_int_eq(s->evictions.unasked_wait_ms, 500);
 }
 
 START_TEST(test_settings_defaults)

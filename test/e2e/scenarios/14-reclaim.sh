@@ -299,7 +299,7 @@ scenario() {
   # ---- a pod kube-scheduler never asks muster about
   # six goes; borrow, waiting whole, is bound again on all 8 GPUs. Then team-b asks for one GPU
   # with a lone pod: no node passes kube-scheduler's own filter (Insufficient nvidia.com/gpu),
-  # so no filter reaches muster; muster finds it waiting unasked (evictions.unaskedWait, 1 s)
+  # so no filter reaches muster; muster finds it waiting unasked (evictions.unaskedWait, 500 ms)
   # and reclaims for it: borrow whole (a gang is a victim whole), solo bound, borrow back
   # waiting (8 GPUs do not fit beside solo's 1).
   # (No garbage collector runs here: six's pods are deleted with it by hand, kwok finishes.)
