@@ -115,6 +115,7 @@ struct ppod {
     char *subgroup; /* its subgroup's name, or NULL */
     int32_t sub;    /* index in its gang's subgroups, -1 = none */
     bool head, managed;
+    bool nominated; /* kube-scheduler's preemption makes room for it */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */

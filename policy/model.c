@@ -677,6 +677,7 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
         p->devices = POLICY_MAX_DEVICES;
     p->head = s->gang_head;
     p->managed = s->managed;
+    p->nominated = s->nominated;
     p->preemptible = s->preemptible;
     p->subgroup = s->subgroup && *s->subgroup ? pstrdup(s->subgroup) : NULL;
     p->sub = -1;
@@ -841,6 +842,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     p = ppod_find(c, s->namespace_, s->name);
     if (p && pod_same_incarnation(p, s)) {
         pset_str(&p->gpu_groups_hint, s->gpu_groups);
+        p->nominated = s->nominated;
         if (s->node && *s->node && p->phase != POLICY_POD_BOUND &&
             p->phase != POLICY_POD_EVICTING) {
             pset_str(&p->bound_node, s->node);

@@ -161,6 +161,9 @@ struct policy_pod_spec {
 
     /* Where it already runs (spec.nodeName); NULL = not bound. */
     const char *node;
+    /* status.nominatedNodeName is set: kube-scheduler's own preemption is making room for it,
+     * so muster does not evict for it unasked (policy_evict_unasked). */
+    bool nominated;
     /* GPU groups it holds on that node, "g0" or "g0,g3"; NULL = none. */
     const char *gpu_groups;
 };

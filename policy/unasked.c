@@ -30,13 +30,27 @@ static struct ppod *first_pending(const struct policy_cluster *c, const struct p
     return NULL;
 }
 
-/* Waiting, not filtered nor looked at for quiet_ms, its pod known that long. */
+/* kube-scheduler's own preemption is making room for one of its pods (nominatedNodeName). */
+static bool nominated(const struct policy_cluster *c, const struct pgang *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->nominated && p->phase == POLICY_POD_PENDING)
+            return true;
+    }
+    return false;
+}
+
+/* Waiting, not filtered nor looked at for quiet_ms, its pod known that long, and not being
+ * preempted for by kube-scheduler itself (which would then evict twice). */
 static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t now,
                   int64_t quiet_ms)
 {
     const struct ppod *p;
 
-    if (g->awaiting > 0 || g->unasked_next > now || (g->asked && now - g->asked < quiet_ms))
+    if (g->awaiting > 0 || g->unasked_next > now || (g->asked && now - g->asked < quiet_ms) ||
+        nominated(c, g))
         return false;
     if (!pgang_waits(c, g) || !(p = first_pending(c, g)))
         return false;

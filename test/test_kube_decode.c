@@ -252,6 +252,13 @@ START_TEST(test_pod_kuberay_head)
     ck_assert_int_eq(s.tolerations[0].op, POLICY_TOLERATE_EXISTS);
     ck_assert_int_eq(s.tolerations[0].effect, POLICY_TAINT_NO_EXECUTE);
     ck_assert(!kube_pod_is_terminal(j));
+    ck_assert(!s.nominated);
+    /* kube-scheduler's preemption nominated a node for it. */
+    cJSON_DeleteItemFromObject(j, "status");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(j, "status"), "nominatedNodeName", "n7");
+    ck_assert_int_eq(kube_pod_decode(j, &kube_decode_defaults, a, &s, err, sizeof(err), NULL),
+                     EXT_OK);
+    ck_assert(s.nominated);
     ext_arena_free(a);
     cJSON_Delete(j);
 }

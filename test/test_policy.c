@@ -1735,6 +1735,36 @@ START_TEST(reclaim_for_a_pod_kube_scheduler_never_asks_about)
 }
 END_TEST
 
+/* kube-scheduler's own preemption nominated a node for the pod (it outranks a pod there):
+ * kube-scheduler is making room, so muster does not evict for it too; once the nomination
+ * goes, muster looks as before. */
+START_TEST(unasked_leaves_a_nominated_pod_to_kube_scheduler)
+{
+    struct policy_pod_spec solo = {.namespace_ = "lab", .name = "solo", .uid = "uid-solo",
+                                   .cpu_milli = 1000, .memory_bytes = 4 * GiB, .gpus = 1,
+                                   .queue = "team-b", .managed = true, .nominated = true};
+    size_t decided;
+    char name[32];
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", NULL, "team-a", (struct pod_ask){name, 1, 1});
+    }
+    settle();
+    ck_assert_int_eq(policy_pod_upsert(C, &solo, NOW), POLICY_OK);
+    NOW += 60000;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 1000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 0);
+    solo.nominated = false; /* the watch: its nomination cleared */
+    ck_assert_int_eq(policy_pod_upsert(C, &solo, NOW), POLICY_OK);
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 1000, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 1);
+}
+END_TEST
+
 /* A gang of GPU pods only (no CPU head for kube-scheduler to pass to muster) never asked
  * about: the borrowing gang goes whole. And a waiting pod that fits is left alone: nothing is
  * planned or held for it until kube-scheduler asks. */
@@ -2147,6 +2177,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
          tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
+         tcase_add_test(tc, unasked_leaves_a_nominated_pod_to_kube_scheduler);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));

@@ -626,7 +626,7 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     const cJSON *meta = kube__get(pod, "metadata"), *spec = kube__get(pod, "spec");
     const cJSON *labels = kube__get(meta, "labels");
     const struct policy_label *l;
-    const char *type, *sched = NULL;
+    const char *type, *nominated, *sched = NULL;
     size_t nl;
     int rc;
 
@@ -663,6 +663,8 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
         s->gpu_groups = NULL;
     type = kube__map_value(labels, EXT_LABEL_RAY_NODE_TYPE);
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
+    nominated = kube__map_value(kube__get(pod, "status"), "nominatedNodeName");
+    s->nominated = nominated != NULL && *nominated != '\0';
     s->queue = kube__queue_label(labels, o);
     if (s->queue != NULL && !kube__object_ref_valid(s->queue))
         return kube__fail(c, EXT_EINVAL, labels,
