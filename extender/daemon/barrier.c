@@ -5,11 +5,13 @@
  * held here until the engine says the whole gang is at the barrier: its
  * answer is deferred (ext_bind_defer), so the connection waits without a
  * thread and a gang of any size can gather. The bind that completes the gang
- * commits every held member (GPU record, then Binding) and answers each held
- * bind with its outcome. A timer thread answers a held bind whose wait
+ * commits every held member (GPU record, then Binding; up to COMMIT_PARALLEL
+ * members at once) and answers each held bind with its outcome. A timer thread answers a held bind whose wait
  * (bindWait) runs out, with a reason naming who is missing; nothing of the
  * gang has been bound, and kube-scheduler retries.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +157,44 @@ static void finish_member(struct ext_daemon *d, const struct policy_assignment *
     pthread_mutex_unlock(&d->cache.lock);
 }
 
+#define COMMIT_PARALLEL 8 /* members posted at once: one by one, 512 Bindings took 8.6 s */
+
+struct commit_posts {
+    struct ext_daemon *d;
+    const struct policy_assignment *members;
+    size_t n;
+    atomic_size_t next;
+    int *rc;
+    char (*err)[512];
+};
+
+static void *post_members(void *arg)
+{
+    struct commit_posts *j = arg;
+
+    for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;)
+        j->rc[i] = ext_commit_member(j->d, &j->members[i], j->err[i], sizeof(j->err[i]));
+    return NULL;
+}
+
+/* Every member's GPU record and Binding, COMMIT_PARALLEL at a time (this thread one of them);
+ * the outcomes in rc[] and err[], in member order. */
+static void post_all(struct ext_daemon *d, const struct policy_bind_result *r, int *rc,
+                     char (*err)[512])
+{
+    pthread_t helpers[COMMIT_PARALLEL - 1];
+    struct commit_posts j = {.d = d, .members = r->members, .n = r->n, .rc = rc, .err = err};
+    size_t started = 0;
+
+    atomic_init(&j.next, 0);
+    while (started < COMMIT_PARALLEL - 1 && started + 1 < r->n &&
+           pthread_create(&helpers[started], NULL, post_members, &j) == 0)
+        started++;
+    post_members(&j);
+    for (size_t k = 0; k < started; k++)
+        pthread_join(helpers[k], NULL);
+}
+
 /*
  * Commit every member; returns the outcome for `self` (its error in
  * self_err). Shares are made real on the nodes for every member first: if
@@ -167,15 +207,25 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
     bool self_ok = false;
     int64_t deadline = ext_now_ms() + d->settings.gpu_sharing.reservation_timeout_ms;
     int prepared = EXT_OK;
+    int *rcs = calloc(r->n ? r->n : 1, sizeof(*rcs));
+    char(*errs)[512] = calloc(r->n ? r->n : 1, sizeof(*errs));
 
+    if (!rcs || !errs) {
+        prepared = EXT_ENOMEM;
+        snprintf(why, sizeof(why), "muster is out of memory");
+    }
     /* One deadline for the whole commit keeps it inside the scheduler's httpTimeout. */
     for (size_t i = 0; i < r->n && prepared == EXT_OK; i++)
         prepared = gpu_share_prepare(&d->share, &r->members[i], deadline, why, sizeof(why));
+    if (prepared == EXT_OK)
+        post_all(d, r, rcs, errs);
     for (size_t i = 0; i < r->n; i++) {
         const struct policy_assignment *m = &r->members[i];
         char err[512] = "";
-        int rc = prepared == EXT_OK ? ext_commit_member(d, m, err, sizeof(err)) : prepared;
+        int rc = prepared == EXT_OK ? rcs[i] : prepared;
 
+        if (prepared == EXT_OK)
+            snprintf(err, sizeof(err), "%s", errs[i]);
         if (prepared != EXT_OK && prepared != EXT_ESTOPPED) {
             ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangRequeued", "Warning",
                             why);
@@ -193,6 +243,8 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
             ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
         }
     }
+    free(rcs);
+    free(errs);
     return self_ok;
 }
 
