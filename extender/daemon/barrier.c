@@ -157,7 +157,7 @@ static void finish_member(struct ext_daemon *d, const struct policy_assignment *
     pthread_mutex_unlock(&d->cache.lock);
 }
 
-#define COMMIT_PARALLEL 8 /* members posted at once: one by one, 512 Bindings took 8.6 s */
+#define COMMIT_PARALLEL 16 /* members posted at once: one by one, 512 Bindings took 8.6 s */
 
 struct commit_posts {
     struct ext_daemon *d;
