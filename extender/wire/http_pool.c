@@ -110,6 +110,7 @@ static bool gate_enter(struct ext_http_server *s, const struct request *req)
 static void run(struct ext_http_server *s, struct request *req)
 {
     bool large = gate_enter(s, req), resume = false, trim = false;
+    bool huge = req->len >= HTTP_TRIM_BODY;
     struct reply out = {0};
 
     http_routes[req->route].serve(s, req, &out);
@@ -118,7 +119,7 @@ static void run(struct ext_http_server *s, struct request *req)
     if (large) {
         s->large_active--;
         pthread_cond_signal(&s->large_free);
-        trim = s->large_active == 0;
+        trim = huge && s->large_active == 0;
     }
     if (!req->deferred) {
         req->reply = out;
@@ -130,7 +131,7 @@ static void run(struct ext_http_server *s, struct request *req)
         waiting_add(s, req);
     }
     pthread_mutex_unlock(&s->lock);
-    /* What a large body's parse took goes back to the system once none is decoding. */
+    /* What a huge body's parse took goes back to the system once no large one is decoding. */
     if (trim)
         malloc_trim(0);
     if (resume)
