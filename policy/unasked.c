@@ -12,9 +12,7 @@
  * A gang looked at in vain is looked at again after twice as long each time (up to 16 times
  * the quiet time), so a long queue of waiting gangs costs little.
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 
