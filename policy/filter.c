@@ -147,7 +147,6 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct pstatement st = {0};
     char why[POLICY_REASON_LEN];
     struct pgang *ahead;
-    int rc;
 
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
@@ -162,7 +161,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
     }
-    pstatement_cleanup(&st);
+    pstatement_keep(&st);
     p->extra = !g->singleton;
     pgang_plan_renew(c, g, now);
     if (g->singleton) {
@@ -170,9 +169,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         pgang_unmark_waiting(c, g);
     }
     pgang_set_reason(g, PREASON_NONE, NULL);
-    pset_str(&p->reason, NULL);
-    rc = POLICY_OK;
-    return rc;
+    return POLICY_OK;
 }
 
 /* The first member filtered plans the whole gang's minimum. */
@@ -203,7 +200,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
         pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
     }
-    pstatement_cleanup(&st);
+    pstatement_keep(&st);
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);
@@ -234,17 +231,13 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
     return filter_gang(c, p, g, now, out);
 }
 
-int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
-                  const char *const *cands, size_t n, int64_t now, struct policy_filter_result *out)
+static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *const *cands, size_t n,
+                      int64_t now, struct policy_filter_result *out)
 {
-    struct ppod *p = ppod_find(c, ns, name);
     struct pgang *g;
     char why[POLICY_REASON_LEN];
     int rc;
 
-    memset(out, 0, sizeof(*out));
-    if (!p)
-        return POLICY_ENOENT;
     out->n = n;
     out->verdicts = calloc(n ? n : 1, sizeof(*out->verdicts));
     if (!out->verdicts)
@@ -288,6 +281,23 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
         move_within(c, p, cands, n, why, sizeof(why)) != 0)
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
     return answer_planned(c, p, cands, out);
+}
+
+int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
+                  const char *const *cands, size_t n, int64_t now, struct policy_filter_result *out)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!p)
+        return POLICY_ENOENT;
+    rc = filter_pod(c, p, cands, n, now, out);
+    /* kube-scheduler parks a pod every node of which was turned away until something it
+     * watches changes: a spec change it does not watch has to hand it back. */
+    if (rc == POLICY_OK)
+        p->refused = out->reason != NULL;
+    return rc;
 }
 
 int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name,

@@ -116,6 +116,7 @@ struct ppod {
     int32_t sub;    /* index in its gang's subgroups, -1 = none */
     bool head, managed;
     bool nominated; /* kube-scheduler's preemption makes room for it */
+    bool refused;   /* muster's last filter answer turned every offered node away */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
@@ -408,6 +409,9 @@ struct pstatement {
 };
 
 void pstatement_discard(struct policy_cluster *c, struct pstatement *st);
+/* The pass stands: what its pods were told while they waited is no longer so. A trial
+ * pass (discarded, or one that failed) leaves their words as they were. */
+void pstatement_keep(struct pstatement *st);
 void pstatement_cleanup(struct pstatement *st);
 
 /* Plan every missing minimum member of a gang into st; the rest of the

@@ -133,6 +133,13 @@ void pstatement_cleanup(struct pstatement *st)
     memset(st, 0, sizeof(*st));
 }
 
+void pstatement_keep(struct pstatement *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        pset_str(&st->pods[i]->reason, NULL);
+    pstatement_cleanup(st);
+}
+
 /* Undo every placement of the statement, last first. */
 void pstatement_discard(struct policy_cluster *c, struct pstatement *st)
 {
@@ -224,7 +231,6 @@ static int place_members(struct policy_cluster *c, const struct pgang *g, struct
             subgroup_reason(g, members, n, p, detail, why, len);
             return -1;
         }
-        pset_str(&p->reason, NULL);
         prev = p;
     }
     return 0;
@@ -420,7 +426,10 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     enum preason_kind kind;
     int rc = pplan_gang_try(c, g, must, &st, &kind, why, sizeof(why));
 
-    pstatement_cleanup(&st);
+    if (rc == 0)
+        pstatement_keep(&st);
+    else
+        pstatement_cleanup(&st);
     if (rc != 0) {
         pgang_set_reason(g, kind, why);
         for (size_t i = 0; i < g->nmembers; i++) {

@@ -482,6 +482,8 @@ struct policy_pod_view {
     int32_t gpu_devices;
     const char *gpu_groups;   /* NULL unless shared */
     const char *reason;       /* why it waits; NULL otherwise */
+    bool refused;             /* muster's last filter answer for it was no: kube-scheduler
+                               * parked it and retries it only on events it watches */
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */

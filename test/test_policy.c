@@ -1765,6 +1765,62 @@ START_TEST(unasked_leaves_a_nominated_pod_to_kube_scheduler)
 }
 END_TEST
 
+/* What a pod was last told, and whether muster's last answer parked it in kube-scheduler. */
+static bool refused_with(const char *ns, const char *name, const char *reason_part)
+{
+    struct policy_pod_view v;
+
+    ck_assert(policy_pod_view_get(C, ns, name, &v));
+    return v.refused && v.reason && strstr(v.reason, reason_part);
+}
+
+/* The e2e's helm upgrade (12) in the engine: gang "big" (3 GPUs) waits on team-a's GPU limit
+ * of 2; the limit is raised to 3. kube-scheduler does not watch Queues, so the daemon hands
+ * the parked pods back, and it knows them by their refused mark. The unasked look that now
+ * finds the gang fits is a trial: it must leave that mark and the pods' words alone, or no
+ * pod is handed back and the gang waits for good (the bug that failed CI on 2026-12-01). */
+START_TEST(a_trial_plan_leaves_a_parked_gang_marked_for_its_nudge)
+{
+    struct policy_queue_spec q = {.name = "team-a"};
+    struct policy_pod_view v;
+    char why[512];
+    size_t decided;
+
+    add_node("n1", 64, 8);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? 2000 : -1;
+        q.limit.v[r] = r == POLICY_RES_GPU ? 2000 : -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    add_gpu_gang("big", "team-a", 3);
+    ck_assert_int_eq(schedule("lab", "big-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_ptr_nonnull(strstr(why, "gpu limit 2"));
+    ck_assert_int_eq(schedule("lab", "big-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert(refused_with("lab", "big-0", "gpu limit 2"));
+    ck_assert(refused_with("lab", "big-1", "gpu limit 2"));
+    /* big-2 was never answered: kube-scheduler did not park it on muster's word. */
+    ck_assert(!refused_with("lab", "big-2", ""));
+    q.limit.v[POLICY_RES_GPU] = 3000;
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    NOW += 10000;
+    ck_assert_int_eq(policy_evict_unasked(C, NOW, 500, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 0);
+    ck_assert(refused_with("lab", "big-0", "gpu limit 2"));
+    ck_assert(refused_with("lab", "big-1", "gpu limit 2"));
+    ck_assert_int_eq(count_placed("lab", "big-", 3), 0); /* nothing held by the look */
+    /* Handed back, kube-scheduler asks again: planned, the mark and the words go. */
+    ck_assert_int_eq(schedule("lab", "big-0", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert(!refused_with("lab", "big-0", ""));
+    ck_assert(policy_pod_view_get(C, "lab", "big-1", &v));
+    ck_assert(!v.refused);
+    ck_assert_ptr_null(v.reason);
+    settle();
+    ck_assert_int_eq(count_placed("lab", "big-", 3), 3);
+    check_invariants();
+}
+END_TEST
+
 /* A gang of GPU pods only (no CPU head for kube-scheduler to pass to muster) never asked
  * about: the borrowing gang goes whole. And a waiting pod that fits is left alone: nothing is
  * planned or held for it until kube-scheduler asks. */
@@ -2178,6 +2234,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
          tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
          tcase_add_test(tc, unasked_leaves_a_nominated_pod_to_kube_scheduler);
+         tcase_add_test(tc, a_trial_plan_leaves_a_parked_gang_marked_for_its_nudge);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));

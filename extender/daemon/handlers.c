@@ -340,6 +340,8 @@ static void state_pod(const struct policy_pod_view *v, void *ctx)
         cJSON_AddStringToObject(p, "gpuGroups", v->gpu_groups);
     if (v->reason)
         cJSON_AddStringToObject(p, "reason", v->reason);
+    if (v->refused)
+        cJSON_AddTrueToObject(p, "refused");
     cJSON_AddItemToArray(ctx, p);
 }
 

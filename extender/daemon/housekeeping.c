@@ -142,11 +142,11 @@ static void collect_waiting(const struct policy_pod_view *v, void *ctx)
 
     if (!v->managed)
         return;
-    /* Pending pods muster turned away (they have a reason), after a spec change: one
-     * muster never answered is not parked on muster's word and is retried without a touch;
-     * the planned members of a gang that was planned after kube-scheduler had turned some
-     * away ("3 of 5 members exist"). */
-    if (!(w->all && v->phase == POLICY_POD_PENDING && v->reason) &&
+    /* Pending pods muster's last answer turned away, after a spec change: one muster
+     * never answered, or last said yes to, is not parked on muster's word and is retried
+     * without a touch; the planned members of a gang that was planned after kube-scheduler
+     * had turned some away ("3 of 5 members exist"). */
+    if (!(w->all && v->refused) &&
         !(v->phase == POLICY_POD_PLANNED && (w->planned || gang_listed(w->cache, v->gang))))
         return;
     snprintf(key, sizeof(key), "/api/v1/namespaces/%s/pods/%s", v->namespace_, v->name);
