@@ -447,6 +447,10 @@ int64_t pnode_fill_score(const struct pnode *n);
 
 /* KAI's order between two waiting gangs' minimums: < 0 when a goes first. */
 int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b);
+/* Keep *x among best[0..*n), the first max elements of a stream in cmp's order: a bounded
+ * selection, not a sort (when full, the last one goes). Elements of size bytes, as qsort_r. */
+void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const void *x,
+                       int (*cmp)(const void *, const void *, void *), void *ctx);
 /*
  * With u's placement (the gang's minimum, or extra pod x of it) charged: is
  * there a waiting gang ahead of it in order that could run without u's

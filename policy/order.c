@@ -273,19 +273,19 @@ static size_t units_of(struct policy_cluster *c, struct pgang *g, const struct u
     return n;
 }
 
-/* Keep u among best[0..*n), the first ORDER_MAX_AHEAD units seen so far, in order. */
-static void keep_first(struct policy_cluster *c, struct unit *best, size_t *n, const struct unit *u)
+void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const void *x,
+                       int (*cmp)(const void *, const void *, void *), void *ctx)
 {
-    size_t i;
+    char *b = best;
+    size_t slot, i;
 
-    if (*n == ORDER_MAX_AHEAD && cmp_units(u, &best[ORDER_MAX_AHEAD - 1], c) >= 0)
+    if (*n == max && cmp(x, b + (max - 1) * size, ctx) >= 0)
         return;
-    i = *n < ORDER_MAX_AHEAD ? (*n)++ : ORDER_MAX_AHEAD - 1; /* full: the last one goes */
-    while (i > 0 && cmp_units(u, &best[i - 1], c) < 0) {
-        best[i] = best[i - 1];
-        i--;
-    }
-    best[i] = *u;
+    slot = *n < max ? (*n)++ : max - 1; /* full: the last one goes */
+    for (i = slot; i > 0 && cmp(x, b + (i - 1) * size, ctx) < 0; i--)
+        ;
+    memmove(b + (i + 1) * size, b + i * size, (slot - i) * size);
+    memcpy(b + i * size, x, size);
 }
 
 /* The units ahead of `self`, in order, at most ORDER_MAX_AHEAD: the first of a selection, not
@@ -307,7 +307,7 @@ static size_t units_ahead(struct policy_cluster *c, const struct unit *self, str
             continue;
         k = units_of(c, g, self, mine, ORDER_MAX_AHEAD);
         for (size_t j = 0; j < k; j++)
-            keep_first(c, out, &n, &mine[j]);
+            porder_keep_first(out, &n, ORDER_MAX_AHEAD, sizeof(*out), &mine[j], cmp_units, c);
     }
     return n;
 }

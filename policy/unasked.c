@@ -55,20 +55,9 @@ static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t
     return now - p->seen >= quiet_ms;
 }
 
-/* Keep g among best[0..*n), the first max quiet gangs in queue order seen so far. */
-static void keep_first(struct policy_cluster *c, struct pgang **best, size_t *n, size_t max,
-                       struct pgang *g)
+static int cmp_gangs(const void *a, const void *b, void *c)
 {
-    size_t i;
-
-    if (*n == max && porder_gangs(c, g, best[max - 1]) >= 0)
-        return;
-    i = *n < max ? (*n)++ : max - 1; /* full: the last one goes */
-    while (i > 0 && porder_gangs(c, g, best[i - 1]) < 0) {
-        best[i] = best[i - 1];
-        i--;
-    }
-    best[i] = g;
+    return porder_gangs(c, *(struct pgang *const *)a, *(struct pgang *const *)b);
 }
 
 /* Plan g on every node, as its filter would, and undo it; true = evictions were decided. */
@@ -125,7 +114,7 @@ int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms
         struct pgang *g = pgang_at(c, c->waiting.v[i]);
 
         if (g && quiet(c, g, now, quiet_ms))
-            keep_first(c, found, &n, max, g);
+            porder_keep_first(found, &n, max, sizeof(*found), &g, cmp_gangs, c);
     }
     for (size_t i = 0; i < n; i++) {
         struct pgang *g = found[i];
