@@ -583,6 +583,9 @@ typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);
 void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx);
+/* Only the gangs whose sources disagree (conflict set), in no set order: what a periodic
+ * check can afford when a hundred thousand gangs of one would each be sorted and described. */
+void policy_each_conflicting_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx);
 void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void *ctx);
 void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *ctx);
 /* The workload histogram (at most 64 shapes), heaviest first. */

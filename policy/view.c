@@ -267,6 +267,23 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     free(all);
 }
 
+void policy_each_conflicting_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        const struct pgang *g = c->gangs.items[i];
+        struct policy_gang_view v;
+        char text[POLICY_REASON_LEN * 2];
+        struct gang_view_buf b = {.text = text};
+
+        if (!g || !g->conflict || !(g->nmembers > 0 || pgang_declared(g)))
+            continue;
+        b.subs = g->nsubs ? calloc(g->nsubs, sizeof(*b.subs)) : NULL;
+        gang_view(c, g, &v, &b);
+        fn(&v, ctx);
+        free(b.subs);
+    }
+}
+
 static int cmp_queue_name(const void *a, const void *b)
 {
     const struct pqueue *x = *(struct pqueue *const *)a, *y = *(struct pqueue *const *)b;

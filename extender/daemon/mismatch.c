@@ -92,7 +92,7 @@ size_t gang_mismatch_report(struct gang_mismatch *m, struct cache *c, struct ext
     }
     r->m = m;
     pthread_mutex_lock(&c->lock);
-    policy_each_gang(c->engine, visit_gang, r);
+    policy_each_conflicting_gang(c->engine, visit_gang, r);
     for (size_t i = 0; i < r->nchanged; i++) {
         r->gang = r->changed[i]->string;
         r->text = r->changed[i]->valuestring;
