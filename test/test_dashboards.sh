@@ -27,6 +27,7 @@ ANNOUNCED = {}
 # Checked to have no sample here, so a sample showing up takes over from the entry.
 NO_SAMPLE_OFFLINE = {
     "muster_reservation_timeouts_total": ({"node"}, "a reservation pod timing out (gpu_share.c)"),
+    "muster_kube_requests_total": ({"verb", "resource", "code"}, "a request to the API server (kube/client.c)"),
 }
 # Labels Prometheus adds when it scrapes a target (ServiceMonitor: pod, namespace, service, ...).
 TARGET_LABELS = {"instance", "job", "pod", "namespace", "service", "endpoint", "container"}

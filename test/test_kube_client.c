@@ -377,6 +377,89 @@ START_TEST(test_patch_create_delete)
 }
 END_TEST
 
+/* The verb and resource labels of muster_kube_requests_total, for every path muster uses. */
+START_TEST(test_request_labels)
+{
+    static const struct {
+        const char *method, *path, *verb, *resource;
+    } cases[] = {
+        {"POST", "/api/v1/namespaces/lab/pods/p-0/binding", "CREATE", "pods/binding"},
+        {"PATCH", "/api/v1/namespaces/lab/pods/p-0", "PATCH", "pods"},
+        {"POST", "/api/v1/namespaces/lab/pods/p-0/eviction", "CREATE", "pods/eviction"},
+        {"GET", "/api/v1/pods?limit=500&continue=abc", "LIST", "pods"},
+        {"GET", "/api/v1/pods?watch=1&resourceVersion=7&allowWatchBookmarks=true", "WATCH", "pods"},
+        {"POST", "/api/v1/namespaces/lab/events", "CREATE", "events"},
+        {"PATCH", "/apis/muster.dev/v1alpha1/queues/team-a/status", "PATCH", "queues/status"},
+        {"GET", "/apis/coordination.k8s.io/v1/namespaces/muster-system/leases/muster-scheduler",
+         "GET", "leases"},
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", "LIST",
+         "poddisruptionbudgets"},
+        {"GET", "/api/v1/namespaces/lab", "GET", "namespaces"},
+        {"GET", "/api/v1/nodes", "LIST", "nodes"},
+        {"PUT", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", "UPDATE", "leases"},
+        {"DELETE", "/api/v1/namespaces/lab/pods/p-0", "DELETE", "pods"},
+        {"GET", "/version", "GET", "other"},
+        {"GET", "/", "GET", "other"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char verb[16], resource[128];
+
+        kube_request_labels(cases[i].method, cases[i].path, verb, sizeof(verb), resource,
+                            sizeof(resource));
+        ck_assert_msg(strcmp(verb, cases[i].verb) == 0 && strcmp(resource, cases[i].resource) == 0,
+                      "%s %s: %s %s, want %s %s", cases[i].method, cases[i].path, verb, resource,
+                      cases[i].verb, cases[i].resource);
+    }
+}
+END_TEST
+
+/* Every request is counted once it ends, by verb, resource and status; no response = error. */
+START_TEST(test_requests_counted)
+{
+    const char *script[] = {"patch_ok.http", "status_404.http"};
+    struct ext_metrics *m = ext_metrics_new();
+    struct kube_client_opts opts = {
+        .requests = ext_metrics_counter(m, "muster_kube_requests_total", "requests",
+                                        "verb,resource,code")};
+    cJSON *ann = cJSON_Parse("{\"metadata\":{\"annotations\":{\"a\":\"b\"}}}");
+    struct kube_conn conn;
+    struct kube_client *c;
+    char err[512] = "", *text;
+    struct canned_api s;
+    size_t len;
+    int port;
+
+    canned_api_start(&s, "kube", script, 2);
+    c = canned_api_client(&s, &opts);
+    ck_assert_int_eq(
+        kube_patch_merge(c, "/api/v1/namespaces/ml/pods/p", ann, NULL, err, sizeof(err)), EXT_OK);
+    ck_assert_int_ne(
+        kube_patch_merge(c, "/api/v1/namespaces/ml/pods/q", ann, NULL, err, sizeof(err)), EXT_OK);
+    kube_client_free(c);
+    port = s.port;
+    canned_api_stop(&s);
+    kube_conn_init(&conn);
+    ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", port) > 0);
+    c = kube_client_new(&conn, &opts, err, sizeof(err));
+    ck_assert_int_eq(kube_request(c, "GET", "/api/v1/nodes", NULL, NULL, NULL, NULL, err,
+                                  sizeof(err)),
+                     EXT_EIO);
+    ck_assert_int_eq(ext_metrics_render(m, &text, &len), EXT_OK);
+    ck_assert_msg(strstr(text, "muster_kube_requests_total{verb=\"PATCH\",resource=\"pods\","
+                               "code=\"200\"} 1\n"), "%s", text);
+    ck_assert_msg(strstr(text, "muster_kube_requests_total{verb=\"PATCH\",resource=\"pods\","
+                               "code=\"404\"} 1\n"), "%s", text);
+    ck_assert_msg(strstr(text, "muster_kube_requests_total{verb=\"LIST\",resource=\"nodes\","
+                               "code=\"error\"} 1\n"), "%s", text);
+    free(text);
+    kube_client_free(c);
+    kube_conn_cleanup(&conn);
+    cJSON_Delete(ann);
+    ext_metrics_free(m);
+}
+END_TEST
+
 static const char *json_str(const cJSON *o, const char *a, const char *b)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
@@ -753,6 +836,8 @@ static Suite *kube_suite(void)
     tc = tcase_create("helpers");
     tcase_add_test(tc, test_binding);
     tcase_add_test(tc, test_patch_create_delete);
+    tcase_add_test(tc, test_request_labels);
+    tcase_add_test(tc, test_requests_counted);
     tcase_add_test(tc, test_event);
     suite_add_tcase(s, tc);
 

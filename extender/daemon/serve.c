@@ -311,7 +311,12 @@ static int register_metrics(struct ext_daemon *d)
         m, "muster_queue_demand",
         "What each queue's bound and waiting gangs ask (cpu cores, memory bytes, GPUs)",
         "queue,resource");
-    if (!d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
+    d->kube_requests = ext_metrics_counter(
+        m, "muster_kube_requests_total",
+        "Requests to the API server by verb (LIST, WATCH, GET, CREATE, PATCH, DELETE), "
+        "resource (pods/binding, events, queues/status) and HTTP status (error: no response)",
+        "verb,resource,code");
+    if (!d->kube_requests || !d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
         !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader || !d->ready ||
         !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
         !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
@@ -354,13 +359,14 @@ static char *read_file(const char *path, char *err, size_t errlen)
 
 static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
 {
+    struct kube_client_opts opts = {.requests = d->kube_requests};
     struct kube_conn conn;
     int rc;
 
     kube_conn_init(&conn);
     rc = kube_conn_discover(&conn, *d->settings.kubeconfig ? d->settings.kubeconfig : NULL, NULL,
                             err, errlen);
-    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, NULL, err, errlen)))
+    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, &opts, err, errlen)))
         rc = EXT_EIO;
     kube_conn_cleanup(&conn);
     return rc;

@@ -216,6 +216,85 @@ size_t kube__max_reply(const struct kube_client *c)
     return c->opts.max_reply;
 }
 
+/* Up to max '/'-separated segments of path before its query, as pointers and lengths. */
+static size_t path_segments(const char *path, const char **seg, size_t *len, size_t max)
+{
+    size_t n = 0;
+    const char *p = path;
+
+    while (*p && *p != '?' && n < max) {
+        const char *start;
+
+        while (*p == '/')
+            p++;
+        start = p;
+        while (*p && *p != '/' && *p != '?')
+            p++;
+        if (p > start) {
+            seg[n] = start;
+            len[n++] = (size_t)(p - start);
+        }
+    }
+    return n;
+}
+
+static bool segment_is(const char *seg, size_t len, const char *word)
+{
+    return strlen(word) == len && strncmp(seg, word, len) == 0;
+}
+
+void kube_request_labels(const char *method, const char *path, char *verb, size_t verblen,
+                         char *resource, size_t reslen)
+{
+    const char *seg[8], *query = strchr(path, '?');
+    size_t len[8], n = path_segments(path, seg, len, 8), i = 0;
+    bool named;
+
+    if (n > 0 && segment_is(seg[0], len[0], "api"))
+        i = 2;
+    else if (n > 0 && segment_is(seg[0], len[0], "apis"))
+        i = 3;
+    else
+        n = 0;
+    if (n >= i + 3 && segment_is(seg[i], len[i], "namespaces"))
+        i += 2;
+    if (n <= i) {
+        snprintf(resource, reslen, "other");
+        named = true;
+    } else if (n > i + 2) {
+        snprintf(resource, reslen, "%.*s/%.*s", (int)len[i], seg[i], (int)len[i + 2], seg[i + 2]);
+        named = true;
+    } else {
+        snprintf(resource, reslen, "%.*s", (int)len[i], seg[i]);
+        named = n > i + 1;
+    }
+    if (strcmp(method, "GET") == 0)
+        snprintf(verb, verblen, "%s",
+                 named ? "GET"
+                 : query && (strstr(query, "watch=1") || strstr(query, "watch=true")) ? "WATCH"
+                                                                                       : "LIST");
+    else if (strcmp(method, "POST") == 0)
+        snprintf(verb, verblen, "CREATE");
+    else if (strcmp(method, "PUT") == 0)
+        snprintf(verb, verblen, "UPDATE");
+    else
+        snprintf(verb, verblen, "%s", method);
+}
+
+void kube__count(const struct kube_client *c, const char *method, const char *path, long code)
+{
+    char verb[16], resource[128], status[16];
+
+    if (!c->opts.requests)
+        return;
+    kube_request_labels(method, path, verb, sizeof(verb), resource, sizeof(resource));
+    if (code > 0)
+        snprintf(status, sizeof(status), "%ld", code);
+    else
+        snprintf(status, sizeof(status), "error");
+    ext_series_add(ext_metric_with(c->opts.requests, (const char *[]){verb, resource, status}), 1);
+}
+
 char *kube__url(const struct kube_client *c, const char *path)
 {
     char *url;
@@ -526,6 +605,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     set_method(h, method, body);
     cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code); /* 0 without a response */
+    kube__count(c, method, path, code);
     if (cc == CURLE_WRITE_ERROR && buf.overflow) {
         (void)ext_errf(err, errlen, EXT_OK, "%s %s: reply over %zu bytes", method, path, buf.max);
         result = EXT_ETOOBIG;
@@ -535,7 +616,6 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
         result = kube__curl_error(method, path, cc, errbuf, err, errlen);
         goto out;
     }
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     if (status)
         *status = code;
     if (code < 200 || code > 299)

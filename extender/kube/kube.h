@@ -99,7 +99,17 @@ struct kube_client_opts {
     long timeout_ms;         /* a whole request; default 30000 */
     size_t max_reply;        /* reply body cap; default 64 MiB */
     const char *user_agent;  /* default "muster/VERSION" */
+    /* A counter family labelled "verb,resource,code" (muster_kube_requests_total), or NULL:
+     * every request and every list and watch is counted once it ends. */
+    struct ext_metric *requests;
 };
+
+/* The resource a request path names, with its subresource: "pods", "pods/binding",
+ * "queues/status", "leases"; "other" for a path that is not a resource's. And the verb in
+ * the API server's words: GET of a collection is LIST, with watch=true WATCH; POST is
+ * CREATE, PUT UPDATE. */
+void kube_request_labels(const char *method, const char *path, char *verb, size_t verblen,
+                         char *resource, size_t reslen);
 
 /* conn is copied; opts may be NULL for the defaults. NULL on failure, err says why. */
 struct kube_client *kube_client_new(const struct kube_conn *conn,

@@ -204,6 +204,8 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
     cc = curl_easy_perform(w->curl);
     curl_easy_setopt(w->curl, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &w->status);
+    if (!atomic_load(&w->stopping)) /* not a failure: this muster is stopping */
+        kube__count(w->client, "GET", path, w->status);
     rc = EXT_OK;
     if (atomic_load(&w->stopping))
         rc = EXT_ESTOPPED;

@@ -91,6 +91,17 @@ f15_evictions_baseline() {
       printf -v "F15_BASE_${k}_$r" '%s' "$(f15_evictions "$k" "$r")"
     done
   done
+  F15_BASE_EVICTION_POSTS=$(f15_eviction_posts)
+}
+# The Evictions muster posted that the API server took (2xx), dry runs included, as its
+# muster_kube_requests_total counts them.
+f15_eviction_posts() {
+  local v code sum=0
+  for code in 200 201; do
+    v=$(f15_metric "muster_kube_requests_total{verb=\"CREATE\",resource=\"pods/eviction\",code=\"$code\"}")
+    [[ $v == absent ]] || sum=$((sum + v))
+  done
+  echo "$sum"
 }
 
 # f15_state [gang]: muster's /debug/state for this namespace's gangs and the evictions, as lines;
@@ -279,6 +290,10 @@ scenario() {
   reclaimed=$(f15_evictions reclaim evicted)
   [[ $evicted == 9 && $refused == 0 && $reclaimed == 0 ]] ||
     { e2e_err "muster_evictions_total: preempt evicted $evicted, refused $refused, reclaim evicted $reclaimed; want 9, 0, 0"; return 1; }
+  # Each victim: a dry run, then the eviction itself, both 201 from the real API server.
+  local posts=$(($(f15_eviction_posts) - F15_BASE_EVICTION_POSTS))
+  ((posts >= 18)) ||
+    { e2e_err "muster_kube_requests_total counts $posts Evictions taken (2xx) for 9 victims; want at least 18 (dry run and eviction each)"; return 1; }
 
   # ---- peer, priority 50 like high: 2 GPUs are free, and an equal priority preempts nothing
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-preempt-peer.yaml"
