@@ -132,6 +132,10 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, int64_t now,
 {
     char why[POLICY_REASON_LEN];
 
+    /* Victims chosen before are still leaving (one refused since, say): their room is not
+     * free yet, and choosing more now would evict for room that is on its way. */
+    if (g->awaiting > 0)
+        return awaiting_victims(c, g, out);
     if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
         preclaim(c, g, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return -1;
@@ -247,6 +251,7 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
     policy_expire(c, now);
     g = ppod_gang(c, p);
     g->asked = now;
+    g->unasked_backoff = 0; /* asked: a later quiet spell is looked at after quiet time */
     if (p->phase == POLICY_POD_BOUND || p->phase == POLICY_POD_EVICTING) {
         snprintf(why, sizeof(why), "pod is already bound to node %s%s",
                  p->bound_node ? p->bound_node : "?",
@@ -295,8 +300,10 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     rc = filter_pod(c, p, cands, n, now, out);
     /* kube-scheduler parks a pod every node of which was turned away until something it
      * watches changes: a spec change it does not watch has to hand it back. */
-    if (rc == POLICY_OK)
+    if (rc == POLICY_OK) {
         p->refused = out->reason != NULL;
+        p->parked_hint = false;
+    }
     return rc;
 }
 

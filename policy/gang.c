@@ -414,7 +414,8 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
         }
     }
     g->planned = false;
-    g->awaiting = 0;
+    /* awaiting stays: it counts victims still leaving for g (their evict_by), which go on
+     * leaving whatever becomes of the plan made on their room. */
     pgang_mark_waiting(c, g);
 }
 

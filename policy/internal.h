@@ -117,6 +117,7 @@ struct ppod {
     bool head, managed;
     bool nominated; /* kube-scheduler's preemption makes room for it */
     bool refused;   /* muster's last filter answer turned every offered node away */
+    bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */

@@ -678,6 +678,8 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->head = s->gang_head;
     p->managed = s->managed;
     p->nominated = s->nominated;
+    /* Parked before this muster could answer it (a restart): handed back once. */
+    p->refused = p->parked_hint = s->unschedulable;
     p->preemptible = s->preemptible;
     p->subgroup = s->subgroup && *s->subgroup ? pstrdup(s->subgroup) : NULL;
     p->sub = -1;
@@ -754,6 +756,18 @@ static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
     }
     pset_str(&p->reason, NULL);
     pgang_note_bound(c, ppod_gang(c, p));
+}
+
+void policy_parked_hints_spent(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->pods.n; i++) {
+        struct ppod *p = c->pods.items[i];
+
+        if (p && p->parked_hint) {
+            p->parked_hint = false;
+            p->refused = false;
+        }
+    }
 }
 
 static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)

@@ -279,6 +279,8 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
     char *b = best;
     size_t slot, i;
 
+    if (max == 0)
+        return;
     if (*n == max && cmp(x, b + (max - 1) * size, ctx) >= 0)
         return;
     slot = *n < max ? (*n)++ : max - 1; /* full: the last one goes */

@@ -164,6 +164,10 @@ struct policy_pod_spec {
     /* status.nominatedNodeName is set: kube-scheduler's own preemption is making room for it,
      * so muster does not evict for it unasked (policy_evict_unasked). */
     bool nominated;
+    /* Its PodScheduled condition is False with reason Unschedulable: kube-scheduler turned it
+     * away and parked it. Read for a pod first seen (a restarted muster did not answer it
+     * itself), so a spec change hands it back (policy_pod_view.refused). */
+    bool unschedulable;
     /* GPU groups it holds on that node, "g0" or "g0,g3"; NULL = none. */
     const char *gpu_groups;
 };
@@ -579,6 +583,10 @@ typedef void (*policy_gang_fn)(const struct policy_gang_view *v, void *ctx);
 typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
 typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
+
+/* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
+ * been handed back: from now on only muster's own answers mark a pod refused. */
+void policy_parked_hints_spent(struct policy_cluster *c);
 
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);

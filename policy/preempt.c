@@ -53,6 +53,10 @@ bool policy_preempt_victims(struct policy_cluster *c, const char *ns, const char
 
     if (!pre)
         return false;
+    /* muster is already making room for the preemptor's gang (its victims are leaving):
+     * kube-scheduler's preemption would evict a second set for the same room. */
+    if (ppod_gang(c, pre) && ppod_gang(c, pre)->awaiting > 0)
+        return false;
     for (size_t i = 0; i < n; i++) {
         const struct ppod *v = ppod_at(c, pidx_get(&c->pod_ix, victims[i]));
         const struct pgang *g = v ? ppod_gang(c, v) : NULL;

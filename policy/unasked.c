@@ -64,14 +64,15 @@ static int cmp_gangs(const void *a, const void *b, void *c)
 static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
 {
     struct pstatement st = {0};
-    char why[POLICY_REASON_LEN];
-    enum preason_kind kind;
+    char why[POLICY_REASON_LEN] = "";
+    enum preason_kind kind = PREASON_NONE;
     struct ppod *p = first_pending(c, g);
     int rc;
 
     if (g->singleton) {
         rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
-        kind = pplan_reason_kind(why);
+        if (rc != 0)
+            kind = pplan_reason_kind(why);
     } else {
         rc = pplan_gang_try(c, g, NULL, &st, &kind, why, sizeof(why));
     }

@@ -188,6 +188,32 @@ static void add_pod(struct rig *r, const char *name, const char *group)
     apply(r, json);
 }
 
+/* A pod kube-scheduler parked before this muster started (PodScheduled False, Unschedulable)
+ * is handed back at the first change, and not at the next: that one was its predecessor's
+ * word, and kube-scheduler asks this muster once the pod is back in its queue. */
+START_TEST(test_nudge_parked_before_start_once)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "empty_cluster.json");
+    add_node(&r);
+    apply(&r, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"parked\","
+              "\"namespace\":\"lab\",\"uid\":\"uid-parked\"},\"spec\":{\"schedulerName\":"
+              "\"muster\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+              "{\"cpu\":\"100m\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
+              "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+              "\"Unschedulable\"}]}}");
+    add_pod(&r, "fresh", NULL);
+    r.d.cache.nudge = true;
+    housekeeping_tick(r.hk, 1);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 1);
+    r.d.cache.nudge = true;
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 1);
+    rig_down(&r);
+}
+END_TEST
+
 /* 600 pending pods muster turned away, after a change: every one is handed back, none past
  * a cap. 50 pending pods muster never answered are not: kube-scheduler did not park them on
  * muster's word (issue 14: a Queue made while 4,000 pods waited for kube-scheduler patched
@@ -316,6 +342,7 @@ static Suite *housekeeping_suite(void)
     tcase_add_test(tc, test_nudge_after_change);
     tcase_add_test(tc, test_nudge_gang);
     tcase_add_test(tc, test_nudge_many_pending);
+    tcase_add_test(tc, test_nudge_parked_before_start_once);
     tcase_add_test(tc, test_nudge_many_gangs);
     suite_add_tcase(s, tc);
 

@@ -259,6 +259,26 @@ START_TEST(test_pod_kuberay_head)
     ck_assert_int_eq(kube_pod_decode(j, &kube_decode_defaults, a, &s, err, sizeof(err), NULL),
                      EXT_OK);
     ck_assert(s.nominated);
+    ck_assert(!s.unschedulable);
+    /* kube-scheduler turned it away and parked it (PodScheduled False, Unschedulable); a
+     * condition of another type, or PodScheduled for another reason, is not that. */
+    {
+        cJSON *conds = cJSON_AddArrayToObject(cJSON_GetObjectItem(j, "status"), "conditions");
+        cJSON *ready = cJSON_Parse("{\"type\":\"Ready\",\"status\":\"False\","
+                                   "\"reason\":\"Unschedulable\"}");
+        cJSON *sched = cJSON_Parse("{\"type\":\"PodScheduled\",\"status\":\"False\","
+                                   "\"reason\":\"SchedulerError\"}");
+
+        cJSON_AddItemToArray(conds, ready);
+        cJSON_AddItemToArray(conds, sched);
+        ck_assert_int_eq(kube_pod_decode(j, &kube_decode_defaults, a, &s, err, sizeof(err), NULL),
+                         EXT_OK);
+        ck_assert(!s.unschedulable);
+        cJSON_ReplaceItemInObject(sched, "reason", cJSON_CreateString("Unschedulable"));
+        ck_assert_int_eq(kube_pod_decode(j, &kube_decode_defaults, a, &s, err, sizeof(err), NULL),
+                         EXT_OK);
+        ck_assert(s.unschedulable);
+    }
     ext_arena_free(a);
     cJSON_Delete(j);
 }

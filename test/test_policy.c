@@ -1821,6 +1821,138 @@ START_TEST(a_trial_plan_leaves_a_parked_gang_marked_for_its_nudge)
 }
 END_TEST
 
+/* A restarted muster meets pods kube-scheduler parked on its predecessor's word (PodScheduled
+ * False, Unschedulable): they count as refused, so the first spec change hands them back, and
+ * only once; a pod this muster turned away itself stays refused after that. */
+START_TEST(a_pod_parked_before_a_restart_is_handed_back_once)
+{
+    struct policy_pod_spec parked = {.namespace_ = "lab", .name = "parked", .uid = "u-parked",
+                                     .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                     .queue = "team-a", .managed = true, .unschedulable = true};
+    struct policy_pod_view v;
+    char why[512];
+
+    add_node("n1", 64, 0);
+    gpu_queue("team-a", 8000);
+    ck_assert_int_eq(policy_pod_upsert(C, &parked, NOW), POLICY_OK);
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"mine", 1, 1});
+    ck_assert(policy_pod_view_get(C, "lab", "parked", &v) && v.refused);
+    ck_assert(policy_pod_view_get(C, "lab", "mine", &v) && !v.refused);
+    ck_assert_int_eq(schedule("lab", "mine", why, sizeof(why)), POLICY_BIND_REJECT); /* no GPU */
+    ck_assert(policy_pod_view_get(C, "lab", "mine", &v) && v.refused);
+    /* An update of the parked pod (its condition is still there) does not mark it again. */
+    ck_assert_int_eq(policy_pod_upsert(C, &parked, NOW), POLICY_OK);
+    policy_parked_hints_spent(C);
+    ck_assert(policy_pod_view_get(C, "lab", "parked", &v) && !v.refused);
+    ck_assert(policy_pod_view_get(C, "lab", "mine", &v) && v.refused);
+    ck_assert_int_eq(policy_pod_upsert(C, &parked, NOW), POLICY_OK);
+    ck_assert(policy_pod_view_get(C, "lab", "parked", &v) && !v.refused);
+}
+END_TEST
+
+/* muster is making room for gang b by evictions: kube-scheduler's own preemption for one of
+ * b's pods is refused on every node, or a second set would go for the same room. */
+START_TEST(kube_scheduler_preemption_waits_while_muster_evicts_for_the_gang)
+{
+    const char *victims[] = {"lab/x-0"};
+    struct policy_eviction *ev;
+    char why[512], **out = NULL;
+    size_t n, nout = 0;
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    add_gpu_gang("a", "team-a", 6);
+    settle();
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"x-0", 1, 1});
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"x-1", 1, 1});
+    settle();
+    add_gpu_gang("b", "team-b", 4);
+    ck_assert(policy_preempt_victims(C, "lab", "b-0", victims, 1, &out, &nout));
+    for (size_t i = 0; i < nout; i++)
+        free(out[i]);
+    free(out);
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_gt(n, 0);
+    policy_evictions_free(ev, n);
+    ck_assert(!policy_preempt_victims(C, "lab", "b-1", victims, 1, &out, &nout));
+}
+END_TEST
+
+/* Reclaim for gang b (4 GPUs) takes two 2-GPU gangs of team-a; one goes, the other's eviction
+ * is refused (a PodDisruptionBudget). While the first one's pods still leave, nothing more is
+ * decided for b, neither by its filter nor by the unasked look (which also waits as long as
+ * the refused victim is spared): b waits for the room on its way, and its count of victims
+ * leaving stays right. Once they are gone b plans again and takes the next victim. */
+START_TEST(a_refused_eviction_decides_no_more_while_victims_leave)
+{
+    struct policy_options o = {.strategy = POLICY_BINPACK, .plan_ttl_ms = 60000,
+                               .refused_victim_ms = 30000};
+    struct policy_eviction *ev;
+    char why[512], left[64] = "", spared[64] = "";
+    size_t n, decided;
+
+    policy_cluster_free(C);
+    C = policy_cluster_new(&o);
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    for (int g = 1; g <= 4; g++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "a%d", g);
+        add_gpu_gang(name, "team-a", 2);
+        settle();
+        NOW += 1000;
+    }
+    ck_assert_int_eq(count_placed("lab", "a4-", 2), 2);
+    add_gpu_gang("b", "team-b", 4);
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_eq(n, 4); /* two gangs of two */
+    snprintf(left, sizeof(left), "%s", ev[0].gang);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ev[i].gang, left) != 0)
+            snprintf(spared, sizeof(spared), "%s", ev[i].gang);
+    ck_assert_str_ne(spared, "");
+    for (size_t i = 0; i < n; i++) {
+        bool goes = strcmp(ev[i].gang, left) == 0;
+
+        ck_assert_int_eq(policy_eviction_done(C, ev[i].namespace_, ev[i].name, goes,
+                                              goes ? NULL : "the budget allows 0 disruptions", NOW),
+                         POLICY_OK);
+    }
+    policy_evictions_free(ev, n);
+    /* The left gang's pods are still terminating: no new victim. */
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_ptr_nonnull(strstr(why, "evicted pod"));
+    ck_assert_int_eq(policy_evict_unasked(C, NOW + 5000, 500, 16, &decided), POLICY_OK);
+    ck_assert_uint_eq(decided, 0);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_eq(n, 0);
+    policy_evictions_free(ev, n);
+    /* Gone: b plans again, 2 GPUs short, and takes the next victim (not the spared one). */
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "%s-%d", left + strlen("lab/"), i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    NOW += 1000;
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_uint_eq(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_ne(ev[i].gang, spared);
+        ck_assert_str_ne(ev[i].gang, left);
+    }
+    policy_evictions_free(ev, n);
+    check_invariants();
+}
+END_TEST
+
 /* A gang of GPU pods only (no CPU head for kube-scheduler to pass to muster) never asked
  * about: the borrowing gang goes whole. And a waiting pod that fits is left alone: nothing is
  * planned or held for it until kube-scheduler asks. */
@@ -2235,6 +2367,9 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
          tcase_add_test(tc, unasked_leaves_a_nominated_pod_to_kube_scheduler);
          tcase_add_test(tc, a_trial_plan_leaves_a_parked_gang_marked_for_its_nudge);
+         tcase_add_test(tc, a_refused_eviction_decides_no_more_while_victims_leave);
+         tcase_add_test(tc, a_pod_parked_before_a_restart_is_handed_back_once);
+         tcase_add_test(tc, kube_scheduler_preemption_waits_while_muster_evicts_for_the_gang);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, a_refused_eviction_abandons_the_plan));

@@ -170,6 +170,8 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     w.planned = c->nudge_planned;
     if (c->nudge || c->nudge_planned || c->nnudge_gangs)
         policy_each_pod(c->engine, collect_waiting, &w);
+    if (!w.lost && w.all)
+        policy_parked_hints_spent(c->engine); /* a restart's parked pods: handed back once */
     if (!w.lost)
         cache_nudges_clear(c); /* else all of them again next period: none is dropped */
     pthread_mutex_unlock(&c->lock);

@@ -619,6 +619,26 @@ static int kube__pod_preemptible(struct kube__ctx *c, const cJSON *meta, struct 
     return EXT_OK;
 }
 
+/* PodScheduled False, reason Unschedulable: what kube-scheduler writes when it parks a pod. */
+static bool kube__pod_parked(const cJSON *conditions)
+{
+    const cJSON *cond;
+
+    if (!cJSON_IsArray(conditions))
+        return false;
+    cJSON_ArrayForEach(cond, conditions)
+    {
+        const char *type = kube__map_value(cond, "type");
+        const char *status = kube__map_value(cond, "status");
+        const char *reason = kube__map_value(cond, "reason");
+
+        if (type && strcmp(type, "PodScheduled") == 0)
+            return status && strcmp(status, "False") == 0 && reason &&
+                   strcmp(reason, "Unschedulable") == 0;
+    }
+    return false;
+}
+
 /* Who the pod is: identity, gang, queue, placement. */
 static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
                               const struct kube_decode_opts *o, struct policy_pod_spec *s)
@@ -665,6 +685,7 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     s->gang_head = type != NULL && strcmp(type, "head") == 0;
     nominated = kube__map_value(kube__get(pod, "status"), "nominatedNodeName");
     s->nominated = nominated != NULL && *nominated != '\0';
+    s->unschedulable = kube__pod_parked(kube__get(kube__get(pod, "status"), "conditions"));
     s->queue = kube__queue_label(labels, o);
     if (s->queue != NULL && !kube__object_ref_valid(s->queue))
         return kube__fail(c, EXT_EINVAL, labels,
