@@ -573,8 +573,10 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     g = pgang_at(c, id);
     if (!g && !(g = gang_new(c, s->key, false, &id)))
         return POLICY_ENOMEM;
-    if (!g->decl && !(g->decl = calloc(POLICY_GANG_SOURCES, sizeof(*g->decl))))
+    if (!g->decl && !(g->decl = calloc(POLICY_GANG_SOURCES, sizeof(*g->decl)))) {
+        gang_drop_if_empty(c, id); /* one made just now for this declaration goes again */
         return POLICY_ENOMEM;
+    }
     if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
     if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
@@ -611,8 +613,12 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     int32_t id = pidx_get(&c->gang_ix, key);
     struct pgang *g = pgang_at(c, id);
 
-    if (!g || !g->decl || source >= POLICY_GANG_SOURCES)
+    if (!g || source >= POLICY_GANG_SOURCES)
         return POLICY_ENOENT;
+    if (!g->decl) { /* never declared: nothing to forget, but an empty one goes */
+        gang_drop_if_empty(c, id);
+        return POLICY_ENOENT;
+    }
     decl_clear(&g->decl[source]);
     pgang_compose(c, g);
     c->fair_dirty = true;
