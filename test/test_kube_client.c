@@ -419,9 +419,8 @@ START_TEST(test_requests_counted)
 {
     const char *script[] = {"patch_ok.http", "status_404.http"};
     struct ext_metrics *m = ext_metrics_new();
-    struct kube_client_opts opts = {
-        .requests = ext_metrics_counter(m, "muster_kube_requests_total", "requests",
-                                        "verb,resource,code")};
+    struct ext_metric *requests =
+        ext_metrics_counter(m, "muster_kube_requests_total", "requests", "verb,resource,code");
     cJSON *ann = cJSON_Parse("{\"metadata\":{\"annotations\":{\"a\":\"b\"}}}");
     struct kube_conn conn;
     struct kube_client *c;
@@ -431,7 +430,8 @@ START_TEST(test_requests_counted)
     int port;
 
     canned_api_start(&s, "kube", script, 2);
-    c = canned_api_client(&s, &opts);
+    c = canned_api_client(&s, NULL);
+    kube_client_count_requests(c, requests);
     ck_assert_int_eq(
         kube_patch_merge(c, "/api/v1/namespaces/ml/pods/p", ann, NULL, err, sizeof(err)), EXT_OK);
     ck_assert_int_ne(
@@ -441,7 +441,8 @@ START_TEST(test_requests_counted)
     canned_api_stop(&s);
     kube_conn_init(&conn);
     ck_assert(asprintf(&conn.server, "http://127.0.0.1:%d", port) > 0);
-    c = kube_client_new(&conn, &opts, err, sizeof(err));
+    c = kube_client_new(&conn, NULL, err, sizeof(err));
+    kube_client_count_requests(c, requests);
     ck_assert_int_eq(kube_request(c, "GET", "/api/v1/nodes", NULL, NULL, NULL, NULL, err,
                                   sizeof(err)),
                      EXT_EIO);

@@ -359,14 +359,13 @@ static char *read_file(const char *path, char *err, size_t errlen)
 
 static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
 {
-    struct kube_client_opts opts = {.requests = d->kube_requests};
     struct kube_conn conn;
     int rc;
 
     kube_conn_init(&conn);
     rc = kube_conn_discover(&conn, *d->settings.kubeconfig ? d->settings.kubeconfig : NULL, NULL,
                             err, errlen);
-    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, &opts, err, errlen)))
+    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, NULL, err, errlen)))
         rc = EXT_EIO;
     kube_conn_cleanup(&conn);
     return rc;
@@ -595,6 +594,8 @@ int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
     d->metrics = ext_metrics_new();
     if (!d->metrics || register_metrics(d) != EXT_OK)
         return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
+    if (d->kube) /* connected before the metrics existed */
+        kube_client_count_requests(d->kube, d->kube_requests);
     rc = cache_init(&d->cache, &d->settings, d->kube, err, errlen);
     if (rc != EXT_OK)
         return rc;

@@ -35,6 +35,7 @@ struct kube_client {
     struct kube_client_opts opts;
     char *user_agent;
     struct kube_token token;
+    struct ext_metric *requests; /* NULL: not counted */
     pthread_mutex_t pool_lock;
     CURL *pool[KUBE_POOL_MAX];
     int npool;
@@ -285,14 +286,19 @@ void kube__count(const struct kube_client *c, const char *method, const char *pa
 {
     char verb[16], resource[128], status[16];
 
-    if (!c->opts.requests)
+    if (!c->requests)
         return;
     kube_request_labels(method, path, verb, sizeof(verb), resource, sizeof(resource));
     if (code > 0)
         snprintf(status, sizeof(status), "%ld", code);
     else
         snprintf(status, sizeof(status), "error");
-    ext_series_add(ext_metric_with(c->opts.requests, (const char *[]){verb, resource, status}), 1);
+    ext_series_add(ext_metric_with(c->requests, (const char *[]){verb, resource, status}), 1);
+}
+
+void kube_client_count_requests(struct kube_client *c, struct ext_metric *counter)
+{
+    c->requests = counter;
 }
 
 char *kube__url(const struct kube_client *c, const char *path)

@@ -99,9 +99,6 @@ struct kube_client_opts {
     long timeout_ms;         /* a whole request; default 30000 */
     size_t max_reply;        /* reply body cap; default 64 MiB */
     const char *user_agent;  /* default "muster/VERSION" */
-    /* A counter family labelled "verb,resource,code" (muster_kube_requests_total), or NULL:
-     * every request and every list and watch is counted once it ends. */
-    struct ext_metric *requests;
 };
 
 /* The resource a request path names, with its subresource: "pods", "pods/binding",
@@ -115,6 +112,11 @@ void kube_request_labels(const char *method, const char *path, char *verb, size_
 struct kube_client *kube_client_new(const struct kube_conn *conn,
                                     const struct kube_client_opts *opts, char *err, size_t errlen);
 void kube_client_free(struct kube_client *c);
+
+/* From now on count every request, list and watch once it ends in counter, a family labelled
+ * "verb,resource,code" (muster_kube_requests_total); NULL stops counting. Set it before the
+ * client is shared between threads. */
+void kube_client_count_requests(struct kube_client *c, struct ext_metric *counter);
 
 /* The server URL the client talks to ("https://host:port"). */
 const char *kube_client_server(const struct kube_client *c);

@@ -44,7 +44,7 @@ int kube__curl_error(const char *method, const char *path, CURLcode cc, const ch
                      char *err, size_t errlen);
 
 size_t kube__max_reply(const struct kube_client *c);
-/* Count one finished request in opts.requests; code 0 = no response. */
+/* Count one finished request (kube_client_count_requests); code 0 = no response. */
 void kube__count(const struct kube_client *c, const char *method, const char *path, long code);
 
 /*
