@@ -4,6 +4,8 @@
  *   plan    a gang of 1, 64 and 512 members on 100..10,000 nodes of 8 GPUs
  *   filter  one pod over 5,000 nodes
  *   packing 10,000 pods of mixed shares and whole GPUs: devices used / lower bound
+ *   backlog single pods filtered live or from a held backlog (bench_policy backlog)
+ *   unasked the evictor's look at waiting gangs nobody filtered (bench_policy unasked)
  *
  * Each for binpack; plan, filter and packing again for fragmentation (and packing for spread).
  */
@@ -316,6 +318,86 @@ static void bench_backlog(enum policy_strategy s, int pods, int nodes)
            strategy_name(s), pods, nodes, ms[0], ms[1], ms[1] / ms[0]);
 }
 
+static void gpu_queue(struct policy_cluster *c, const char *name, int64_t quota_gpus)
+{
+    struct policy_queue_spec q = {.name = name};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? quota_gpus * 1000 : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1000;
+    }
+    policy_queue_upsert(c, &q);
+}
+
+/* A gang of n one-GPU pods (no head) in queue, declared by its RayCluster. */
+static void add_gpu_gang(struct policy_cluster *c, const char *queue, int g, int n)
+{
+    char key[64];
+    struct policy_gang_spec gs = {.key = key, .min_members = n, .queue = queue,
+                                  .source = POLICY_GANG_WORKLOAD};
+
+    snprintf(key, sizeof(key), "bench/%s-%d", queue, g);
+    policy_gang_upsert(c, &gs);
+    for (int i = 0; i < n; i++) {
+        char name[64], uid[64];
+        struct policy_pod_spec p = {.namespace_ = "bench", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = 4 * GiB, .gpus = 1,
+                                    .gang = key, .queue = queue, .managed = true};
+
+        snprintf(name, sizeof(name), "%s-%d-%d", queue, g, i);
+        snprintf(uid, sizeof(uid), "u-%s", name);
+        policy_pod_upsert(c, &p, 0);
+    }
+}
+
+/*
+ * The unasked look (policy_evict_unasked, every 500 ms under the cache lock in the daemon):
+ * queue "lender" (quota 0) holds every GPU of NODES nodes with gangs of 8; queue "owner"
+ * (quota: all of them) has WAITING gangs of 8 nobody filtered. Each call looks at 16 of them:
+ * the first decides evictions for 16 (an eviction search each), the next ones find the rest
+ * waiting behind them. How long one call holds the lock.
+ */
+static void bench_unasked(int nodes, int waiting)
+{
+    char **names;
+    struct policy_cluster *c = cluster(nodes, &names, POLICY_BINPACK);
+    double ms[4];
+    size_t decided[4];
+
+    gpu_queue(c, "lender", 0);
+    gpu_queue(c, "owner", (int64_t)nodes * 8);
+    for (int g = 0; g < nodes; g++) {
+        char name[64];
+
+        add_gpu_gang(c, "lender", g, 8);
+        snprintf(name, sizeof(name), "lender-%d-0", g);
+        schedule_one(c, name, names, nodes);
+        for (int i = 1; i < 8; i++) {
+            snprintf(name, sizeof(name), "lender-%d-%d", g, i);
+            schedule_one(c, name, names, nodes);
+        }
+    }
+    for (int g = 0; g < waiting; g++)
+        add_gpu_gang(c, "owner", g, 8);
+    for (int k = 0; k < 4; k++) {
+        struct policy_eviction *ev;
+        size_t n;
+        double t0 = now_ms();
+
+        policy_evict_unasked(c, 10000 + k * 1000, 500, 16, &decided[k]);
+        ms[k] = now_ms() - t0;
+        policy_evictions_take(c, &ev, &n);
+        policy_evictions_free(ev, n);
+    }
+    printf("unasked binpack: %d waiting gangs of 8 on %d full nodes: look %.2f ms (%zu decided), "
+           "then %.2f, %.2f, %.2f ms (%zu, %zu, %zu)\n",
+           waiting, nodes, ms[0], decided[0], ms[1], ms[2], ms[3], decided[1], decided[2],
+           decided[3]);
+    free_names(names, nodes);
+    policy_cluster_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const int node_counts[] = {100, 1000, 5000, 10000};
@@ -324,6 +406,11 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "backlog") == 0) { /* that one alone */
         bench_backlog(POLICY_BINPACK, 2000, 1000);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "unasked") == 0) {
+        bench_unasked(1000, 64);
+        bench_unasked(1000, 1000);
         return 0;
     }
 
@@ -335,6 +422,7 @@ int main(int argc, char **argv)
     bench_packing(POLICY_BINPACK, 10000, 1000);
     bench_packing(POLICY_SPREAD, 10000, 1000);
     bench_backlog(POLICY_BINPACK, 2000, 1000);
+    bench_unasked(1000, 64);
     for (size_t g = 0; g < 3; g++)
         bench_plan(POLICY_FRAGMENTATION, 5000, gang_sizes[g], quick ? 3 : 15);
     bench_plan(POLICY_FRAGMENTATION, 10000, 512, quick ? 3 : 15);
