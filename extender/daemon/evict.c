@@ -547,19 +547,27 @@ static bool looks(const struct evictor *e)
     return e->cfg.source.look && e->cfg.unasked_wait_ms > 0;
 }
 
-/* The engine decides; what it decided is taken by the pass that follows. */
+/* The engine decides; what it decided is taken by the pass that follows. One gang per hold of
+ * the cache lock, so filters wait for one plan and eviction search, not sixteen (bench_policy
+ * unasked: the longest hold 14-16 ms for sixteen at once, 2.6-4.4 ms one at a time). A gang
+ * looked at is not quiet at the next call, so the sixteen are the same first sixteen. */
 static void look_unasked(struct evictor *e)
 {
+    int64_t now = ext_now_ms();
     size_t decided = 0;
     char text[32];
-    int rc;
+    int rc = POLICY_OK;
 
     if (!cache_ready(e->cfg.cache, NULL, 0))
         return;
-    pthread_mutex_lock(&e->cfg.cache->lock);
-    rc = e->cfg.source.look(e->cfg.source.ctx, ext_now_ms(), e->cfg.unasked_wait_ms, LOOK_MAX,
-                            &decided);
-    pthread_mutex_unlock(&e->cfg.cache->lock);
+    for (size_t i = 0; i < LOOK_MAX && rc == POLICY_OK; i++) {
+        size_t one = 0;
+
+        pthread_mutex_lock(&e->cfg.cache->lock);
+        rc = e->cfg.source.look(e->cfg.source.ctx, now, e->cfg.unasked_wait_ms, 1, &one);
+        pthread_mutex_unlock(&e->cfg.cache->lock);
+        decided += one;
+    }
     if (rc != POLICY_OK)
         ext_log_error("out of memory looking at the gangs no filter asked about; trying again");
     if (decided == 0)
