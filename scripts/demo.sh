@@ -115,3 +115,5 @@ until_bound 7 "ray.io/cluster=$other"
 pods -l "ray.io/cluster=$other"; gangs
 say "Done. muster's metrics, for a taste:"
 curl -s "$(e2e_muster_url muster)/metrics" | grep -E '^muster_(gangs|bind_outcomes_total|bindings_total)' | head
+echo "what muster asked of the API server (muster_kube_requests_total, the writes):"
+curl -s "$(e2e_muster_url muster)/metrics" | grep -E '^muster_kube_requests_total\{verb="(CREATE|PATCH|UPDATE|DELETE)"' | head
