@@ -115,12 +115,8 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
         pgang_note_bound(c, g);
         g->refused_until = now + c->opts.refused_victim_ms;
     }
-    if (by) {
-        /* The look (policy_evict_unasked) would choose the next victim at once: it waits
-         * as long as the refused one is spared. */
-        by->unasked_next = now + c->opts.refused_victim_ms;
-        by->unasked_backoff = c->opts.refused_victim_ms;
-    }
+    if (by)
+        punasked_pause(c, by, now); /* or the look would choose the next victim at once */
     if (by && by->planned && !by->admitted) {
         pplan_release(c, by);
         snprintf(text, sizeof(text),

@@ -149,8 +149,7 @@ static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
     pplan_release(c, g);
     /* kube-scheduler did not bind what muster planned (a constraint muster does not model,
      * say): the unasked look must not make room for it again at once. */
-    g->unasked_next = c->clock + c->opts.refused_victim_ms;
-    g->unasked_backoff = c->opts.refused_victim_ms;
+    punasked_pause(c, g, c->clock);
     if (!g->admitted)
         pgang_set_reason(g, PREASON_CAPACITY,
                          "its plan expired before kube-scheduler bound it; planning again");

@@ -460,6 +460,12 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
                              struct pstatement *u_placed);
 
+/* ---- unasked.c: evictions for gangs nobody filtered ---------------------- */
+
+/* Room made for g went unused (a victim refused, or its plan ran out unbound): the look
+ * leaves it alone for refusedVictimWait, as long as a refused victim is spared. */
+void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now);
+
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
 /* g waits for capacity (or for room under its queue's limit, queue_full): may

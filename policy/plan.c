@@ -426,11 +426,8 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     enum preason_kind kind;
     int rc = pplan_gang_try(c, g, must, &st, &kind, why, sizeof(why));
 
-    if (rc == 0)
-        pstatement_keep(&st);
-    else
-        pstatement_cleanup(&st);
     if (rc != 0) {
+        pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
         for (size_t i = 0; i < g->nmembers; i++) {
             struct ppod *p = ppod_at(c, g->members[i]);
@@ -440,6 +437,7 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
         }
         return -1;
     }
+    pstatement_keep(&st);
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);

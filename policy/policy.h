@@ -272,6 +272,9 @@ int policy_queue_forget(struct policy_cluster *c, const char *name);
 /* That source no longer declares the gang (its RayCluster or PodGroup was deleted). */
 int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_gang_source source);
 int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const char *name);
+/* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
+ * been handed back: from now on only muster's own answers mark a pod refused. */
+void policy_parked_hints_spent(struct policy_cluster *c);
 
 /*
  * GPU sharing failed on this node (a reservation pod never reported its
@@ -583,10 +586,6 @@ typedef void (*policy_gang_fn)(const struct policy_gang_view *v, void *ctx);
 typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
 typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
-
-/* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
- * been handed back: from now on only muster's own answers mark a pod refused. */
-void policy_parked_hints_spent(struct policy_cluster *c);
 
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);

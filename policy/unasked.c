@@ -96,6 +96,12 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     return true;
 }
 
+void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now)
+{
+    g->unasked_next = now + c->opts.refused_victim_ms;
+    g->unasked_backoff = c->opts.refused_victim_ms;
+}
+
 int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms, size_t max,
                          size_t *decided)
 {
