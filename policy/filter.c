@@ -190,12 +190,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
         pgang_set_reason(g, kind, why);
         if (try_evictions(c, g, now, out) == 0)
             return POLICY_OK;
-        for (size_t i = 0; i < g->nmembers; i++) {
-            struct ppod *m = ppod_at(c, g->members[i]);
-
-            if (m && m->phase == POLICY_POD_PENDING)
-                pset_str(&m->reason, why);
-        }
+        pgang_tell_pending(c, g, why);
         return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
                         why);
     }

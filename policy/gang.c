@@ -419,16 +419,13 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     pgang_mark_waiting(c, g);
 }
 
-/* The gang is admitted: what its pending members were told while it waited ("worker group
- * gpu needs 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
- * kube-scheduler's own filters now turn away never asks muster again, so it would keep them. */
-static void forget_waiting_words(struct policy_cluster *c, struct pgang *g)
+void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why)
 {
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
         if (p && p->phase == POLICY_POD_PENDING)
-            pset_str(&p->reason, NULL);
+            pset_str(&p->reason, why);
     }
 }
 
@@ -439,7 +436,11 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
         if (!g->admitted) {
             g->running_since = c->clock;
-            forget_waiting_words(c, g);
+            /* What its pending members were told while it waited ("worker group gpu needs
+             * 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
+             * kube-scheduler's own filters now turn away never asks muster again, so it
+             * would keep them. */
+            pgang_tell_pending(c, g, NULL);
         }
         g->admitted = true;
         g->planned = false;

@@ -367,6 +367,8 @@ bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
+/* Every pending member of g is told why it waits (NULL: that it no longer waits for it). */
+void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why);
 /* Evictions were decided for g: it and its pending members say they wait for the victims. */
 void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g);
 void pgang_settle(struct policy_cluster *c, struct pgang *g);

@@ -429,12 +429,7 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     if (rc != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
-        for (size_t i = 0; i < g->nmembers; i++) {
-            struct ppod *p = ppod_at(c, g->members[i]);
-
-            if (p && p->phase == POLICY_POD_PENDING)
-                pset_str(&p->reason, g->reason);
-        }
+        pgang_tell_pending(c, g, why);
         return -1;
     }
     pstatement_keep(&st);

@@ -83,12 +83,7 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     }
     pstatement_cleanup(&st);
     pgang_set_reason(g, kind, why);
-    for (size_t i = 0; i < g->nmembers; i++) {
-        struct ppod *m = ppod_at(c, g->members[i]);
-
-        if (m && m->phase == POLICY_POD_PENDING)
-            pset_str(&m->reason, why);
-    }
+    pgang_tell_pending(c, g, why);
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
         preclaim(c, g, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return false;
