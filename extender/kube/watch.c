@@ -204,12 +204,13 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
     cc = curl_easy_perform(w->curl);
     curl_easy_setopt(w->curl, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &w->status);
-    if (!atomic_load(&w->stopping)) /* not a failure: this muster is stopping */
-        kube__count(w->client, "GET", path, w->status);
     rc = EXT_OK;
-    if (atomic_load(&w->stopping))
-        rc = EXT_ESTOPPED;
-    else if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR)
+    if (atomic_load(&w->stopping)) {
+        rc = EXT_ESTOPPED; /* not counted: not a failure, this muster is stopping */
+        goto out;
+    }
+    kube__count(w->client, "GET", path, w->status);
+    if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR)
         rc = kube__curl_error("GET", path, cc, errbuf, w->err, sizeof(w->err));
     else if (cc == CURLE_WRITE_ERROR)
         rc = EXT_EIO; /* the write callback says why */
