@@ -161,9 +161,19 @@ _e2e_start() {
   [[ -s $log ]] && mv -f "$log" "$log.prev"
   echo "# $(date -Is) $*" > "$log"
   nohup "$@" >> "$log" 2>&1 < /dev/null &
-  echo $! > "$MUSTER_E2E_DIR/pids/$name.pid"
+  local pid=$!
+  echo "$pid" > "$MUSTER_E2E_DIR/pids/$name.pid"
   echo "$name" >> "$MUSTER_E2E_DIR/pids/order"
-  e2e_log "started $name (pid $!, log $log)"
+  # Until the child has exec'd, its cmdline is this shell's, and _e2e_alive would call it
+  # dead (seen under load: "etcd is not running" right after its start). Wait for the exec.
+  local i cmd
+  for ((i = 0; i < 100; i++)); do
+    [[ -d /proc/$pid ]] || break
+    cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || true
+    [[ $cmd == *"$MUSTER_E2E_DIR"* || $cmd == *"$MUSTER_CACHE/bin"* ]] && break
+    sleep 0.02
+  done
+  e2e_log "started $name (pid $pid, log $log)"
 }
 
 _e2e_died() { # print the tail of a component's log, mark failure
