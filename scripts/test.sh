@@ -22,9 +22,11 @@ done
 
 passed=0 failed=0 failures=()
 stage() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-# count <name> <log>: add the stage's "N passed, M failed"-style totals
+# count <name> <log> <status>: add the stage's "N passed, M failed"-style totals; a stage
+# that exited non-zero counts as one failure at least (e2e whose control plane never came up
+# prints "0 passed, 0 failed")
 count() {
-  local name=$1 log=$2 p f
+  local name=$1 log=$2 status=$3 p f
   read -r p f < <(python3 - "$log" <<'PY'
 import re, sys
 text = open(sys.argv[1], errors="replace").read()
@@ -35,6 +37,7 @@ m = re.findall(r"(\d+) passed, (\d+) failed", text)
 print(*(map(int, m[-1])) if m else (0, 1))
 PY
 )
+  ((status == 0 || f > 0)) || f=1
   passed=$((passed + p)) failed=$((failed + f))
   ((f == 0)) || failures+=("$name")
 }
@@ -45,24 +48,24 @@ scripts/deps.sh --test || exit 1
 stage "build and unit tests"
 log=$(mktemp)
 { scripts/build.sh build && ctest --test-dir build --output-on-failure; } 2>&1 | tee "$log"
-count unit "$log"
+count unit "$log" "${PIPESTATUS[0]}"
 
 stage "sanitizers: ASan + UBSan"
 { scripts/build.sh build-asan -DMUSTER_SANITIZE=ON &&
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-asan --output-on-failure; } 2>&1 | tee "$log"
-count asan "$log"
+count asan "$log" "${PIPESTATUS[0]}"
 
 if ((FUZZ)); then
   stage "fuzzing (${FUZZ_SECONDS:-15} s per target)"
   [[ -n ${CI:-} ]] && export FUZZ_SEED=${FUZZ_SEED:-1}
   scripts/fuzz.sh "${FUZZ_SECONDS:-15}" 2>&1 | tee "$log"
-  count fuzz "$log"
+  count fuzz "$log" "${PIPESTATUS[0]}"
 fi
 
 if ((E2E)); then
   stage "end to end against real components"
   { bash test/e2e/build-components.sh && bash test/e2e/run.sh build/extender/muster; } 2>&1 | tee "$log"
-  count e2e "$log"
+  count e2e "$log" "${PIPESTATUS[0]}"
 fi
 rm -f "$log"
 
