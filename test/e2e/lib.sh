@@ -148,8 +148,17 @@ _e2e_alive() { # _e2e_alive <name>: pid file exists and the process is still our
   pid=$(cat "$pf")
   [[ -n $pid && -d /proc/$pid ]] || return 1
   # guard against pid reuse: the process must have been started with our state dir /
-  # binary cache on its command line
-  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$MUSTER_E2E_DIR" -e "$MUSTER_CACHE/bin"
+  # binary cache on its command line. While it execs (nohup, then the binary) its cmdline
+  # can read empty or still be the shell's for a moment: look again before calling it dead
+  # (CI saw "kwok is not running" at once after its start, its log empty).
+  local i cmd
+  for ((i = 0; i < 25; i++)); do
+    [[ -d /proc/$pid ]] || return 1
+    cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || true
+    [[ $cmd == *"$MUSTER_E2E_DIR"* || $cmd == *"$MUSTER_CACHE/bin"* ]] && return 0
+    sleep 0.02
+  done
+  return 1
 }
 
 # _e2e_start <name> <binary> [args...]: start in background, log + pid into the state dir
