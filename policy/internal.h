@@ -261,6 +261,10 @@ struct pqueue *pqueue_at(const struct policy_cluster *c, int32_t id);
 struct ppod *ppod_find(const struct policy_cluster *c, const char *ns, const char *name);
 struct pqueue *pqueue_find(const struct policy_cluster *c, const char *name);
 struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue *q);
+/* The queues of a and b where their paths from the top part (the first queues below their
+ * deepest common ancestor); *la or *lb is NULL when that path is a prefix of the other. */
+void pqueue_leveled(const struct policy_cluster *c, const char *qa, const char *qb,
+                    const struct pqueue **la, const struct pqueue **lb);
 /* The pod's queue (NULL while no such queue exists), without a name lookup each time. */
 struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p);
 

@@ -108,26 +108,6 @@ static int cmp_queues(const struct pqueue *a, const struct policy_resources *na,
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
-/* The queues of a and b where their paths from the top part; NULL when one path is a prefix. */
-static void leveled(const struct policy_cluster *c, const char *qa, const char *qb,
-                    const struct pqueue **la, const struct pqueue **lb)
-{
-    const struct pqueue *pa[POLICY_MAX_QUEUE_DEPTH + 1], *pb[POLICY_MAX_QUEUE_DEPTH + 1];
-    int na = 0, nb = 0, i = 0;
-
-    for (const struct pqueue *q = pqueue_find(c, qa); q && na <= POLICY_MAX_QUEUE_DEPTH;
-         q = pqueue_parent(c, q))
-        pa[na++] = q;
-    for (const struct pqueue *q = pqueue_find(c, qb); q && nb <= POLICY_MAX_QUEUE_DEPTH;
-         q = pqueue_parent(c, q))
-        pb[nb++] = q;
-    /* From the top down: skip the common ancestors. */
-    while (i < na && i < nb && pa[na - 1 - i] == pb[nb - 1 - i])
-        i++;
-    *la = i < na ? pa[na - 1 - i] : NULL;
-    *lb = i < nb ? pb[nb - 1 - i] : NULL;
-}
-
 /* What a waiting gang's minimum asks (pending members up to the minimum, asked shares). */
 static void minimum_need(const struct policy_cluster *c, const struct pgang *g,
                          struct policy_resources *need)
@@ -157,7 +137,7 @@ static int cmp_queue_standing(struct policy_cluster *c, struct pgang *a,
 
     if (qa == qb || strcmp(qa, qb) == 0) /* one queue: nothing between them to compare */
         return 0;
-    leveled(c, qa, qb, &la, &lb);
+    pqueue_leveled(c, qa, qb, &la, &lb);
     if (la && lb && la != lb)
         return cmp_queues(la, na, lb, nb);
     return 0;

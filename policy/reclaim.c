@@ -79,22 +79,15 @@ static void victims_free(struct search *s)
     free(s->scratch);
 }
 
+/* The victim's queue where its path parts from the reclaimer's: nothing is reclaimed from
+ * one's own queue, an ancestor or a descendant (NULL then). */
 static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
                                                  const char *reclaimer, const char *victim)
 {
-    const struct pqueue *pa[POLICY_MAX_QUEUE_DEPTH + 1], *pb[POLICY_MAX_QUEUE_DEPTH + 1];
-    int na = 0, nb = 0, i = 0;
+    const struct pqueue *lr, *lv;
 
-    for (const struct pqueue *q = pqueue_find(c, reclaimer); q && na <= POLICY_MAX_QUEUE_DEPTH;
-         q = pqueue_parent(c, q))
-        pa[na++] = q;
-    for (const struct pqueue *q = pqueue_find(c, victim); q && nb <= POLICY_MAX_QUEUE_DEPTH;
-         q = pqueue_parent(c, q))
-        pb[nb++] = q;
-    while (i < na && i < nb && pa[na - 1 - i] == pb[nb - 1 - i])
-        i++;
-    /* Nothing is reclaimed from one's own queue, an ancestor or a descendant. */
-    return i < na && i < nb ? pb[nb - 1 - i] : NULL;
+    pqueue_leveled(c, reclaimer, victim, &lr, &lv);
+    return lr ? lv : NULL;
 }
 
 static void over_text(const struct pqueue *q, char *buf, size_t len);

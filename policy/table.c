@@ -293,6 +293,25 @@ struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue
     return pqueue_at(c, q->parent_id);
 }
 
+void pqueue_leveled(const struct policy_cluster *c, const char *qa, const char *qb,
+                    const struct pqueue **la, const struct pqueue **lb)
+{
+    const struct pqueue *pa[POLICY_MAX_QUEUE_DEPTH + 1], *pb[POLICY_MAX_QUEUE_DEPTH + 1];
+    int na = 0, nb = 0, i = 0;
+
+    for (const struct pqueue *q = pqueue_find(c, qa); q && na <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pa[na++] = q;
+    for (const struct pqueue *q = pqueue_find(c, qb); q && nb <= POLICY_MAX_QUEUE_DEPTH;
+         q = pqueue_parent(c, q))
+        pb[nb++] = q;
+    /* From the top down: skip the common ancestors. */
+    while (i < na && i < nb && pa[na - 1 - i] == pb[nb - 1 - i])
+        i++;
+    *la = i < na ? pa[na - 1 - i] : NULL;
+    *lb = i < nb ? pb[nb - 1 - i] : NULL;
+}
+
 struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p)
 {
     struct ppod *m = (struct ppod *)p;

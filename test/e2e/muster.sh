@@ -126,7 +126,9 @@ e2e_snapshot_workload_api() {
 # invariant counts only when a second snapshot a second later still shows it.
 #   e2e_invariants_poll_start   in the background; broken ones are appended to
 #                               $MUSTER_E2E_DIR/invariants-polled
-#   e2e_invariants_poll_stop    stop it; fails (printing them) if any was found
+#   e2e_invariants_polls        how many snapshots it has looked at so far
+#   e2e_invariants_poll_stop [min]  stop it; fails (printing them) if any was found, or if
+#                               it looked fewer than min times
 e2e_invariants_poll_check() { # <dir>: the subjects of the broken invariants of one snapshot
   local d=$1
   mkdir -p "$d"
@@ -139,6 +141,7 @@ e2e_invariants_poll_check() { # <dir>: the subjects of the broken invariants of 
 }
 e2e_invariants_poll_start() {
   : > "$MUSTER_E2E_DIR/invariants-polled"
+  : > "$MUSTER_E2E_DIR/invariants-polls"
   (
     set +e +o pipefail
     local first again both
@@ -151,20 +154,30 @@ e2e_invariants_poll_start() {
         if [[ -n $both ]]; then
           sed "s/^/$(date +%T) /" <<<"$both" >> "$MUSTER_E2E_DIR/invariants-polled"
           python3 "$E2E_LIB_DIR/invariants.py" "$MUSTER_E2E_DIR/poll-b" | grep '^INVARIANT' >> "$MUSTER_E2E_DIR/invariants-polled"
+          cp "$MUSTER_E2E_DIR/poll-b/pods.json" "$MUSTER_E2E_DIR/broken-pods-$(date +%s).json"
         fi
       fi
+      echo . >> "$MUSTER_E2E_DIR/invariants-polls"
       sleep 0.5
     done
   ) &
   echo $! > "$MUSTER_E2E_DIR/invariants-poll.pid"
 }
+e2e_invariants_polls() {
+  [[ -f $MUSTER_E2E_DIR/invariants-polls ]] && wc -l < "$MUSTER_E2E_DIR/invariants-polls" || echo 0
+}
 e2e_invariants_poll_stop() {
-  local pf=$MUSTER_E2E_DIR/invariants-poll.pid
+  local pf=$MUSTER_E2E_DIR/invariants-poll.pid min=${1:-0} n
   if [[ -f $pf ]]; then kill "$(cat "$pf")" 2>/dev/null; rm -f "$pf"; fi
+  n=$(e2e_invariants_polls)
   if [[ -s $MUSTER_E2E_DIR/invariants-polled ]]; then
     e2e_err "invariants broken while the scenario ran (twice, a second apart):"
     cat "$MUSTER_E2E_DIR/invariants-polled" >&2
     return 1
   fi
-  echo "invariants held throughout (polled)"
+  if ((n < min)); then
+    e2e_err "the invariants poller looked only $n times (want $min at least)"
+    return 1
+  fi
+  echo "invariants held throughout ($n polls)"
 }

@@ -68,59 +68,13 @@ f14_metric() {
 
 f14_fair_share() { kubectl_ get queue "$1" -o jsonpath='{.status.fairShare.gpu}'; }
 
-# ---- the invariants, polled -----------------------------------------------------------------
-
-# f14_snapshot_check <dir>: the broken invariants of one snapshot, one subject per line
-f14_snapshot_check() {
-  local d=$1
-  mkdir -p "$d"
-  kubectl_ get pods -A -o json > "$d/pods.json" && kubectl_ get nodes -o json > "$d/nodes.json" &&
-    kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" &&
-    kubectl_ get queues.muster.dev -o json > "$d/queues.json" || return 0
-  # "INVARIANT BROKEN: gang ns/x partly bound: 5 of 9" -> "gang ns/x partly bound"
-  python3 "$E2E_LIB_DIR/invariants.py" "$d" | sed -n 's/^INVARIANT BROKEN: \(.*\): [^:]*$/\1/p' | sort -u
-}
-
-f14_poll_invariants() {
-  (
-    set +e +o pipefail
-    local first again both
-    while :; do
-      first=$(f14_snapshot_check "$F14_DIR/snap-a")
-      if [[ -n $first ]]; then
-        sleep 1
-        again=$(f14_snapshot_check "$F14_DIR/snap-b")
-        both=$(comm -12 <(echo "$first") <(echo "$again"))
-        if [[ -n $both ]]; then
-          { date -u +%T; echo "$both"; } >> "$F14_DIR/broken.log"
-          cp "$F14_DIR/snap-b/pods.json" "$F14_DIR/broken-pods-$(date +%s).json"
-        fi
-      fi
-      echo . >> "$F14_DIR/polls.log"
-      sleep 1
-    done
-  ) &
-  echo $! > "$F14_DIR/poller.pid"
-}
-
-f14_polls() { [[ -f $F14_DIR/polls.log ]] && wc -l < "$F14_DIR/polls.log" || echo 0; }
-
-f14_invariants_held() {
-  if [[ -s $F14_DIR/broken.log ]]; then
-    e2e_err "invariants broken during the scenario ($F14_DIR/broken.log):"
-    cat "$F14_DIR/broken.log" >&2
-    return 1
-  fi
-  e2e_log "invariants held in all $(f14_polls) polls"
-}
+# ---- cleanup (the invariants are polled by e2e_invariants_poll_start, muster.sh) -------------
 
 # Stop what this scenario started (by pid), whatever way it ends.
 f14_cleanup() {
-  local f
-  for f in "$F14_DIR/poller.pid" "$F14_DIR/watch.pid"; do
-    [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
-    rm -f "$f"
-  done
+  local f=$F14_DIR/watch.pid
+  [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
+  rm -f "$f"
   e2e_stop kwok
 }
 
@@ -199,7 +153,7 @@ scenario() {
   e2e_kwok
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
     -f "$E2E_LIB_DIR/manifests/reclaim-queues.yaml"
-  f14_poll_invariants
+  e2e_invariants_poll_start
   # What muster evicts with, granted by manifests/rbac.yaml alone (its ServiceAccount's token).
   local sa=system:serviceaccount:muster-system:muster
   kubectl_ auth can-i create pods --subresource=eviction -n "$F14_NS" --as="$sa" >/dev/null ||
@@ -332,6 +286,5 @@ scenario() {
     { e2e_err "muster's log does not say it decided evictions for an unasked gang"; return 1; }
   f14_show
   f14_state
-  (($(f14_polls) >= 20)) || { e2e_err "the invariants poller ran only $(f14_polls) times"; return 1; }
-  f14_invariants_held
+  e2e_invariants_poll_stop 20
 }

@@ -124,57 +124,13 @@ for e in [] if only else s.get("evictions", []):
           " - " + e["why"] if e.get("why") else ""))' "$F15_NS" "${1:-}" || true
 }
 
-# ---- the invariants, polled (as in 14-reclaim.sh) -------------------------------------------
-
-f15_snapshot_check() {
-  local d=$1
-  mkdir -p "$d"
-  kubectl_ get pods -A -o json > "$d/pods.json" && kubectl_ get nodes -o json > "$d/nodes.json" &&
-    kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" &&
-    kubectl_ get queues.muster.dev -o json > "$d/queues.json" || return 0
-  python3 "$E2E_LIB_DIR/invariants.py" "$d" | sed -n 's/^INVARIANT BROKEN: \(.*\): [^:]*$/\1/p' | sort -u
-}
-
-f15_poll_invariants() {
-  (
-    set +e +o pipefail
-    local first again both
-    while :; do
-      first=$(f15_snapshot_check "$F15_DIR/snap-a")
-      if [[ -n $first ]]; then
-        sleep 1
-        again=$(f15_snapshot_check "$F15_DIR/snap-b")
-        both=$(comm -12 <(echo "$first") <(echo "$again"))
-        if [[ -n $both ]]; then
-          { date -u +%T; echo "$both"; } >> "$F15_DIR/broken.log"
-          cp "$F15_DIR/snap-b/pods.json" "$F15_DIR/broken-pods-$(date +%s).json"
-        fi
-      fi
-      echo . >> "$F15_DIR/polls.log"
-      sleep 1
-    done
-  ) &
-  echo $! > "$F15_DIR/poller.pid"
-}
-
-f15_polls() { [[ -f $F15_DIR/polls.log ]] && wc -l < "$F15_DIR/polls.log" || echo 0; }
-
-f15_invariants_held() {
-  if [[ -s $F15_DIR/broken.log ]]; then
-    e2e_err "invariants broken during the scenario ($F15_DIR/broken.log):"
-    cat "$F15_DIR/broken.log" >&2
-    return 1
-  fi
-  e2e_log "invariants held in all $(f15_polls) polls"
-}
+# ---- cleanup (the invariants are polled by e2e_invariants_poll_start, muster.sh) -------------
 
 # Stop what this scenario started (by pid), whatever way it ends.
 f15_cleanup() {
-  local f
-  for f in "$F15_DIR/poller.pid" "$F15_DIR/watch.pid"; do
-    [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
-    rm -f "$f"
-  done
+  local f=$F15_DIR/watch.pid
+  [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
+  rm -f "$f"
   e2e_stop kwok
 }
 
@@ -241,7 +197,7 @@ scenario() {
   e2e_kwok
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
     -f "$E2E_LIB_DIR/manifests/preempt-queue.yaml"
-  f15_poll_invariants
+  e2e_invariants_poll_start
 
   # ---- low takes the whole node
   kubectl_ apply -f "$E2E_LIB_DIR/manifests/raycluster-preempt-low.yaml"
@@ -330,6 +286,5 @@ scenario() {
   dl=$(($(f15_filtered low) - low0)) dp=$(($(f15_filtered peer) - peer0))
   e2e_log "muster was asked about low's pods $dl and peer's $dp times in those 45 s, and evicted nothing"
   ((dl > 0 && dp > 0)) || { e2e_err "kube-scheduler did not retry low ($dl) or peer ($dp): the window proves nothing"; return 1; }
-  (($(f15_polls) >= 10)) || { e2e_err "the invariants poller ran only $(f15_polls) times"; return 1; }
-  f15_invariants_held
+  e2e_invariants_poll_stop 10
 }
