@@ -516,6 +516,63 @@ START_TEST(workload_wins_over_a_podgroup_count_and_the_mismatch_is_said)
 }
 END_TEST
 
+/*
+ * docs/gangs.md, "Precedence": a composition beats a count, whichever source gives it; between
+ * counts a Workload's (Kubernetes' own gang object) beats a PodGroup's bare minMember. The
+ * order the declarations arrive in does not matter, the other one is checked against it, and
+ * when the Workload goes the PodGroup's count applies again.
+ */
+static const struct policy_subgroup_spec driver_workers[] = {{"driver", 1}, {"workers", 3}};
+
+static const struct precedence_case {
+    const char *name;
+    int32_t podgroup, workload; /* their counts; a workload of 0 gives driver_workers */
+    bool workload_first;
+    int32_t min;
+    const char *conflict;
+} precedence_cases[] = {
+    {"counts: the Workload's", 2, 3, false, 3,
+     "PodGroup lab/w 2 disagrees with Workload lab/w 3, which muster follows"},
+    {"counts, the Workload first", 2, 3, true, 3,
+     "PodGroup lab/w 2 disagrees with Workload lab/w 3, which muster follows"},
+    {"counts that agree", 4, 4, false, 4, NULL},
+    {"the Workload's templates over a count", 5, 0, false, 4,
+     "PodGroup lab/w 5 disagrees with Workload lab/w 4 (driver 1, workers 3), which muster "
+     "follows"},
+};
+
+START_TEST(a_workload_beats_a_podgroup_count)
+{
+    const struct precedence_case *t = &precedence_cases[_i];
+    struct policy_gang_spec pg = {.key = "lab/w", .min_members = t->podgroup,
+                                  .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_spec wl = {.key = "lab/w", .min_members = t->workload,
+                                  .source = POLICY_GANG_WORKLOAD_API};
+    struct policy_gang_view g;
+
+    if (t->workload == 0) {
+        wl.subgroups = driver_workers;
+        wl.nsubgroups = 2;
+        wl.min_members = 4;
+    }
+    ck_assert_int_eq(policy_gang_upsert(C, t->workload_first ? &wl : &pg), POLICY_OK);
+    ck_assert_int_eq(policy_gang_upsert(C, t->workload_first ? &pg : &wl), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/w", &g));
+    ck_assert_msg(g.min_members == t->min, "%s: minimum %d, not %d", t->name, g.min_members,
+                  t->min);
+    ck_assert_int_eq(g.nsubgroups, t->workload == 0 ? 2 : 0);
+    if (t->conflict)
+        ck_assert_msg(g.conflict && strcmp(g.conflict, t->conflict) == 0, "%s: conflict %s",
+                      t->name, g.conflict);
+    else
+        ck_assert_msg(g.conflict == NULL, "%s: conflict %s", t->name, g.conflict);
+    ck_assert_int_eq(policy_gang_forget(C, "lab/w", POLICY_GANG_WORKLOAD_API), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/w", &g));
+    ck_assert_int_eq(g.min_members, t->podgroup);
+    ck_assert_ptr_null(g.conflict);
+}
+END_TEST
+
 START_TEST(gang_without_its_raycluster_is_not_planned)
 {
     char why[512];
@@ -2328,6 +2385,8 @@ static Suite *policy_suite(void)
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
          tcase_add_test(tc, workload_wins_over_a_podgroup_count_and_the_mismatch_is_said);
+         tcase_add_loop_test(tc, a_workload_beats_a_podgroup_count, 0,
+                             sizeof(precedence_cases) / sizeof(precedence_cases[0]));
          tcase_add_test(tc, gang_without_its_raycluster_is_not_planned);
          tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
          tcase_add_test(tc, gang_since_is_its_earliest_member_first_seen);
