@@ -153,7 +153,8 @@ static void watch_bound(struct ext_daemon *d, const char *name)
 }
 
 #define NO_GPU "member rc-gpu-worker-1 (1 GPU): no node has a free GPU"
-#define AFTER_BOUND "gang lab/rc: this pod is beyond the gang's minimum and is placed once the gang is bound"
+#define AFTER_BOUND                                                                                \
+    "gang lab/rc: this pod is beyond the gang's minimum and is placed once the gang is bound"
 
 /*
  * Issue 10: Events show each subgroup. An autoscaling RayCluster (head, cpu 1 of 2, gpu 1 of
