@@ -3,8 +3,9 @@
  * source declares it), its members, its queue, priority and state.
  *
  * Composition: a source that gives subgroups beats one that gives a count;
- * between equals the first of policy_gang_source wins (a RayCluster, then a
- * PodGroup, then a Workload). Every other declaring source is checked against
+ * between compositions the first of policy_gang_source wins (a RayCluster,
+ * then a PodGroup, then a Workload), between counts a Workload's beats a
+ * PodGroup's (count_order). Every other declaring source is checked against
  * it and a disagreement is kept as the gang's conflict, for the caller to say.
  */
 #include <stdio.h>
@@ -211,15 +212,23 @@ static void compose_conflict(struct pgang *g, int chosen)
     }
 }
 
+/*
+ * Between counts: a Workload's (Kubernetes' own gang object, the count kube-scheduler's own
+ * gang scheduling keeps when its gate is on) beats a PodGroup's bare minMember (KubeRay
+ * writes a scheduler-plugins PodGroup once and never updates it).
+ */
+static const enum policy_gang_source count_order[POLICY_GANG_SOURCES] = {
+    POLICY_GANG_WORKLOAD, POLICY_GANG_WORKLOAD_API, POLICY_GANG_PODGROUP};
+
 /* Which source's composition is in force: subgroups beat a count, then source order. */
 static int composing_source(const struct pgang *g)
 {
     for (int s = 0; s < POLICY_GANG_SOURCES; s++)
         if (pgang_decl(g, s)->on && pgang_decl(g, s)->nsubs > 0)
             return s;
-    for (int s = 0; s < POLICY_GANG_SOURCES; s++)
-        if (pgang_decl(g, s)->on)
-            return s;
+    for (int i = 0; i < POLICY_GANG_SOURCES; i++)
+        if (pgang_decl(g, count_order[i])->on)
+            return (int)count_order[i];
     return -1;
 }
 

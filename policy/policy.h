@@ -207,7 +207,7 @@ struct policy_queue_spec {
  * RayCluster's head and worker groups over a PodGroup's bare minMember, whose
  * total is then only checked against it (a mismatch shows in the gang's view).
  * Where two sources give compositions, the first listed here wins and they
- * must agree.
+ * must agree; between two counts a Workload's wins over a PodGroup's.
  */
 enum policy_gang_source {
     POLICY_GANG_WORKLOAD,     /* a RayCluster */
@@ -532,7 +532,8 @@ struct policy_gang_view {
     const struct policy_subgroup_view *subgroups;
     /* "head 1/1, cpu 2/2 (+4 extra), gpu 3/3 (+1 extra waiting: no free GPU)" */
     const char *composition;
-    /* Its sources disagree: "PodGroup lab/rc says minMember 5, RayCluster lab/rc 6 (head 1, gpu 5)". */
+    /* Its sources disagree: "PodGroup lab/rc 5 disagrees with RayCluster lab/rc 6 (head 1, gpu 5),
+     * which muster follows". */
     const char *conflict;
     bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon_test.h"
+#include "events.h"
 
 #define DIR "daemon"
 #define NS "lab"
@@ -21,13 +22,13 @@ static const char *const uids[GANG] = {"00000000-0000-4000-8000-000000000000",
                                        "00000000-0000-4000-8000-000000000001",
                                        "00000000-0000-4000-8000-000000000002"};
 
-/* The gang on the engine, planned whole by its first member's filter. */
-static void gang_planned(struct ext_daemon *d)
+/* The gang of fixture file on the engine, planned whole by its first member's filter. */
+static void gang_planned_from(struct ext_daemon *d, const char *file)
 {
     const char *nodes[] = {"n1"};
     struct policy_filter_result r;
 
-    daemon_test_load(&d->cache, DIR, "gang3.json", "ADDED");
+    daemon_test_load(&d->cache, DIR, file, "ADDED");
     pthread_mutex_lock(&d->cache.lock);
     ck_assert_int_eq(policy_filter(d->cache.engine, NS, "w-0", nodes, 1, ext_now_ms(), &r),
                      POLICY_OK);
@@ -36,6 +37,12 @@ static void gang_planned(struct ext_daemon *d)
     policy_filter_result_cleanup(&r);
     for (int i = 0; i < GANG; i++)
         ck_assert_int_eq(daemon_test_phase(d, NS, members[i]), POLICY_POD_PLANNED);
+}
+
+/* gang3.json: a count-only PodGroup of three. */
+static void gang_planned(struct ext_daemon *d)
+{
+    gang_planned_from(d, "gang3.json");
 }
 
 /* One member's bind call, as one HTTP connection makes it. */
@@ -323,6 +330,67 @@ START_TEST(test_commit_offline)
 }
 END_TEST
 
+/* ---- the GangBound Event ------------------------------------------------------------------- */
+
+static const struct canned_route events_ok[] = {
+    {"POST", "/api/v1/namespaces/lab/events", {"created.http"}},
+};
+
+#define COMMITTED "gang committed whole (3 members at once); this pod bound to n1"
+
+/* Each member's GangBound Event: for a composed gang (a RayCluster: head and a worker group)
+ * it ends with the composition the commit completes, as GangWaiting's do; a count has none. */
+static const struct bound_event_case {
+    const char *fixture, *message;
+} bound_event_cases[] = {
+    {"gang3_composed.json", COMMITTED "; composition: head 1/1, workers 2/2"},
+    {"gang3.json", COMMITTED},
+};
+
+START_TEST(test_bound_event_shows_the_composition)
+{
+    static const int all[GANG] = {0, 1, 2};
+    const struct bound_event_case *t = &bound_event_cases[_i];
+    struct binder b[GANG];
+    struct canned_api events_api;
+    struct kube_client *events_kube;
+    struct ext_daemon d;
+    bool seen[GANG] = {false};
+
+    canned_api_start_routes(&events_api, DIR, events_ok, 1);
+    events_kube = canned_api_client(&events_api, NULL);
+    daemon_test_up(&d, NULL); /* offline: the Bindings go nowhere, the Events to events_api */
+    ck_assert_ptr_nonnull(d.events = ext_events_new(events_kube));
+    d.settings.bind_wait_ms = 30000;
+    gang_planned_from(&d, t->fixture);
+    bind_together(&d, b, all, GANG);
+    ext_events_free(d.events); /* sends what is queued */
+    d.events = NULL;
+    ck_assert_uint_eq(canned_api_nreq(&events_api), GANG);
+    for (size_t i = 0; i < GANG; i++) {
+        char *rec = canned_api_request(&events_api, i);
+        cJSON *ev = cJSON_Parse(strstr(rec, "\n\n") + 2);
+        const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
+        const char *pod = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name"));
+
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+                         "GangBound");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")),
+                         t->message);
+        for (int m = 0; m < GANG; m++)
+            seen[m] |= strcmp(pod, members[m]) == 0;
+        cJSON_Delete(ev);
+        free(rec);
+    }
+    for (int m = 0; m < GANG; m++)
+        ck_assert_msg(seen[m], "no GangBound Event on %s", members[m]);
+    binders_free(b, GANG);
+    daemon_test_down(&d);
+    kube_client_free(events_kube);
+    canned_api_stop(&events_api);
+}
+END_TEST
+
 /* ---- a gang on a shared GPU ---------------------------------------------------------------- */
 
 #define RES_PODS "/api/v1/namespaces/muster-system/pods"
@@ -532,6 +600,8 @@ static Suite *barrier_suite(void)
     tcase_add_test(tc, test_commit_offline);
     tcase_add_test(tc, test_commit_shared);
     tcase_add_test(tc, test_commit_shared_fails_whole);
+    tcase_add_loop_test(tc, test_bound_event_shows_the_composition, 0,
+                        sizeof(bound_event_cases) / sizeof(bound_event_cases[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");

@@ -218,6 +218,11 @@ static const struct {
     {"pods.http", "events_same_second.http",
      "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
      "(muster's Event GangWaiting on Pod demo-gpu-worker-4tq9z, 12s ago)\n"},
+    /* muster's GangWaiting Event ends with the gang's composition (issue 10): the reason is
+     * what comes before it; the composition has its own line. */
+    {"pods.http", "events_composition.http",
+     "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
+     "(muster's Event GangWaiting on Pod demo-gpu-worker-4tq9z, 12s ago)\n"},
 };
 
 START_TEST(test_why_reason_sources)

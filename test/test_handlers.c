@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon_test.h"
+#include "events.h"
 
 #define DIR "daemon"
 
@@ -104,12 +105,135 @@ START_TEST(test_deleted_pod_is_not_brought_back)
 }
 END_TEST
 
+/* ---- GangWaiting carries the composition, once per change ---------------------------------- */
+
+static const struct canned_route events_ok[] = {
+    {"POST", "/api/v1/namespaces/lab/events", {"created.http"}},
+};
+
+static int64_t events_clock(void)
+{
+    return 1000; /* a minute never passes: only a new message is posted again */
+}
+
+/* The message of Event POST i on the events server, as "pod: reason: message" (malloc'd). */
+static char *event_at(struct canned_api *api, size_t i)
+{
+    char *rec = canned_api_request(api, i), *body, *out;
+    cJSON *ev, *obj;
+    size_t len;
+
+    ck_assert_ptr_nonnull(rec);
+    body = strstr(rec, "\n\n");
+    ck_assert_ptr_nonnull(body);
+    ev = cJSON_Parse(body + 2);
+    ck_assert_ptr_nonnull(ev);
+    obj = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
+    len = strlen(rec) + 64;
+    out = malloc(len);
+    snprintf(out, len, "%s: %s: %s",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")),
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    cJSON_Delete(ev);
+    free(rec);
+    return out;
+}
+
+/* The watch says the pod is bound to n1, as it would once its Binding went through. */
+static void watch_bound(struct ext_daemon *d, const char *name)
+{
+    cJSON *pod = fixture_object("composition_cluster.json", name);
+
+    ck_assert_int_eq(daemon_test_phase(d, "lab", name), POLICY_POD_PLANNED);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName", "n1");
+    daemon_test_apply(&d->cache, "MODIFIED", pod);
+    ck_assert_int_eq(daemon_test_phase(d, "lab", name), POLICY_POD_BOUND);
+    cJSON_Delete(pod);
+}
+
+#define NO_GPU "member rc-gpu-worker-1 (1 GPU): no node has a free GPU"
+#define AFTER_BOUND                                                                                \
+    "gang lab/rc: this pod is beyond the gang's minimum and is placed once the gang is bound"
+
+/*
+ * Issue 10: Events show each subgroup. An autoscaling RayCluster (head, cpu 1 of 2, gpu 1 of
+ * 2) on a node with one GPU: its minimum is planned and bound, the second GPU worker waits.
+ * Each GangWaiting Event carries the gang's composition; kube-scheduler's retries with nothing
+ * changed post nothing more, and each change (the minimum bound, the extra CPU worker placed)
+ * posts it once again, not once per retry.
+ */
+START_TEST(test_waiting_event_shows_the_composition_once_per_change)
+{
+    static const struct {
+        bool bound;        /* the watch reports the pod bound, instead of a filter */
+        const char *pod;
+        const char *event; /* the Event this filter posts, NULL: none */
+    } steps[] = {
+        {false, "rc-head", NULL}, /* plans the minimum: head, a CPU and a GPU worker */
+        {false, "rc-gpu-worker-1",
+         "rc-gpu-worker-1: GangWaiting: " AFTER_BOUND "; composition: head 1/1, cpu 1/1 (+1 "
+         "extra waiting), gpu 1/1 (+1 extra waiting: " AFTER_BOUND ")"},
+        {false, "rc-gpu-worker-1", NULL}, /* retried, nothing changed */
+        {true, "rc-head", NULL},
+        {true, "rc-cpu-worker-0", NULL},
+        {true, "rc-gpu-worker-0", NULL},
+        {false, "rc-gpu-worker-1",
+         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra "
+         "waiting), gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
+        {false, "rc-gpu-worker-1", NULL},
+        {false, "rc-gpu-worker-1", NULL},
+        {false, "rc-cpu-worker-1", NULL}, /* the extra CPU worker fits */
+        {false, "rc-gpu-worker-1",
+         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
+         "gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
+        {false, "rc-gpu-worker-1", NULL},
+    };
+    struct canned_api api;
+    struct kube_client *kube;
+    struct ext_daemon d;
+    size_t posted = 0;
+
+    canned_api_start_routes(&api, DIR, events_ok, 1);
+    kube = canned_api_client(&api, NULL);
+    daemon_test_up(&d, NULL);
+    ck_assert_ptr_nonnull(d.events = ext_events_new(kube));
+    ext_events_set_clock(d.events, events_clock);
+    daemon_test_load(&d.cache, DIR, "composition_cluster.json", "ADDED");
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        cJSON *pod = fixture_object("composition_cluster.json", steps[i].pod);
+        char *error = steps[i].bound ? NULL : filter_on_n1(&d, pod), *ev;
+
+        if (steps[i].bound)
+            watch_bound(&d, steps[i].pod);
+        ck_assert_msg(error == NULL, "%s: %s", steps[i].pod, error);
+        cJSON_Delete(pod);
+        if (!steps[i].event)
+            continue;
+        canned_api_wait_requests(&api, ++posted);
+        ev = event_at(&api, posted - 1);
+        ck_assert_msg(strcmp(ev, steps[i].event) == 0, "step %zu posted\n  %s\nnot\n  %s", i, ev,
+                      steps[i].event);
+        free(ev);
+    }
+    ext_events_free(d.events); /* sends what is still queued */
+    d.events = NULL;
+    ck_assert_uint_eq(canned_api_nreq(&api), posted);
+    daemon_test_down(&d);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
 static Suite *handlers_suite(void)
 {
     Suite *s = suite_create("handlers");
     TCase *tc = tcase_create("filter");
 
     tcase_add_test(tc, test_deleted_pod_is_not_brought_back);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("events");
+    tcase_add_test(tc, test_waiting_event_shows_the_composition_once_per_change);
     suite_add_tcase(s, tc);
     return s;
 }

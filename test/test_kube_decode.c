@@ -1135,6 +1135,9 @@ static const struct composition_case composition_cases[] = {
     /* minMember 0: Volcano's "no gang", the tasks say nothing then */
     {"pg_volcano_nogang.json", GANG_PG, "c1/elastic", 0, NULL, "c1", -1,
      POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
+    /* ... and KAI's: minMember 0 without subGroups is no gang either */
+    {"pg_kai_nogang.json", GANG_PG, "test/job", 0, NULL, "queue0", -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
     /* scheduler-plugins: a total only */
     {"pg_plain.json", GANG_PG, "lab/trainers", 4, NULL, "research", -1,
      POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_PODGROUP},
@@ -1146,6 +1149,11 @@ static const struct composition_case composition_cases[] = {
     /* several templates are subgroups; basic is 0; the highest template priority is the gang's */
     {"wl_v1alpha2_multi.json", GANG_WL, "ml/training", 5, "driver:1,workers:4,sidecars:0",
      "research", 100, POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
+    /* only basic templates: no gang, as one template (a count of 0) or several (each 0) */
+    {"wl_v1alpha2_basic_one.json", GANG_WL, "lab/solo", 0, NULL, NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
+    {"wl_v1alpha2_basic.json", GANG_WL, "lab/pair", 0, "driver:0,workers:0", NULL, -1,
+     POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},
     /* v1beta1: a composite template's pod group templates are flattened */
     {"wl_v1beta1_composite.json", GANG_WL, "ml/jobset", 5, "leader:1,slice-a:2,slice-b:2", NULL, -1,
      POLICY_PREEMPTIBLE_BY_PRIORITY, POLICY_GANG_WORKLOAD_API},

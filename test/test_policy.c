@@ -516,6 +516,63 @@ START_TEST(workload_wins_over_a_podgroup_count_and_the_mismatch_is_said)
 }
 END_TEST
 
+/*
+ * docs/gangs.md, "Precedence": a composition beats a count, whichever source gives it; between
+ * counts a Workload's (Kubernetes' own gang object) beats a PodGroup's bare minMember. The
+ * order the declarations arrive in does not matter, the other one is checked against it, and
+ * when the Workload goes the PodGroup's count applies again.
+ */
+static const struct policy_subgroup_spec driver_workers[] = {{"driver", 1}, {"workers", 3}};
+
+static const struct precedence_case {
+    const char *name;
+    int32_t podgroup, workload; /* their counts; a workload of 0 gives driver_workers */
+    bool workload_first;
+    int32_t min;
+    const char *conflict;
+} precedence_cases[] = {
+    {"counts: the Workload's", 2, 3, false, 3,
+     "PodGroup lab/w 2 disagrees with Workload lab/w 3, which muster follows"},
+    {"counts, the Workload first", 2, 3, true, 3,
+     "PodGroup lab/w 2 disagrees with Workload lab/w 3, which muster follows"},
+    {"counts that agree", 4, 4, false, 4, NULL},
+    {"the Workload's templates over a count", 5, 0, false, 4,
+     "PodGroup lab/w 5 disagrees with Workload lab/w 4 (driver 1, workers 3), which muster "
+     "follows"},
+};
+
+START_TEST(a_workload_beats_a_podgroup_count)
+{
+    const struct precedence_case *t = &precedence_cases[_i];
+    struct policy_gang_spec pg = {.key = "lab/w", .min_members = t->podgroup,
+                                  .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_spec wl = {.key = "lab/w", .min_members = t->workload,
+                                  .source = POLICY_GANG_WORKLOAD_API};
+    struct policy_gang_view g;
+
+    if (t->workload == 0) {
+        wl.subgroups = driver_workers;
+        wl.nsubgroups = 2;
+        wl.min_members = 4;
+    }
+    ck_assert_int_eq(policy_gang_upsert(C, t->workload_first ? &wl : &pg), POLICY_OK);
+    ck_assert_int_eq(policy_gang_upsert(C, t->workload_first ? &pg : &wl), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/w", &g));
+    ck_assert_msg(g.min_members == t->min, "%s: minimum %d, not %d", t->name, g.min_members,
+                  t->min);
+    ck_assert_int_eq(g.nsubgroups, t->workload == 0 ? 2 : 0);
+    if (t->conflict)
+        ck_assert_msg(g.conflict && strcmp(g.conflict, t->conflict) == 0, "%s: conflict %s",
+                      t->name, g.conflict);
+    else
+        ck_assert_msg(g.conflict == NULL, "%s: conflict %s", t->name, g.conflict);
+    ck_assert_int_eq(policy_gang_forget(C, "lab/w", POLICY_GANG_WORKLOAD_API), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/w", &g));
+    ck_assert_int_eq(g.min_members, t->podgroup);
+    ck_assert_ptr_null(g.conflict);
+}
+END_TEST
+
 START_TEST(gang_without_its_raycluster_is_not_planned)
 {
     char why[512];
@@ -2304,6 +2361,213 @@ START_TEST(random_queues_keep_every_promise)
 }
 END_TEST
 
+/* ---- randomized: compositions of several worker groups -------------------- */
+
+/* One random gang: a head and 2-3 worker groups; the first group CPU-only, the second GPU. */
+struct random_gang {
+    int ngroups;
+    struct policy_subgroup_spec subs[4]; /* [0] is the head */
+    char names[4][16];
+    int members[4];    /* its pods per subgroup: the minimum and its extras */
+    int64_t cpu[4], gpus[4];
+    int32_t priority;
+    enum policy_gang_source source;  /* the composition's */
+    int count_source;                /* a count-only declaration beside it, or -1 */
+};
+
+static struct random_gang rgangs[24];
+
+static void random_gang_pod(int g, int sub, int i, char *name, size_t len)
+{
+    snprintf(name, len, "g%d-%s-%d", g, rgangs[g].names[sub], i);
+}
+
+static void random_gang_arrives(int g)
+{
+    struct random_gang *r = &rgangs[g];
+    char key[32], name[48];
+    struct policy_gang_spec spec = {.key = key};
+    int32_t min = 0;
+
+    snprintf(key, sizeof(key), "ns/g%d", g);
+    memset(r, 0, sizeof(*r));
+    r->ngroups = 2 + (int)(rng() % 2);
+    r->priority = (int32_t)(rng() % 3) * 50;
+    snprintf(r->names[0], sizeof(r->names[0]), "head");
+    r->subs[0] = (struct policy_subgroup_spec){r->names[0], 1};
+    r->members[0] = 1;
+    r->cpu[0] = 1;
+    for (int k = 1; k <= r->ngroups; k++) {
+        bool gpu = k == 2 || (k == 3 && rng() % 2);
+
+        snprintf(r->names[k], sizeof(r->names[k]), "%s%d", gpu ? "gpu" : "cpu", k);
+        /* CPU groups larger than GPU ones: a head and its CPU workers could meet a bare count */
+        r->subs[k] = (struct policy_subgroup_spec){r->names[k],
+                                                   (int32_t)(rng() % (gpu ? 4 : 5))};
+        r->members[k] = r->subs[k].min_members + (int)(rng() % 3);
+        r->cpu[k] = gpu ? 1 : 1 + (int64_t)(rng() % 3);
+        r->gpus[k] = gpu ? 1 + (int64_t)(rng() % 2) : 0;
+    }
+    for (int k = 0; k <= r->ngroups; k++)
+        min += r->subs[k].min_members;
+    r->source = (enum policy_gang_source)(rng() % POLICY_GANG_SOURCES);
+    spec.subgroups = r->subs;
+    spec.nsubgroups = (size_t)r->ngroups + 1;
+    spec.min_members = min;
+    spec.source = r->source;
+    ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
+    r->count_source = -1;
+    if (rng() % 2) {
+        /* kuberay#4656's shape: a bare count beside it, that the head and the CPU workers of
+         * the first group could meet while a GPU group cannot (or one that agrees) */
+        struct policy_gang_spec count = {.key = key, .min_members = 1 + r->members[1]};
+
+        if (rng() % 3 == 0)
+            count.min_members = min;
+        r->count_source = r->source == POLICY_GANG_PODGROUP ? POLICY_GANG_WORKLOAD_API
+                                                            : POLICY_GANG_PODGROUP;
+        count.source = (enum policy_gang_source)r->count_source;
+        ck_assert_int_eq(policy_gang_upsert(C, &count), POLICY_OK);
+    }
+    for (int k = 0; k <= r->ngroups; k++)
+        for (int i = 0; i < r->members[k]; i++) {
+            random_gang_pod(g, k, i, name, sizeof(name));
+            add_pod("ns", key, NULL,
+                    (struct pod_ask){name, r->cpu[k], r->gpus[k], 0, k == 0, r->names[k],
+                                     r->priority});
+        }
+}
+
+static void random_gang_leaves(int g)
+{
+    struct random_gang *r = &rgangs[g];
+    char key[32], name[48];
+
+    for (int k = 0; k <= r->ngroups; k++)
+        for (int i = 0; i < r->members[k]; i++) {
+            random_gang_pod(g, k, i, name, sizeof(name));
+            policy_pod_forget(C, "ns", name);
+        }
+    snprintf(key, sizeof(key), "ns/g%d", g);
+    if (r->count_source >= 0)
+        policy_gang_forget(C, key, (enum policy_gang_source)r->count_source);
+    policy_gang_forget(C, key, r->source);
+    r->ngroups = 0;
+}
+
+/* What each subgroup holds, counted from the pods themselves, not from the gang's view. */
+struct subgroup_count {
+    const char *gang, *sub;
+    int placed, bound;
+};
+
+static void count_subgroup(const struct policy_pod_view *v, void *ctx)
+{
+    struct subgroup_count *n = ctx;
+
+    if (strcmp(v->gang, n->gang) != 0 || !v->subgroup || strcmp(v->subgroup, n->sub) != 0)
+        return;
+    n->placed += v->phase != POLICY_POD_PENDING && v->phase != POLICY_POD_EVICTING;
+    n->bound += v->phase == POLICY_POD_BOUND;
+}
+
+struct composition_seen {
+    int placed, waiting, extras_placed;
+};
+
+/*
+ * No subgroup below its minimum while its gang counts as placed (planned or bound), nor below
+ * it in bound pods while its gang counts as bound. The minimums are the ones the gang was
+ * declared with, and the pods are counted one by one: a gang that lost its composition to a
+ * bare count, or a view that counts wrong, does not hide a gang placed short.
+ */
+static void check_minimums(struct composition_seen *seen)
+{
+    for (int g = 0; g < 24; g++) {
+        const struct random_gang *r = &rgangs[g];
+        struct policy_gang_view v;
+        char key[32];
+
+        if (!r->ngroups)
+            continue;
+        snprintf(key, sizeof(key), "ns/g%d", g);
+        ck_assert(policy_gang_view_get(C, key, &v));
+        if (v.state == POLICY_GANG_PENDING) {
+            seen->waiting++;
+            continue;
+        }
+        seen->placed++;
+        for (int k = 0; k <= r->ngroups; k++) {
+            struct subgroup_count n = {.gang = key, .sub = r->names[k]};
+
+            policy_each_pod(C, count_subgroup, &n);
+            seen->extras_placed += n.placed > r->subs[k].min_members;
+            ck_assert_msg(n.placed >= r->subs[k].min_members,
+                          "gang %s is %s with %s placed %d of %d", key,
+                          policy_gang_state_name(v.state), r->names[k], n.placed,
+                          r->subs[k].min_members);
+            ck_assert_msg(v.state != POLICY_GANG_BOUND || n.bound >= r->subs[k].min_members,
+                          "gang %s is Bound with %s bound %d of %d", key, r->names[k], n.bound,
+                          r->subs[k].min_members);
+        }
+    }
+}
+
+/*
+ * Gangs of a head and 2-3 worker groups of different shapes (CPU-only and GPU groups, minimums
+ * 0-4, extras 0-2), declared by a RayCluster, a KAI PodGroup or a Workload, half of them with a
+ * bare count beside it that the head and CPU workers alone could meet (kuberay#4656), arrive on
+ * a CPU node and two 4-GPU nodes, finish, are retried one member at a time as kube-scheduler
+ * does, preempted whole and made again, while plans expire. After every step: no subgroup
+ * below its minimum while its gang counts as placed, and the invariants of every gang, node
+ * and queue.
+ */
+START_TEST(random_compositions_keep_every_minimum)
+{
+    struct composition_seen seen = {0};
+    char name[48];
+
+    rng_state = 0xA0761D6478BD642FULL + (uint64_t)_i;
+    memset(rgangs, 0, sizeof(rgangs));
+    add_node("cpu-0", 16, 0);
+    add_node("gpu-0", 8, 4);
+    add_node("gpu-1", 8, 4);
+    for (int step = 0; step < 600; step++) {
+        int g = (int)(rng() % 24);
+        struct random_gang *r = &rgangs[g];
+
+        if (r->ngroups && rng() % 6 == 0) {
+            random_gang_leaves(g);
+        } else if (!r->ngroups) {
+            random_gang_arrives(g);
+        } else if (rng() % 4 == 0) {
+            settle();
+        } else { /* kube-scheduler retries one member */
+            int k = (int)(rng() % (uint32_t)(r->ngroups + 1));
+            char why[512];
+
+            if (r->members[k] > 0) {
+                random_gang_pod(g, k, (int)(rng() % (uint32_t)r->members[k]), name,
+                                sizeof(name));
+                if (phase_of("ns", name) != POLICY_POD_BOUND)
+                    schedule("ns", name, why, sizeof(why));
+            }
+        }
+        if (rng() % 40 == 0)
+            NOW += 61000; /* unbound plans expire */
+        else
+            NOW += 100 + rng() % 900;
+        evict_all();
+        check_invariants();
+        check_minimums(&seen);
+    }
+    /* the test saw gangs placed, with extras, and gangs wait */
+    ck_assert_int_gt(seen.placed, 0);
+    ck_assert_int_gt(seen.extras_placed, 0);
+    ck_assert_int_gt(seen.waiting, 0);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -2328,6 +2592,8 @@ static Suite *policy_suite(void)
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
          tcase_add_test(tc, workload_wins_over_a_podgroup_count_and_the_mismatch_is_said);
+         tcase_add_loop_test(tc, a_workload_beats_a_podgroup_count, 0,
+                             sizeof(precedence_cases) / sizeof(precedence_cases[0]));
          tcase_add_test(tc, gang_without_its_raycluster_is_not_planned);
          tcase_add_test(tc, bind_wait_cancel_keeps_nothing_bound);
          tcase_add_test(tc, gang_since_is_its_earliest_member_first_seen);
@@ -2383,6 +2649,11 @@ static Suite *policy_suite(void)
     tc = tcase_create("randomized_fragmentation");
     tcase_add_checked_fixture(tc, setup_fragmentation, teardown);
     tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("randomized_compositions");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, random_compositions_keep_every_minimum, 0, 4);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

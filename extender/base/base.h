@@ -135,6 +135,10 @@ int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, 
 #define EXT_LABEL_RESERVATION_NODE "muster.dev/node"
 #define EXT_RESERVATION_APP "muster-gpu-reservation" /* app.kubernetes.io/name */
 
+/* How muster's gang Events (GangWaiting, GangBound) end: the reason, then this and the
+ * gang's composition; `muster why` takes the reason as what comes before it. */
+#define EXT_EVENT_COMPOSITION "; composition: "
+
 /* ---- the log ---------------------------------------------------------------- */
 /*
  * One line per event, plain or JSON, to stderr.

@@ -449,6 +449,22 @@ static const char *event_said(struct why *w, const cJSON *e)
     return ext_arena_strdup(w->a, text);
 }
 
+/* muster's gang Events end with the gang's composition, which has a line of its own: the reason
+ * is what comes before it. */
+static const char *event_reason(struct why *w, const cJSON *e)
+{
+    const char *message = cli__str(e, "message");
+    const char *cut = message != NULL ? strstr(message, EXT_EVENT_COMPOSITION) : NULL;
+    char *reason;
+
+    if (cut == NULL)
+        return message;
+    reason = ext_arena_strdup(w->a, message);
+    if (reason != NULL)
+        reason[cut - message] = '\0';
+    return reason;
+}
+
 /* Why it waits, in muster's words where muster said them: its state, its Events, kube-scheduler's.
  */
 static void find_reason(struct why *w)
@@ -467,7 +483,7 @@ static void find_reason(struct why *w)
     if (e == NULL)
         e = newest_warning(w, true);
     if (e != NULL) {
-        w->reason = cli__str(e, "message");
+        w->reason = event_reason(w, e);
         w->reason_from = event_said(w, e);
         return;
     }

@@ -198,10 +198,11 @@ static void post_all(struct ext_daemon *d, const struct policy_bind_result *r, i
 /*
  * Commit every member; returns the outcome for `self` (its error in
  * self_err). Shares are made real on the nodes for every member first: if
- * any cannot be, no member is bound and the whole gang is requeued.
+ * any cannot be, no member is bound and the whole gang is requeued. Each
+ * member bound gets a GangBound Event with the gang's composition.
  */
-static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r, const char *self,
-                       char *self_err, size_t len)
+static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
+                       const char *composition, const char *self, char *self_err, size_t len)
 {
     char why[512] = "";
     bool self_ok = false;
@@ -234,12 +235,13 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
             snprintf(err, sizeof(err), "%s", why);
         finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
         if (rc == EXT_OK && r->n > 1) {
-            char msg[600];
+            char text[600], msg[1024];
 
-            snprintf(msg, sizeof(msg),
+            snprintf(text, sizeof(text),
                      "gang committed whole (%zu members at once); this pod bound to %s%s%s", r->n,
                      m->node, m->gpu_groups ? ", GPU group " : "",
                      m->gpu_groups ? m->gpu_groups : "");
+            ext_events_gang_message(msg, sizeof(msg), text, composition);
             ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
         }
     }
@@ -415,7 +417,7 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     struct policy_bind_result r;
     struct policy_pod_view pv;
     struct policy_gang_view gv = {0};
-    char key[512], err[512] = "";
+    char key[512], err[512] = "", composition[512] = "";
     bool ok;
     int prc;
 
@@ -471,8 +473,11 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     case POLICY_BIND_COMMIT:
         bind_counted(d, "commit");
         policy_gang_view_get(d->cache.engine, pv.gang, &gv); /* its `since`, before the commit */
+        /* What the commit completes, copied while the engine's view is ours. */
+        if (gv.composition)
+            snprintf(composition, sizeof(composition), "%s", gv.composition);
         pthread_mutex_unlock(&d->cache.lock);
-        ok = commit_all(d, &r, key, err, sizeof(err));
+        ok = commit_all(d, &r, composition, key, err, sizeof(err));
         if (ok && gv.members > 0)
             ext_series_observe(ext_metric_with(d->gang_time_to_bind, NULL),
                                (double)(ext_now_ms() - gv.since) / 1000.0);

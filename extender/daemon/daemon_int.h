@@ -102,6 +102,10 @@ void ext_daemon_stopping(void *ctx);
 int ext_barrier_start(struct ext_daemon *d);
 void ext_barrier_stop(struct ext_daemon *d);
 
+/* Under cache.lock: the gang's composition ("head 1/1, gpu 3/3 (+1 extra)") copied out of
+ * the engine's view into buf; "" for a gang without subgroups or one the engine does not know. */
+void ext_daemon_gang_composition(struct ext_daemon *d, const char *gang, char *buf, size_t len);
+
 /* Write one committed member's GPU record and post its Binding. */
 int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
                       size_t errlen);

@@ -1,6 +1,7 @@
 /* events.c - deduplicated, rate-limited Events from a worker thread. */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,14 @@ void ext_events_post(struct ext_events *e, const char *ns, const char *pod, cons
     e->count++;
     pthread_cond_signal(&e->wake);
     pthread_mutex_unlock(&e->lock);
+}
+
+void ext_events_gang_message(char *buf, size_t len, const char *text, const char *composition)
+{
+    if (composition && *composition)
+        snprintf(buf, len, "%s" EXT_EVENT_COMPOSITION "%s", text ? text : "", composition);
+    else
+        snprintf(buf, len, "%s", text ? text : "");
 }
 
 void ext_events_set_clock(struct ext_events *e, int64_t (*now_ms)(void))

@@ -19,6 +19,13 @@ struct ext_events *ext_events_new(struct kube_client *kube);
 /* Queue one; type is "Normal" or "Warning". */
 void ext_events_post(struct ext_events *e, const char *ns, const char *pod, const char *uid,
                      const char *reason, const char *type, const char *message);
+/*
+ * An Event's message about a gang: text, then EXT_EVENT_COMPOSITION and its
+ * subgroups ("head 1/1, gpu 3/3 (+1 extra waiting: ...)") when it has any
+ * (composition NULL or ""). A count that changes is another message: posted
+ * once per change, and again once a minute while it stays.
+ */
+void ext_events_gang_message(char *buf, size_t len, const char *text, const char *composition);
 uint64_t ext_events_dropped(const struct ext_events *e);
 /* The clock the once-a-minute rule reads: ext_now_ms, unless a test sets its own. */
 void ext_events_set_clock(struct ext_events *e, int64_t (*now_ms)(void));

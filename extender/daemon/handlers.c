@@ -64,6 +64,16 @@ static void observe_nodes(struct ext_daemon *d, const struct ext_filter_args *a)
     }
 }
 
+void ext_daemon_gang_composition(struct ext_daemon *d, const char *gang, char *buf, size_t len)
+{
+    struct policy_gang_view v;
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (gang && policy_gang_view_get(d->cache.engine, gang, &v) && v.composition)
+        snprintf(buf, len, "%s", v.composition);
+}
+
 static enum ext_verdict verdict_of(enum policy_fit f)
 {
     return f == POLICY_FITS           ? EXT_NODE_PASSES
@@ -77,7 +87,7 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     struct ext_arena *arena = ext_arena_new();
     struct policy_pod_spec spec;
     struct policy_filter_result r;
-    char err[512], key[512];
+    char err[512], key[512], composition[512] = "", message[1024];
     const char *chosen = NULL;
     struct policy_gang_view before;
     bool turned_away;
@@ -105,6 +115,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
                   before.state == POLICY_GANG_PENDING && before.reason;
     rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
                        &r);
+    if (rc == POLICY_OK && r.reason)
+        ext_daemon_gang_composition(d, spec.gang, composition, sizeof(composition));
     pthread_mutex_unlock(&d->cache.lock);
     snprintf(key, sizeof(key), "%s/%s", spec.namespace_, spec.name);
     if (rc != POLICY_OK) {
@@ -127,8 +139,9 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     if (r.reason) {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "waits", "reason",
                      r.reason);
+        ext_events_gang_message(message, sizeof(message), r.reason, composition);
         ext_events_post(d->events, spec.namespace_, spec.name, spec.uid, "GangWaiting", "Warning",
-                        r.reason);
+                        message);
         /* A gang ahead of this one could use the room: kube-scheduler may not retry it on
          * its own (its pods were turned away before), so hand it back. */
         if (r.ahead) {

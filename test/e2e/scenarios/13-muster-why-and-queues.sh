@@ -56,7 +56,8 @@ scenario() {
   json_check "$out/why.json" 'len(j["pods"]) == 5 and all(p["state"] == "Pending" and p["node"] is None for p in j["pods"])'
   json_check "$out/why.json" 'sorted(p["gpu"] for p in j["pods"]) == ["0.5", "0.5", "0.5", "0.5", "1"] and j["pods"][0]["group"] == "headgroup"'
   json_check "$out/why.json" 'j["queue"]["name"] == "team-a" and j["queue"]["exists"] and j["queue"]["gpu"]["limit"] == "2" and j["queue"]["parent"] == "org"'
-  json_check "$out/why.json" 'any(e["reason"] == "GangWaiting" and e["message"] == "'"$REASON"'" for e in j["events"])'
+  # muster's Event: the reason, then the gang's composition (docs/gangs.md); `why` shows the reason alone
+  json_check "$out/why.json" 'any(e["reason"] == "GangWaiting" and e["message"] == "'"$REASON; composition: head 0/1, halves 0/4"'" for e in j["events"])'
   json_check "$out/why.json" 'not j["muster"]["asked"]'
   kubectl_muster why $NS/$RC > "$out/why.txt"
   cat "$out/why.txt"
