@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon_test.h"
+#include "engine_fault.h"
 
 #define DIR "daemon"
 #define NS "lab"
@@ -280,6 +281,37 @@ START_TEST(test_retry_joins_commit)
 }
 END_TEST
 
+/* ---- the engine's own failure -------------------------------------------------------------- */
+
+/* A bind the engine fails is answered with that failure as it is (it was always "out of
+ * memory"): a spec it cannot take, an object it lacks, a limit it reached. The member keeps
+ * its place and nothing is posted. */
+START_TEST(test_engine_failure_as_it_is)
+{
+    struct binder b = {0};
+    struct canned_api api;
+    struct ext_daemon d;
+    char want[128];
+
+    canned_api_start_routes(&api, DIR, bindings_ok, 1);
+    daemon_test_up(&d, &api);
+    gang_planned(&d);
+    engine_fault_arm(ENGINE_FAULT_BIND, engine_faults[_i].policy_rc);
+    b.d = &d;
+    bind_member(&b);
+    snprintf(want, sizeof(want), "the engine could not bind the pod: %s",
+             engine_faults[_i].words);
+    ck_assert_msg(b.rc == engine_faults[_i].ext_rc, "%s: answered %s", want, ext_strerror(b.rc));
+    ck_assert_msg(b.error && strcmp(b.error, want) == 0, "answered \"%s\", not \"%s\"", b.error,
+                  want);
+    ck_assert_int_eq(daemon_test_phase(&d, NS, members[0]), POLICY_POD_PLANNED);
+    ck_assert_uint_eq(canned_api_nreq(&api), 0);
+    binders_free(&b, 1);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
 /* ---- pods muster does not schedule, and no API server -------------------------------------- */
 
 /* A pod the engine does not manage is bound as asked, at once. */
@@ -532,6 +564,7 @@ static Suite *barrier_suite(void)
     tcase_add_test(tc, test_commit_offline);
     tcase_add_test(tc, test_commit_shared);
     tcase_add_test(tc, test_commit_shared_fails_whole);
+    tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");
