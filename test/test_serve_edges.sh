@@ -97,9 +97,11 @@ h.check("Content-Length with Transfer-Encoding refused", got.startswith(b"HTTP/1
 st, r = filt(pod("liar", gpus=100, node="gpu-1"))
 p = pod_state("lab/liar")
 h.check("a filter body's nodeName does not bind the pod", p.get("phase") != "Bound", p)
-nodes_free = {n: 1 for n in NODES}
-st, r = filt(pod("honest", gpus=4))
-h.check("the node the liar named is not charged", st == 200 and r.get("NodeNames"), r)
+# A pod that needs the whole of gpu-1, offered gpu-1 alone: had the liar's word been taken, its
+# 100 GPUs would be charged there and nothing would fit.
+st, r = filt(pod("honest", gpus=4), nodes=["gpu-1"])
+h.check("the node the liar named is not charged", st == 200 and r.get("NodeNames") == ["gpu-1"],
+        (st, r))
 for i in range(4):
     filt(pod(f"five-w-{i}", cluster="five", node="gpu-2"))
 g = {x["gang"]: x for x in state()["gangs"]}.get("lab/five", {})
