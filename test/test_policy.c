@@ -2146,13 +2146,14 @@ static const char *filter_offer(const char *name, const char *const *offer, size
                                 size_t len)
 {
     struct policy_filter_result fr;
-    const char *fits = NULL;
+    const char *fits = NULL, *reason;
 
     ck_assert_int_eq(policy_filter(C, "lab", name, offer, n, NOW, &fr), POLICY_OK);
     for (size_t i = 0; i < n && !fits; i++)
         if (fr.verdicts[i].fit == POLICY_FITS)
             fits = offer[i];
-    snprintf(why, len, "%s", fits || n == 0 ? "" : fr.verdicts[0].reason);
+    reason = fr.reason ? fr.reason : n > 0 ? fr.verdicts[0].reason : NULL;
+    snprintf(why, len, "%s", !fits && reason ? reason : "");
     policy_filter_result_cleanup(&fr);
     return fits;
 }
@@ -2386,10 +2387,10 @@ static void mem_offer(struct mem_world *w, int g)
     w->refused += !fits && strstr(why, "queue ") != NULL;
     w->moved += fits && *was && strcmp(was, fits) != 0;
     if (rng() % 2 == 0) {
-        const char *other = offer[rng() % n];
+        const char *other = offer[rng() % n], *target = rng() % 3 == 0 || !fits ? other : fits;
 
-        w->elsewhere += !fits || strcmp(other, fits) != 0;
-        mem_bind(w, name, rng() % 3 == 0 || !fits ? other : fits);
+        w->elsewhere += !fits || strcmp(target, fits) != 0;
+        mem_bind(w, name, target);
     }
 }
 
