@@ -757,7 +757,7 @@ START_TEST(test_per_client_cap)
 END_TEST
 
 /*
- * server.idleTimeout (1 s here): a connection that never says anything, one idle after its
+ * server.idleTimeout (2 s here): a connection that never says anything, one idle after its
  * answer and one whose body stopped coming are all closed once it runs out, none of them at
  * once; a held bind is no idle connection and is answered after it.
  */
@@ -769,7 +769,7 @@ START_TEST(test_idle_timeout)
     int fd[3];
 
     server_teardown();
-    server_idle_timeout_s = 1;
+    server_idle_timeout_s = 2;
     server_start_with(NULL, NULL);
     ck_assert_int_eq(pthread_create(&bind.thread, NULL, call_run, &bind), 0);
     ck_assert(later_wait(1));
