@@ -357,9 +357,37 @@ bool pgang_waits(const struct policy_cluster *c, const struct pgang *g)
 
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g)
 {
-    if (!g || g->waiting || pids_add(&c->waiting, g->id) != POLICY_OK)
+    if (!g || g->waiting)
         return;
+    if (pids_add(&c->waiting, g->id) != POLICY_OK) {
+        c->waiting_lost = true; /* carried: pgang_waiting_refill adds it before a read */
+        return;
+    }
     g->waiting = true;
+}
+
+static bool has_pending(const struct policy_cluster *c, const struct pgang *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            return true;
+    }
+    return false;
+}
+
+void pgang_waiting_refill(struct policy_cluster *c)
+{
+    if (!c->waiting_lost)
+        return;
+    c->waiting_lost = false;
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *g = c->gangs.items[i];
+
+        if (g && !g->waiting && has_pending(c, g))
+            pgang_mark_waiting(c, g);
+    }
 }
 
 void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g)

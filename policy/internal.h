@@ -222,6 +222,7 @@ struct policy_cluster {
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
+    bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
     /* What policy_gang_view_get's subgroup views point into, until the next call. */
@@ -370,6 +371,9 @@ bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum
 bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
 void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g);
+/* Before c->waiting is read: after running out of memory marking a gang, every gang with a
+ * pending member goes back in (and the next read tries again if that runs out too). */
+void pgang_waiting_refill(struct policy_cluster *c);
 void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
 /* Every pending member of g is told why it waits (NULL: that it no longer waits for it). */
 void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why);

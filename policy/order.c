@@ -336,6 +336,7 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
     struct pgang *blocker = NULL;
     size_t n, nplaced = u_placed->n;
 
+    pgang_waiting_refill(c);
     if (c->waiting.n == 0 || (c->waiting.n == 1 && c->waiting.v[0] == u->id))
         return NULL;
     if (!(places = malloc((nplaced ? nplaced : 1) * sizeof(*places))))

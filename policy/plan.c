@@ -76,11 +76,6 @@ static void no_node_reason(const struct policy_cluster *c, const struct ppod *p,
         why[off - 1] = '\0';
 }
 
-/*
- * The first node of order, from *cursor on, that takes p and whose exact
- * charge its queue allows. A queue refusal (on every node that had room) is
- * written into queue_why.
- */
 /* Does p's queue have room for what it takes on that place (a gpu-memory share differs by node)? */
 static bool queue_admits(const struct policy_cluster *c, const struct pgang *g,
                          const struct ppod *p, const struct pplace *pl, char *queue_why,
@@ -95,6 +90,11 @@ static bool queue_admits(const struct policy_cluster *c, const struct pgang *g,
     return pqueue_room(c, g, p->queue, &need, &kind, queue_why, queue_len) == 0;
 }
 
+/*
+ * The first node of order, from *cursor on, that takes p and whose exact
+ * charge its queue allows. A queue refusal (on every node that had room) is
+ * written into queue_why.
+ */
 static bool find_place(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
                        size_t n, size_t *cursor, struct pplace *out, char *queue_why,
                        size_t queue_len)

@@ -106,6 +106,7 @@ int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms
     *decided = 0;
     if (now > c->clock)
         c->clock = now;
+    pgang_waiting_refill(c);
     if ((c->opts.no_reclaim && c->opts.no_preemption) || c->waiting.n == 0 || max == 0)
         return POLICY_OK;
     policy_expire(c, now);

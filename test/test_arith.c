@@ -106,6 +106,29 @@ static struct policy_queue_view default_queue(void)
     return v;
 }
 
+struct queue_probe {
+    const char *name;
+    struct policy_queue_view v;
+};
+
+static void queue_named(const struct policy_queue_view *v, void *ctx)
+{
+    struct queue_probe *p = ctx;
+
+    if (strcmp(v->name, p->name) == 0)
+        p->v = *v;
+}
+
+/* Queue name as its view shows it (fair shares brought up to date). */
+static struct policy_queue_view queue_view(const char *name)
+{
+    struct queue_probe p = {name, {0}};
+
+    policy_each_queue(C, queue_named, &p);
+    ck_assert_ptr_nonnull(p.v.name);
+    return p.v;
+}
+
 /* Two bound pods of 5Ei each: facts, counted without wrapping, and the node is full. */
 START_TEST(two_pods_of_five_exbibytes)
 {
@@ -151,8 +174,8 @@ END_TEST
 
 /*
  * 10,000 bound pods at the memory cap saturate the node's sum; it comes back
- * exactly as they leave. (Split over two queues: a queue's own sum of them
- * would overflow fairshare.c's demand, which is not this file's to fix.)
+ * exactly as they leave. (Split over two queues, each queue's sum stays exact;
+ * a_saturated_queue_does_not_drift saturates one.)
  */
 START_TEST(a_saturated_sum_does_not_drift)
 {
@@ -177,6 +200,55 @@ START_TEST(a_saturated_sum_does_not_drift)
     ck_assert_int_eq(policy_pod_forget(C, "lab", "cap-9999"), POLICY_OK);
     ck_assert_int_eq(n1().memory_used, 0);
     ck_assert_int_eq(fit_on_n1("small", why, sizeof(why)), POLICY_FITS);
+}
+END_TEST
+
+/*
+ * The same 10,000 pods in one queue: its usage and its demand (fairshare.c's sums, rolled up
+ * to the parent) saturate instead of wrapping, its fair share stays within what the cluster
+ * has, and its usage comes back exactly as they leave.
+ */
+START_TEST(a_saturated_queue_does_not_drift)
+{
+    char name[32], why[256];
+    struct policy_queue_spec child = {.name = "qa", .parent = "org"};
+    struct policy_queue_view v;
+
+    add_queue("org");
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        child.quota.v[r] = child.limit.v[r] = -1;
+        child.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &child), POLICY_OK);
+    for (int i = 0; i < 10000; i++) {
+        snprintf(name, sizeof(name), "cap-%d", i);
+        ck_assert_int_eq(upsert_in(name, 1, POLICY_MAX_MEMORY_BYTES, "n1", "qa"), POLICY_OK);
+    }
+    ck_assert_int_eq(upsert_in("small", 100, GiB, NULL, "qa"), POLICY_OK);
+    ck_assert_int_ne(fit_on_n1("small", why, sizeof(why)), POLICY_FITS);
+    for (int q = 0; q < 2; q++) {
+        v = queue_view(q ? "org" : "qa");
+        ck_assert_int_eq(v.allocated.v[POLICY_RES_MEMORY], INT64_MAX);
+        ck_assert_int_eq(v.demand.v[POLICY_RES_MEMORY], INT64_MAX);
+        ck_assert_int_ge(v.fair_share.v[POLICY_RES_MEMORY], 0);
+        ck_assert_int_le(v.fair_share.v[POLICY_RES_MEMORY], 512 * GiB);
+    }
+    for (int i = 0; i < 9999; i++) {
+        snprintf(name, sizeof(name), "cap-%d", i);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+        if (i % 97 == 0) {
+            v = queue_view("qa");
+            ck_assert_int_ge(v.allocated.v[POLICY_RES_MEMORY], 512 * GiB);
+            ck_assert_int_le(v.fair_share.v[POLICY_RES_MEMORY], 512 * GiB);
+        }
+    }
+    ck_assert_int_eq(queue_view("qa").allocated.v[POLICY_RES_MEMORY], POLICY_MAX_MEMORY_BYTES);
+    ck_assert_int_eq(queue_view("org").allocated.v[POLICY_RES_MEMORY], POLICY_MAX_MEMORY_BYTES);
+    ck_assert_int_eq(policy_pod_forget(C, "lab", "cap-9999"), POLICY_OK);
+    ck_assert_int_eq(queue_view("qa").allocated.v[POLICY_RES_MEMORY], 0);
+    ck_assert_int_eq(queue_view("org").allocated.v[POLICY_RES_MEMORY], 0);
+    ck_assert_int_eq(fit_on_n1("small", why, sizeof(why)), POLICY_FITS);
+    ck_assert_int_eq(queue_view("qa").reserved.v[POLICY_RES_MEMORY], GiB);
 }
 END_TEST
 
@@ -229,6 +301,7 @@ static Suite *arith_suite(void)
     tcase_add_loop_test(tc, an_ask_over_the_cap_is_refused_with_a_reason, 0,
                         (int)(sizeof(over_caps) / sizeof(over_caps[0])));
     tcase_add_test(tc, a_saturated_sum_does_not_drift);
+    tcase_add_test(tc, a_saturated_queue_does_not_drift);
     tcase_add_test(tc, node_and_queue_amounts_are_capped);
     suite_add_tcase(s, tc);
     return s;

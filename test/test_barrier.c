@@ -12,6 +12,7 @@
 
 #include "daemon_test.h"
 #include "events.h"
+#include "engine_fault.h"
 
 #define DIR "daemon"
 #define NS "lab"
@@ -282,6 +283,37 @@ START_TEST(test_retry_joins_commit)
     canned_api_expect_unordered(&api, "barrier_commit.req"); /* the retry posted nothing */
     binders_free(b, GANG);
     binders_free(&retry, 1);
+    daemon_test_down(&d);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* ---- the engine's own failure -------------------------------------------------------------- */
+
+/* A bind the engine fails is answered with that failure as it is (it was always "out of
+ * memory"): a spec it cannot take, an object it lacks, a limit it reached. The member keeps
+ * its place and nothing is posted. */
+START_TEST(test_engine_failure_as_it_is)
+{
+    struct binder b = {0};
+    struct canned_api api;
+    struct ext_daemon d;
+    char want[128];
+
+    canned_api_start_routes(&api, DIR, bindings_ok, 1);
+    daemon_test_up(&d, &api);
+    gang_planned(&d);
+    engine_fault_arm(ENGINE_FAULT_BIND, engine_faults[_i].policy_rc);
+    b.d = &d;
+    bind_member(&b);
+    snprintf(want, sizeof(want), "the engine could not bind the pod: %s",
+             engine_faults[_i].words);
+    ck_assert_msg(b.rc == engine_faults[_i].ext_rc, "%s: answered %s", want, ext_strerror(b.rc));
+    ck_assert_msg(b.error && strcmp(b.error, want) == 0, "answered \"%s\", not \"%s\"", b.error,
+                  want);
+    ck_assert_int_eq(daemon_test_phase(&d, NS, members[0]), POLICY_POD_PLANNED);
+    ck_assert_uint_eq(canned_api_nreq(&api), 0);
+    binders_free(&b, 1);
     daemon_test_down(&d);
     canned_api_stop(&api);
 }
@@ -602,6 +634,7 @@ static Suite *barrier_suite(void)
     tcase_add_test(tc, test_commit_shared_fails_whole);
     tcase_add_loop_test(tc, test_bound_event_shows_the_composition, 0,
                         sizeof(bound_event_cases) / sizeof(bound_event_cases[0]));
+    tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("wait");

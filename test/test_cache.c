@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon_test.h"
+#include "engine_fault.h"
 
 #define DIR "daemon"
 #define PODS_WATCH "/api/v1/pods?watch=1*"
@@ -310,6 +312,66 @@ START_TEST(test_wa_order)
 }
 END_TEST
 
+/* ---- what the engine refuses -------------------------------------------------------------- */
+
+/* What the daemon logs (warnings and up) while the cache applies obj; malloc'd. */
+static char *apply_logged(struct cache *c, const cJSON *obj)
+{
+    FILE *log = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    char *text;
+    long n;
+
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_ge(saved, 0);
+    fflush(stderr);
+    ck_assert_int_ge(dup2(fileno(log), STDERR_FILENO), 0);
+    ext_log_setup(CFG_LOG_PLAIN, CFG_LOG_WARN);
+    daemon_test_apply(c, "ADDED", obj);
+    ext_log_setup(CFG_LOG_PLAIN, CFG_LOG_ERROR); /* as main set it */
+    fflush(stderr);
+    ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+    close(saved);
+    ck_assert_int_eq(fseek(log, 0, SEEK_END), 0);
+    n = ftell(log);
+    rewind(log);
+    text = calloc(1, (size_t)n + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)n, log), (size_t)n);
+    fclose(log);
+    return text;
+}
+
+/* A Node the engine refuses is logged with the refusal as it is (every refusal was logged as
+ * "out of memory"), and taken when it comes again. */
+START_TEST(test_engine_refusal_as_it_is)
+{
+    struct cfg_settings s;
+    struct cache c;
+    char err[256], want[128], *log;
+    cJSON *node = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":"
+                              "{\"name\":\"n9\"},\"status\":{\"allocatable\":{\"cpu\":\"8\","
+                              "\"memory\":\"32Gi\",\"pods\":\"110\"}}}");
+
+    ck_assert_ptr_nonnull(node);
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    engine_fault_arm(ENGINE_FAULT_NODE_UPSERT, engine_faults[_i].policy_rc);
+    log = apply_logged(&c, node);
+    snprintf(want, sizeof(want), "error=\"the engine refused it: %s\"", engine_faults[_i].words);
+    ck_assert_msg(strstr(log, "object skipped") && strstr(log, want), "logged: %s", log);
+    ck_assert_msg(engine_faults[_i].policy_rc == POLICY_ENOMEM || !strstr(log, "out of memory"),
+                  "logged: %s", log);
+    ck_assert(!policy_node_known(c.engine, "n9"));
+    daemon_test_apply(&c, "ADDED", node);
+    ck_assert(policy_node_known(c.engine, "n9"));
+    free(log);
+    cJSON_Delete(node);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -326,6 +388,7 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
     tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
+    tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
 #undef N
     return s;

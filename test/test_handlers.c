@@ -9,12 +9,13 @@
 
 #include "daemon_test.h"
 #include "events.h"
+#include "engine_fault.h"
 
 #define DIR "daemon"
 
 /* The filter kube-scheduler sends for this pod object, offering node n1; the answer's Error
- * (malloc'd, NULL when there is none). */
-static char *filter_on_n1(struct ext_daemon *d, const cJSON *pod)
+ * (malloc'd, NULL when there is none), the handler's code in *rc. */
+static char *filter_on_n1_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
 {
     cJSON *req = cJSON_CreateObject(), *names;
     struct ext_filter_args a;
@@ -30,12 +31,22 @@ static char *filter_on_n1(struct ext_daemon *d, const cJSON *pod)
         ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
         EXT_OK);
     ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
-    ck_assert_int_eq(ext_daemon_handlers.filter(d, &a, &ans), EXT_OK);
+    *rc = ext_daemon_handlers.filter(d, &a, &ans);
     error = ans.error ? strdup(ans.error) : NULL;
     ext_filter_args_cleanup(&a);
     ext_arena_free(ans.pool);
     free(body);
     cJSON_Delete(req);
+    return error;
+}
+
+/* The same, answered without a handler failure. */
+static char *filter_on_n1(struct ext_daemon *d, const cJSON *pod)
+{
+    int rc;
+    char *error = filter_on_n1_rc(d, pod, &rc);
+
+    ck_assert_msg(rc == EXT_OK, "filter: %s (%s)", ext_strerror(rc), error ? error : "");
     return error;
 }
 
@@ -225,12 +236,41 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
 }
 END_TEST
 
+/* ---- the engine's own failure ---------------------------------------------------------------- */
+
+/* A pod the engine refuses is answered with the refusal as it is, in words and code (it was
+ * always "out of memory" before issue 11; then anything but that was "invalid input"). */
+START_TEST(test_engine_failure_as_it_is)
+{
+    struct ext_daemon d;
+    cJSON *pod = fixture_object("ghost_cluster.json", "rc-gpu-worker-old");
+    char want[128], *error;
+    /* Not found is said in a 200, as for a pod the watch saw deleted. */
+    int rc, code = engine_faults[_i].ext_rc == EXT_ENOTFOUND ? EXT_OK : engine_faults[_i].ext_rc;
+
+    daemon_test_up(&d, NULL);
+    daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
+    engine_fault_arm(ENGINE_FAULT_POD_UPSERT, engine_faults[_i].policy_rc);
+    error = filter_on_n1_rc(&d, pod, &rc);
+    snprintf(want, sizeof(want), "the engine refused the pod: %s", engine_faults[_i].words);
+    ck_assert_msg(rc == code, "%s: answered %s", want, ext_strerror(rc));
+    ck_assert_msg(error && strcmp(error, want) == 0, "answered \"%s\", not \"%s\"", error, want);
+    free(error);
+    /* The next filter reaches the engine again. */
+    error = filter_on_n1(&d, pod);
+    ck_assert_msg(error == NULL, "error: %s", error);
+    cJSON_Delete(pod);
+    daemon_test_down(&d);
+}
+END_TEST
+
 static Suite *handlers_suite(void)
 {
     Suite *s = suite_create("handlers");
     TCase *tc = tcase_create("filter");
 
     tcase_add_test(tc, test_deleted_pod_is_not_brought_back);
+    tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
     tc = tcase_create("events");
     tcase_add_test(tc, test_waiting_event_shows_the_composition_once_per_change);

@@ -3,15 +3,19 @@
  * handlers defined here (the engine behind them is tested elsewhere); and the
  * metrics registry's text format.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "wire.h"
 #include "fixture.h"
@@ -235,6 +239,8 @@ static char base_url[64];
 
 /* Mutual TLS for the next server started: the CA its clients' certificates must be signed by. */
 static const char *server_client_ca;
+/* The next server's server.maxConnectionsPerClient and server.idleTimeout; 0: the defaults. */
+static unsigned server_max_per_client, server_idle_timeout_s;
 
 static void server_start_with(const char *cert, const char *key)
 {
@@ -247,6 +253,9 @@ static void server_start_with(const char *cert, const char *key)
     cfg.tls_cert_pem = cert;
     cfg.tls_key_pem = key;
     cfg.tls_client_ca_pem = server_client_ca;
+    cfg.max_per_client = server_max_per_client;
+    if (server_idle_timeout_s)
+        cfg.idle_timeout_s = server_idle_timeout_s;
     metrics = ext_metrics_new();
     ck_assert_ptr_nonnull(metrics);
     ck_assert_msg(ext_http_server_new(&cfg, &stub_handlers, NULL, metrics, &server, err,
@@ -264,6 +273,7 @@ static void server_setup(void)
     stub.released = stub.stopping = stub.ignore_stop = false;
     stub.ready = true;
     pthread_mutex_unlock(&stub.lock);
+    server_max_per_client = server_idle_timeout_s = 0;
     server_start_with(NULL, NULL);
 }
 
@@ -651,6 +661,142 @@ START_TEST(test_deferred_stop)
 }
 END_TEST
 
+/* ---- connections: per client, and idle ---------------------------------------------------- */
+
+/* A TCP connection to the server from the loopback address `from` (127.0.0.x). */
+static int connect_from(const char *from)
+{
+    struct sockaddr_in self = {.sin_family = AF_INET}, to = {.sin_family = AF_INET};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(inet_pton(AF_INET, from, &self.sin_addr), 1);
+    ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &to.sin_addr), 1);
+    to.sin_port = htons(ext_http_server_port(server));
+    ck_assert_msg(bind(fd, (struct sockaddr *)&self, sizeof(self)) == 0, "bind %s: %s", from,
+                  strerror(errno));
+    ck_assert_msg(connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0, "connect: %s",
+                  strerror(errno));
+    return fd;
+}
+
+/* Wait up to ms for fd to be readable or closed; true if it was. */
+static bool readable(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+
+    return poll(&p, 1, ms) == 1;
+}
+
+/* The server closed fd (an end of file or a reset, nothing else to read) within ms. */
+static bool closed_within(int fd, int ms)
+{
+    char c;
+
+    return readable(fd, ms) && recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* A GET of /healthz on fd, keeping the connection: true when it is answered 200. */
+static bool healthz_on(int fd)
+{
+    static const char get[] = "GET /healthz HTTP/1.1\r\nHost: muster\r\n\r\n";
+    char buf[1024];
+    size_t n = 0;
+
+    if (send(fd, get, sizeof(get) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(get) - 1))
+        return false;
+    /* The answer is short: its head and body come before the connection could be idle. */
+    while (n < sizeof(buf) - 1 && readable(fd, WAIT_MS)) {
+        ssize_t k = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+        buf[n] = '\0';
+        if (strstr(buf, "\r\n\r\n") && strstr(buf, "ok"))
+            break;
+    }
+    buf[n] = '\0';
+    return strncmp(buf, "HTTP/1.1 200", 12) == 0;
+}
+
+/*
+ * server.maxConnectionsPerClient: a client holding its cap of connections is refused another
+ * (closed unanswered), while a client from another address is served; once it closes one, it
+ * is served again.
+ */
+START_TEST(test_per_client_cap)
+{
+    int held[2], fd = -1;
+    bool served = false;
+
+    server_teardown();
+    server_max_per_client = 2;
+    server_start_with(NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        held[i] = connect_from("127.0.0.1");
+        ck_assert_msg(healthz_on(held[i]), "connection %d of the cap was not served", i + 1);
+    }
+    fd = connect_from("127.0.0.1");
+    ck_assert_msg(!healthz_on(fd), "a connection over the client's cap was served");
+    close(fd);
+    fd = connect_from("127.0.0.2");
+    ck_assert_msg(healthz_on(fd), "another client was refused");
+    close(fd);
+    close(held[0]);
+    for (int i = 0; i < WAIT_MS / 50 && !served; i++) {
+        fd = connect_from("127.0.0.1");
+        served = healthz_on(fd);
+        close(fd);
+        if (!served)
+            usleep(50000); /* until the server has seen the close */
+    }
+    ck_assert_msg(served, "the client was still refused with one connection left");
+    close(held[1]);
+}
+END_TEST
+
+/*
+ * server.idleTimeout (2 s here): a connection that never says anything, one idle after its
+ * answer and one whose body stopped coming are all closed once it runs out, none of them at
+ * once; a held bind is no idle connection and is answered after it.
+ */
+START_TEST(test_idle_timeout)
+{
+    static struct call bind = {.path = "/bind", .body = later_bind};
+    static const char partial[] = "POST /filter HTTP/1.1\r\nHost: muster\r\n"
+                                  "Content-Length: 100\r\n\r\n{\"Pod\":";
+    int fd[3];
+
+    server_teardown();
+    server_idle_timeout_s = 2;
+    server_start_with(NULL, NULL);
+    ck_assert_int_eq(pthread_create(&bind.thread, NULL, call_run, &bind), 0);
+    ck_assert(later_wait(1));
+    fd[0] = connect_from("127.0.0.1");
+    fd[1] = connect_from("127.0.0.1");
+    ck_assert(healthz_on(fd[1]));
+    fd[2] = connect_from("127.0.0.1");
+    ck_assert_int_eq(send(fd[2], partial, sizeof(partial) - 1, MSG_NOSIGNAL),
+                     (ssize_t)(sizeof(partial) - 1));
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(!closed_within(fd[i], i == 0 ? 300 : 0), "connection %d closed at once", i);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(closed_within(fd[i], WAIT_MS), "connection %d still open after %d ms", i,
+                      WAIT_MS);
+        close(fd[i]);
+    }
+    /* Every idle connection is gone, more than the timeout later: the held bind is answered. */
+    pthread_mutex_lock(&later.lock);
+    ext_deferred_bind_answer(later.d[--later.n], EXT_OK, NULL);
+    pthread_mutex_unlock(&later.lock);
+    pthread_join(bind.thread, NULL);
+    ck_assert_int_eq(bind.r.curl, CURLE_OK);
+    ck_assert_int_eq(bind.r.status, 200);
+    ck_assert_str_eq(bind.r.body, "{\"Error\":\"\"}");
+}
+END_TEST
+
 /* ---- metrics over HTTP -------------------------------------------------------------------- */
 
 /* Every line is a comment or "name{labels} value"; returns the sample named, or -1. */
@@ -1004,6 +1150,13 @@ static Suite *http_suite(void)
     tcase_add_test(tc, test_deferred_binds);
     tcase_add_test(tc, test_deferred_early);
     tcase_add_test(tc, test_deferred_stop);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("connections");
+    tcase_add_checked_fixture(tc, server_setup, server_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_per_client_cap);
+    tcase_add_test(tc, test_idle_timeout);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("metrics");

@@ -2157,6 +2157,340 @@ START_TEST(a_refused_eviction_abandons_the_plan)
 }
 END_TEST
 
+/* ---- queue limits through every placement path (issue 11) ---------------- */
+
+/* A node with gpus devices of mib MiB each (the nvidia.com/gpu.memory label). */
+static void add_memory_node(const char *name, int64_t gpus, int64_t mib)
+{
+    char value[24];
+    const struct policy_label labels[] = {{"nvidia.com/gpu.memory", value}};
+    struct policy_node_spec n = {.name = name,
+                                 .labels = labels,
+                                 .nlabels = 1,
+                                 .cpu_milli = 64000,
+                                 .memory_bytes = 512 * GiB,
+                                 .pods = 110,
+                                 .gpus = gpus,
+                                 .gpu_memory_mib = mib};
+
+    snprintf(value, sizeof(value), "%lld", (long long)mib);
+    ck_assert_int_eq(policy_node_upsert(C, &n), POLICY_OK);
+}
+
+/* A pod of lab asking mib MiB of one GPU (gpu-memory): its share is known only on a node. */
+static void add_memory_pod(const char *gang, const char *queue, const char *name, int64_t mib,
+                           bool head)
+{
+    char uid[128];
+    struct policy_pod_spec p = {.namespace_ = "lab",
+                                .name = name,
+                                .uid = uid,
+                                .cpu_milli = 1000,
+                                .memory_bytes = 4 * GiB,
+                                .gpu_memory_mib = mib,
+                                .gang = gang,
+                                .gang_head = head,
+                                .queue = queue,
+                                .managed = true};
+
+    snprintf(uid, sizeof(uid), "uid-lab-%s", name);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+}
+
+/* kube-scheduler's filter of lab/name offering these nodes: the node that fits, or NULL with
+ * the reason in why. */
+static const char *filter_offer(const char *name, const char *const *offer, size_t n, char *why,
+                                size_t len)
+{
+    struct policy_filter_result fr;
+    const char *fits = NULL, *reason;
+
+    ck_assert_int_eq(policy_filter(C, "lab", name, offer, n, NOW, &fr), POLICY_OK);
+    for (size_t i = 0; i < n && !fits; i++)
+        if (fr.verdicts[i].fit == POLICY_FITS)
+            fits = offer[i];
+    reason = fr.reason ? fr.reason : n > 0 ? fr.verdicts[0].reason : NULL;
+    snprintf(why, len, "%s", !fits && reason ? reason : "");
+    policy_filter_result_cleanup(&fr);
+    return fits;
+}
+
+/* A bind of lab/name to node; a commit's Bindings all succeed. */
+static enum policy_bind_outcome bind_to(const char *name, const char *node, char *why, size_t len)
+{
+    struct policy_bind_result br;
+    enum policy_bind_outcome out;
+
+    ck_assert_int_eq(policy_bind(C, "lab", name, node, NOW, &br), POLICY_OK);
+    out = br.outcome;
+    snprintf(why, len, "%s", br.reason ? br.reason : "");
+    for (size_t i = 0; out == POLICY_BIND_COMMIT && i < br.n; i++)
+        ck_assert_int_eq(policy_bind_done(C, br.members[i].namespace_, br.members[i].name, true,
+                                          NULL),
+                         POLICY_OK);
+    policy_bind_result_cleanup(&br);
+    return out;
+}
+
+/*
+ * Issue 11: 8 GiB of a 10 GiB GPU is 0.8 of it, but a gpu-memory pod's share is known only on
+ * its node, and the queue was asked with a share of 0: a queue limited to 0.5 GPU held 1.6.
+ * Each member is now checked with its share on the node it would take.
+ */
+static const struct {
+    const char *parent; /* the limit is the parent's; NULL: team-a's own */
+    bool gang;          /* one gang of two, or two pods of their own */
+    const char *why;    /* what the first pod asked is told */
+} memory_limit_cases[] = {
+    {NULL, true, "queue team-a: gpu limit 0.5, in use 0, gang needs 0.8"},
+    {NULL, false, "queue team-a: gpu limit 0.5, in use 0, pod needs 0.8"},
+    {"org", true, "queue org: gpu limit 0.5, in use 0, gang needs 0.8"},
+};
+
+START_TEST(gpu_memory_asks_are_checked_with_their_share_on_the_node)
+{
+    const char *offer[] = {"n1"};
+    const char *parent = memory_limit_cases[_i].parent;
+    const char *gang = memory_limit_cases[_i].gang ? "lab/mem" : NULL;
+    char why[512];
+
+    if (parent)
+        add_queue(parent, NULL, -1, 500);
+    add_queue("team-a", parent, -1, parent ? -1 : 500);
+    add_memory_node("n1", 4, 10240);
+    if (gang)
+        add_gang(gang, 2, "team-a");
+    add_memory_pod(gang, "team-a", "mem-0", 8192, true);
+    add_memory_pod(gang, "team-a", "mem-1", 8192, false);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_ptr_null(filter_offer(i ? "mem-1" : "mem-0", offer, 1, why, sizeof(why)));
+        if (i == 0)
+            ck_assert_str_eq(why, memory_limit_cases[_i].why);
+        ck_assert_int_eq(probe("team-a").allocated, 0);
+        check_invariants();
+    }
+    ck_assert_int_eq(phase_of("lab", "mem-0"), POLICY_POD_PENDING);
+    ck_assert_int_eq(phase_of("lab", "mem-1"), POLICY_POD_PENDING);
+}
+END_TEST
+
+/*
+ * Issue 11: a gang planned on 80 GiB GPUs (32 GiB is 0.4 of one) under a limit of 1; then
+ * kube-scheduler offers only a node of 40 GiB GPUs (0.8 there): a re-filter moved one member
+ * within the offer and a bind to that node moved the other, and the queue held 1.6. Now each
+ * move is checked against the queue with the share on the node it moves to: under a limit of
+ * 1.2 the first move fits (0.4 + 0.8) and the second does not; under 1, neither.
+ */
+static const struct {
+    int64_t limit;
+    bool first_moves; /* the re-filter offering only the small node moves mem-0 there */
+} offer_limit_cases[] = {
+    {1000, false},
+    {1200, true},
+};
+
+START_TEST(members_moved_within_the_offer_keep_their_queue_limit)
+{
+    const char *big[] = {"big"}, *small[] = {"small"};
+    bool moves = offer_limit_cases[_i].first_moves;
+    char why[512], limit[64];
+    const char *fits;
+
+    add_queue("team-a", NULL, -1, offer_limit_cases[_i].limit);
+    snprintf(limit, sizeof(limit), "queue team-a: gpu limit %s, in use ", moves ? "1.2" : "1");
+    add_memory_node("big", 4, 81920);
+    add_gang("lab/mem", 2, "team-a");
+    add_memory_pod("lab/mem", "team-a", "mem-0", 32768, true);
+    add_memory_pod("lab/mem", "team-a", "mem-1", 32768, false);
+    ck_assert_ptr_nonnull(filter_offer("mem-0", big, 1, why, sizeof(why)));
+    ck_assert_int_eq(probe("team-a").allocated, 800);
+    add_memory_node("small", 4, 40960);
+
+    /* The re-filter: filter.c's move_within. */
+    fits = filter_offer("mem-0", small, 1, why, sizeof(why));
+    ck_assert_msg(moves ? fits != NULL : fits == NULL && strstr(why, limit), "fits %s: %s",
+                  fits ? fits : "none", why);
+    ck_assert_str_eq(node_of("lab", "mem-0"), moves ? "small" : "big");
+    ck_assert_int_eq(probe("team-a").allocated, moves ? 1200 : 800);
+    check_invariants();
+
+    /* A bind to a node other than the planned one: bind.c's hold_on. */
+    ck_assert_int_eq(bind_to("mem-1", "small", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_msg(strstr(why, limit), "%s", why);
+    ck_assert_str_eq(node_of("lab", "mem-1"), "big");
+    ck_assert_int_eq(probe("team-a").allocated, moves ? 1200 : 800);
+    check_invariants();
+
+    /* Where each was placed, the gang binds whole and within its limit. */
+    ck_assert_int_eq(bind_to("mem-0", moves ? "small" : "big", why, sizeof(why)),
+                     POLICY_BIND_WAIT);
+    ck_assert_int_eq(bind_to("mem-1", "big", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert_int_eq(phase_of("lab", "mem-0"), POLICY_POD_BOUND);
+    ck_assert_int_eq(probe("team-a").allocated, moves ? 1200 : 800);
+    check_invariants();
+}
+END_TEST
+
+/* ---- randomized: gpu-memory gangs, GPUs of three sizes, offers of a few nodes ---- */
+
+#define MEM_GANGS 24
+#define MEM_MEMBERS 4
+
+static const char *const mem_nodes[] = {"gpu16-0", "gpu16-1", "gpu40-0",
+                                        "gpu40-1", "gpu80-0", "gpu80-1"};
+#define MEM_NODES ((int)(sizeof(mem_nodes) / sizeof(mem_nodes[0])))
+
+/* What the cluster holds of each gang, to make an evicted member again as it was. */
+struct mem_world {
+    int members[MEM_GANGS]; /* 0: no such gang now */
+    bool alone[MEM_GANGS];  /* a pod of its own, not a gang */
+    const char *queue[MEM_GANGS];
+    int64_t mib[MEM_GANGS][MEM_MEMBERS];
+    int refused, moved, elsewhere, committed;
+};
+
+static void mem_pod_add(struct mem_world *w, int g, int m)
+{
+    char key[32], name[32];
+
+    snprintf(key, sizeof(key), "lab/m%d", g);
+    snprintf(name, sizeof(name), "m%d-%d", g, m);
+    add_memory_pod(w->alone[g] ? NULL : key, w->queue[g], name, w->mib[g][m], m == 0);
+}
+
+static void mem_gang_arrives(struct mem_world *w, int g)
+{
+    static const int64_t asks[] = {4096, 8192, 12288, 16384, 20480, 32768};
+    static const char *const queues[] = {"mem-a", "mem-b1", "mem-b2"};
+    char key[32];
+
+    w->members[g] = 1 + (int)(rng() % MEM_MEMBERS);
+    w->alone[g] = w->members[g] == 1 && rng() % 2 == 0;
+    w->queue[g] = queues[rng() % 3];
+    snprintf(key, sizeof(key), "lab/m%d", g);
+    if (!w->alone[g])
+        add_gang(key, w->members[g], w->queue[g]);
+    for (int m = 0; m < w->members[g]; m++) {
+        w->mib[g][m] = asks[rng() % 6];
+        mem_pod_add(w, g, m);
+    }
+}
+
+static void mem_gang_leaves(struct mem_world *w, int g)
+{
+    char key[32], name[32];
+
+    for (int m = 0; m < w->members[g]; m++) {
+        snprintf(name, sizeof(name), "m%d-%d", g, m);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", name), POLICY_OK);
+    }
+    snprintf(key, sizeof(key), "lab/m%d", g);
+    if (!w->alone[g])
+        policy_gang_forget(C, key, POLICY_GANG_WORKLOAD);
+    w->members[g] = 0;
+}
+
+/* Evictions decided for a waiting gang: each victim goes, and is made again, pending. */
+static void mem_evictions(struct mem_world *w)
+{
+    struct policy_eviction *ev;
+    size_t n;
+
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    for (size_t i = 0; i < n; i++) {
+        int g = -1, m = -1;
+
+        ck_assert_int_eq(sscanf(ev[i].name, "m%d-%d", &g, &m), 2);
+        ck_assert_int_eq(policy_eviction_done(C, "lab", ev[i].name, true, NULL, NOW), POLICY_OK);
+        ck_assert_int_eq(policy_pod_forget(C, "lab", ev[i].name), POLICY_OK);
+        mem_pod_add(w, g, m);
+    }
+    policy_evictions_free(ev, n);
+}
+
+/* A bind of a member to target: held (and now and then given up), committed, or refused. */
+static void mem_bind(struct mem_world *w, const char *name, const char *target)
+{
+    struct policy_bind_result br;
+
+    ck_assert_int_eq(policy_bind(C, "lab", name, target, NOW, &br), POLICY_OK);
+    w->refused += br.outcome == POLICY_BIND_REJECT && strncmp(br.reason, "queue ", 6) == 0;
+    w->committed += br.outcome == POLICY_BIND_COMMIT;
+    for (size_t i = 0; br.outcome == POLICY_BIND_COMMIT && i < br.n; i++)
+        ck_assert_int_eq(policy_bind_done(C, "lab", br.members[i].name, true, NULL), POLICY_OK);
+    if (br.outcome == POLICY_BIND_WAIT && rng() % 4 == 0)
+        ck_assert_int_eq(policy_bind_cancel(C, "lab", name, NULL, 0), POLICY_OK);
+    policy_bind_result_cleanup(&br);
+}
+
+/* kube-scheduler offers a member a few nodes, and sometimes binds it to one of them that is
+ * not the one muster answered. */
+static void mem_offer(struct mem_world *w, int g)
+{
+    const char *offer[MEM_NODES], *fits, *before;
+    char name[32], why[512], was[32] = "";
+    size_t n = 0;
+    unsigned mask = 1 + rng() % ((1u << MEM_NODES) - 1);
+
+    snprintf(name, sizeof(name), "m%d-%d", g, (int)(rng() % w->members[g]));
+    if (phase_of("lab", name) == POLICY_POD_BOUND)
+        return;
+    if ((before = node_of("lab", name)))
+        snprintf(was, sizeof(was), "%s", before);
+    for (int k = 0; k < MEM_NODES; k++)
+        if (mask & (1u << k))
+            offer[n++] = mem_nodes[k];
+    fits = filter_offer(name, offer, n, why, sizeof(why));
+    w->refused += !fits && strstr(why, "queue ") != NULL;
+    w->moved += fits && *was && strcmp(was, fits) != 0;
+    if (rng() % 2 == 0) {
+        const char *other = offer[rng() % n], *target = rng() % 3 == 0 || !fits ? other : fits;
+
+        w->elsewhere += !fits || strcmp(target, fits) != 0;
+        mem_bind(w, name, target);
+    }
+}
+
+/*
+ * Gangs of gpu-memory pods (4 to 32 GiB) on GPUs of 16, 40 and 80 GiB, in three queues under
+ * limits (one a child of a limited parent). kube-scheduler offers each filter a random subset
+ * of the nodes and binds now and then to an offered node muster did not answer. After every
+ * step: no queue or ancestor over its limit, no GPU shared past one device, no node over
+ * its allocatable, no gang partly bound.
+ */
+START_TEST(random_offers_of_gpu_memory_keep_queue_limits)
+{
+    static const int64_t mib[] = {16384, 40960, 81920};
+    struct mem_world w = {0};
+
+    rng_state = 0x2545F4914F6CDD1DULL + (uint64_t)_i;
+    for (int n = 0; n < MEM_NODES; n++)
+        add_memory_node(mem_nodes[n], 2, mib[n / 2]);
+    add_queue("mem-a", NULL, -1, 1500);
+    add_queue("mem-b", NULL, -1, 2000);
+    add_queue("mem-b1", "mem-b", -1, 1000);
+    add_queue("mem-b2", "mem-b", -1, -1);
+    for (int step = 0; step < 2000; step++) {
+        int g = (int)(rng() % MEM_GANGS);
+
+        if (w.members[g] && rng() % 8 == 0)
+            mem_gang_leaves(&w, g);
+        else if (!w.members[g])
+            mem_gang_arrives(&w, g);
+        else
+            mem_offer(&w, g);
+        mem_evictions(&w);
+        NOW += rng() % 40 == 0 ? 61000 : 100; /* now and then stale plans expire */
+        check_invariants();
+    }
+    /* The paths under test were taken: refusals by a queue, moves, binds elsewhere. */
+    ck_assert_int_gt(w.refused, 0);
+    ck_assert_int_gt(w.moved, 0);
+    ck_assert_int_gt(w.elsewhere, 0);
+    ck_assert_int_gt(w.committed, 0);
+}
+END_TEST
+
 /* ---- randomized: every promise, every step --------------------------------- */
 
 static void random_queue(const char *name, const char *parent, int64_t gpu_quota,
@@ -2608,7 +2942,11 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, unknown_queue_waits_with_reason);
          tcase_add_test(tc, shares_are_charged_as_shares);
          tcase_add_test(tc, over_quota_yields_to_a_waiting_in_quota_gang);
-         tcase_add_test(tc, over_quota_allowed_when_nobody_waits));
+         tcase_add_test(tc, over_quota_allowed_when_nobody_waits);
+         tcase_add_loop_test(tc, gpu_memory_asks_are_checked_with_their_share_on_the_node, 0,
+                             sizeof(memory_limit_cases) / sizeof(memory_limit_cases[0]));
+         tcase_add_loop_test(tc, members_moved_within_the_offer_keep_their_queue_limit, 0,
+                             sizeof(offer_limit_cases) / sizeof(offer_limit_cases[0])));
     CASE(preempt_and_restart, tcase_add_loop_test(tc, preemption_takes_whole_gangs_or_none, 0, 2);
          tcase_add_test(tc, restart_completes_a_partly_bound_gang_first);
          tcase_add_test(tc, bound_pods_rebuild_groups_from_annotations);
@@ -2654,6 +2992,11 @@ static Suite *policy_suite(void)
     tc = tcase_create("randomized_compositions");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, random_compositions_keep_every_minimum, 0, 4);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("randomized_gpu_memory");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, random_offers_of_gpu_memory_keep_queue_limits, 0, 4);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

@@ -7,11 +7,13 @@
 #   - a second bind of a held member to another node is refused with a reason;
 #   - names are checked as Kubernetes checks them: \u0000, invalid UTF-8, a bad DNS-1123 name
 #     are refused with a reason, and /debug/state stays valid JSON;
-#   - --check-config on a FIFO does not hang; a 100,000-character listen host is refused.
+#   - --check-config on a FIFO does not hang; a 100,000-character listen host is refused;
+#   - server.maxConnectionsPerClient refuses a client over its cap while another is served, and
+#     server.idleTimeout closes idle connections.
 #   test_serve_edges.sh MUSTER_BIN TEST_DIR
 set -uo pipefail
 exec python3 - "$@" <<'PY'
-import json, os, subprocess, sys, threading, time
+import json, os, socket, subprocess, sys, threading, time
 sys.path.insert(0, sys.argv[2])
 from serve_harness import Harness, pod
 
@@ -97,9 +99,11 @@ h.check("Content-Length with Transfer-Encoding refused", got.startswith(b"HTTP/1
 st, r = filt(pod("liar", gpus=100, node="gpu-1"))
 p = pod_state("lab/liar")
 h.check("a filter body's nodeName does not bind the pod", p.get("phase") != "Bound", p)
-nodes_free = {n: 1 for n in NODES}
-st, r = filt(pod("honest", gpus=4))
-h.check("the node the liar named is not charged", st == 200 and r.get("NodeNames"), r)
+# A pod that needs the whole of gpu-1, offered gpu-1 alone: had the liar's word been taken, its
+# 100 GPUs would be charged there and nothing would fit.
+st, r = filt(pod("honest", gpus=4), nodes=["gpu-1"])
+h.check("the node the liar named is not charged", st == 200 and r.get("NodeNames") == ["gpu-1"],
+        (st, r))
 for i in range(4):
     filt(pod(f"five-w-{i}", cluster="five", node="gpu-2"))
 g = {x["gang"]: x for x in state()["gangs"]}.get("lab/five", {})
@@ -177,5 +181,46 @@ h.check("a 100,000-character listen host is refused", r.returncode == 2 and
 r = subprocess.run([muster, "serve", "--check-config", "--listen", "b" * 300 + ":1"],
                    capture_output=True, text=True, timeout=30)
 h.check("a 300-character --listen host is refused", r.returncode == 2, (r.returncode, r.stderr[:200]))
+
+# ---- server.maxConnectionsPerClient and server.idleTimeout, as muster.yaml sets them -------
+c = Harness(muster, "test_serve_edges_connections",
+            "server: {maxConnectionsPerClient: 2, idleTimeout: 2s}\n", cluster)
+
+def connect_from(addr):
+    s = socket.socket()
+    s.bind((addr, 0))
+    s.connect(("127.0.0.1", c.port))
+    s.settimeout(10)
+    return s
+
+def healthz_on(s):
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: m\r\n\r\n")
+        return s.recv(4096).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+kept = [connect_from("127.0.0.1") for _ in range(2)]
+h.check("a client's connections up to its cap are served", all(healthz_on(s) for s in kept))
+over = connect_from("127.0.0.1")
+h.check("a client's connection over its cap is refused", not healthz_on(over))
+over.close()
+other = connect_from("127.0.0.2")
+h.check("another client is served while one is at its cap", healthz_on(other))
+t0 = time.monotonic()
+def closed(s):
+    try:
+        return s.recv(1) == b""
+    except OSError as e:
+        return isinstance(e, ConnectionResetError)
+gone = all(closed(s) for s in kept + [other])
+took = time.monotonic() - t0
+h.check("idle connections are closed after idleTimeout (2s)", gone and 0.5 < took < 10,
+        f"closed {gone} after {took:.2f} s")
+for s in kept + [other]:
+    s.close()
+c.stop()
+h.passed += c.passed
+h.failed += c.failed
 h.finish()
 PY

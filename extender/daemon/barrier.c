@@ -453,8 +453,9 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
         /* The engine's failure, reported as what it is (it was always "out of memory"). */
         pthread_mutex_unlock(&d->cache.lock);
         policy_bind_result_cleanup(&r);
-        ans->error = ext_arena_strdup(ans->pool, policy_strerror(prc));
-        return prc == POLICY_ENOMEM ? EXT_ENOMEM : EXT_EINVAL;
+        prc = cache_engine_rc(prc, "the engine could not bind the pod", err, sizeof(err));
+        ans->error = ext_arena_strdup(ans->pool, err);
+        return prc;
     }
     switch (r.outcome) {
     case POLICY_BIND_ALREADY:

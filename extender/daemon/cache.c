@@ -398,8 +398,7 @@ static void forget(struct cache *c, enum cache_source src, const char *key)
     keys_remove(&c->known[src], key);
 }
 
-/* The engine's refusal as the shell's code, with the engine's words in err. */
-static int engine_rc(int prc, char *err, size_t errlen)
+int cache_engine_rc(int prc, const char *what, char *err, size_t errlen)
 {
     int code = prc == POLICY_ENOMEM   ? EXT_ENOMEM
                : prc == POLICY_ENOENT ? EXT_ENOTFOUND
@@ -408,7 +407,13 @@ static int engine_rc(int prc, char *err, size_t errlen)
 
     if (prc == POLICY_OK)
         return EXT_OK;
-    return ext_errf(err, errlen, code, "the engine refused it: %s", policy_strerror(prc));
+    return ext_errf(err, errlen, code, "%s: %s", what, policy_strerror(prc));
+}
+
+/* The engine's refusal of a watched object. */
+static int engine_rc(int prc, char *err, size_t errlen)
+{
+    return cache_engine_rc(prc, "the engine refused it", err, errlen);
 }
 
 /* The gang a spec declares, told to the engine when it changes anything. */

@@ -121,6 +121,13 @@ void cache_apply(struct cache *c, enum cache_source src, const char *type, const
 /* Feed a whole list as a (re)list would: what it no longer has is forgotten. */
 void cache_replace(struct cache *c, enum cache_source src, const cJSON *items);
 
+/*
+ * The engine's failure prc as the shell's code, with "<what>: <the engine's words>" in err:
+ * out of memory is EXT_ENOMEM, no such object EXT_ENOTFOUND, an engine limit EXT_ETOOBIG,
+ * anything else EXT_EINVAL. POLICY_OK is EXT_OK.
+ */
+int cache_engine_rc(int prc, const char *what, char *err, size_t errlen);
+
 /* Is this pod one of muster's reservation pods (not a workload)? */
 bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod);
 

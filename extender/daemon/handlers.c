@@ -11,15 +11,6 @@
 #include "base.h"
 #include "kube.h"
 
-/* The engine's refusal as the shell's code, with the engine's words in err. */
-static int engine_rc(int prc, char *err, size_t errlen)
-{
-    if (prc == POLICY_OK)
-        return EXT_OK;
-    return ext_errf(err, errlen, prc == POLICY_ENOMEM ? EXT_ENOMEM : EXT_EINVAL,
-                    "the engine refused the pod: %s", policy_strerror(prc));
-}
-
 /*
  * Decode the request's Pod and hand its spec to the engine: it may be fresher
  * than the watch's copy. Only the watch (or --offline files) says what is
@@ -44,7 +35,8 @@ static int observe_pod(struct ext_daemon *d, const cJSON *pod, struct ext_arena 
     if (policy_pod_view_get(d->cache.engine, spec->namespace_, spec->name, &known) &&
         known.phase >= POLICY_POD_WAITING)
         return EXT_OK;
-    return engine_rc(policy_pod_upsert(d->cache.engine, spec, ext_now_ms()), err, errlen);
+    return cache_engine_rc(policy_pod_upsert(d->cache.engine, spec, ext_now_ms()),
+                           "the engine refused the pod", err, errlen);
 }
 
 /* Full Node objects (nodeCacheCapable: false) teach the engine nodes it has not seen. */

@@ -11,11 +11,14 @@
  *   - no node over allocatable where the engine placed a pod this step;
  *   - no shared GPU over one whole device;
  *   - no queue or ancestor over its limit where the engine reserved this step
- *     (FUZZ_ENGINE_NO_QUEUE_LIMITS=1 waives it: the re-planning paths are
- *     being fixed in policy/queue.c and plan.c);
+ *     (FUZZ_ENGINE_NO_QUEUE_LIMITS=1 waives it, to fuzz on past a finding
+ *     whose fix is pending);
  *   - no overflow (UBSan), no negative use, every reason a string.
  *
- * Each step takes an opcode byte and a few argument bytes from the input.
+ * Nodes have GPUs of 16, 24, 40 or 80 GiB (or no memory label), so a
+ * gpu-memory pod's share differs from node to node, and GPU limits come in
+ * halves of a GPU. Each step takes an opcode byte and a few argument bytes
+ * from the input.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -139,19 +142,29 @@ struct world {
     bool known[PODS];
 };
 
+/* GPU memory per device, by bits 4 and 5 of a node's flags (bit 0: labelled at all). */
+static const struct {
+    int64_t mib;
+    struct policy_label label[1];
+} gpu_sizes[4] = {
+    {40960, {{"nvidia.com/gpu.memory", "40960"}}},
+    {16384, {{"nvidia.com/gpu.memory", "16384"}}},
+    {81920, {{"nvidia.com/gpu.memory", "81920"}}},
+    {24576, {{"nvidia.com/gpu.memory", "24576"}}},
+};
+
 static void upsert_node(struct world *w, struct input *in)
 {
-    static const struct policy_label mem_label[] = {{"nvidia.com/gpu.memory", "40960"}};
     static const struct policy_taint taint = {"dedicated", "x", POLICY_TAINT_NO_SCHEDULE};
-    unsigned flags = take(in, 0);
+    unsigned flags = take(in, 0), size = (flags >> 4) & 3;
     struct policy_node_spec s = {.name = node_names[take(in, NODES)],
                                  .cpu_milli = amount(in, 1000, POLICY_MAX_CPU_MILLI),
                                  .memory_bytes =
                                      amount(in, INT64_C(1) << 30, POLICY_MAX_MEMORY_BYTES),
                                  .pods = (int64_t)take(in, 8),
                                  .gpus = (int64_t)take(in, 5),
-                                 .gpu_memory_mib = flags & 1 ? 40960 : 0,
-                                 .labels = flags & 1 ? mem_label : NULL,
+                                 .gpu_memory_mib = flags & 1 ? gpu_sizes[size].mib : 0,
+                                 .labels = flags & 1 ? gpu_sizes[size].label : NULL,
                                  .nlabels = flags & 1 ? 1 : 0,
                                  .taints = flags & 2 ? &taint : NULL,
                                  .ntaints = flags & 2 ? 1 : 0,
@@ -176,7 +189,10 @@ static void upsert_queue(struct world *w, struct input *in)
 
         s.quota.v[r] = k == 0 ? -1 : k == 7 ? INT64_MAX : (int64_t)(k - 1) * 1000;
         k = take(in, 8);
-        s.limit.v[r] = k < 2 ? -1 : k == 7 ? INT64_MAX : (int64_t)(k - 1) * 1000;
+        /* GPU limits in halves of a GPU: 0.5 is issue 11's queue that held 1.6. */
+        s.limit.v[r] = k < 2    ? -1
+                       : k == 7 ? INT64_MAX
+                                : (int64_t)(k - 1) * (r == POLICY_RES_GPU ? 500 : 1000);
         k = take(in, 8);
         s.over_quota_weight.v[r] = k == 7 ? INT64_MAX : (int64_t)k;
     }
@@ -221,7 +237,7 @@ static void upsert_pod(struct world *w, struct input *in, bool seen_bound)
     else if (kind == 2)
         s.gpu_share_milli = (int32_t)(take(in, 10) * 100);
     else if (kind == 3)
-        s.gpu_memory_mib = (int64_t)take(in, 5) * 10240;
+        s.gpu_memory_mib = (int64_t)take(in, 9) * 10240; /* up to 80 GiB */
     if (seen_bound)
         s.node = node_names[take(in, NODES)];
     w->spec[i] = s;
