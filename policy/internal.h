@@ -182,6 +182,9 @@ struct pqueue {
     __int128 nonpreemptible_exact[POLICY_RES_COUNT];
     struct policy_resources demand, fair_share;  /* pfair_refresh */
     int32_t pending_gangs;                       /* refreshed by views */
+    /* What the minimum of the first waiting gang in it or below it asks: queues are compared
+     * with their next gang, not with each gang that asks (porder_refresh). */
+    struct policy_resources next_need;
 };
 
 /* When each gang's plan is next looked at: a min-heap on `at`, so expiry costs what expires. */
@@ -448,6 +451,9 @@ int64_t pnode_fill_score(const struct pnode *n);
 
 /* ---- order.c: who goes first --------------------------------------------- */
 
+/* Each queue's next gang (its next_need), from the waiting gangs as they are now: called
+ * before gangs are ordered, after pfair_refresh. */
+void porder_refresh(struct policy_cluster *c);
 /* KAI's order between two waiting gangs' minimums: < 0 when a goes first. */
 int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b);
 /* Keep *x among best[0..*n), the first max elements of a stream in cmp's order: a bounded

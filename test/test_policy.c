@@ -1523,6 +1523,44 @@ START_TEST(capacity_never_sits_idle_between_two_queues)
 }
 END_TEST
 
+/*
+ * Queues are compared with their next gang, not with each gang that asks. Queue a (priority
+ * 0, GPU quota 0) has an older pod asking a GPU and a younger one asking none; queue b
+ * (priority 1, GPU quota 0) one asking a GPU; each needs 3 of the node's 4 CPUs. Compared
+ * with its own ask, a's young pod (within quota) went before b's, b's before a's old one
+ * (queue priority), and a's old one before its young queue-mate (arrival): each was turned
+ * away for the next, and the node stayed empty. Found by random_queues_keep_every_promise.
+ */
+START_TEST(three_gangs_of_two_queues_never_wait_for_each_other_in_a_ring)
+{
+    struct policy_queue_spec q = {.name = "a"};
+    struct policy_pod_view b;
+    char why[256];
+
+    add_node("n1", 4, 8);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? 0 : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    q.name = "b";
+    q.priority = 1;
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    add_pod("ns", NULL, "a", (struct pod_ask){"a-old", 3, 1});
+    add_pod("ns", NULL, "a", (struct pod_ask){"a-young", 3, 0});
+    add_pod("ns", NULL, "b", (struct pod_ask){"b", 3, 1});
+    settle();
+    /* Queue a's next gang is a-old, outside quota like b's: b's queue priority puts it first. */
+    ck_assert(policy_pod_view_get(C, "ns", "b", &b));
+    ck_assert_msg(b.node, "the node stays empty; b: %s", b.reason ? b.reason : "-");
+    ck_assert_ptr_null(node_of("ns", "a-old"));
+    ck_assert_ptr_null(node_of("ns", "a-young"));
+    ck_assert_int_eq(schedule("ns", "a-young", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_msg(strstr(why, "no node has enough free cpu"), "a-young: %s", why);
+}
+END_TEST
+
 /* Carry out every eviction the engine decided: the pod goes (the watch's DELETED), and
  * KubeRay makes it again, pending. Returns how many. */
 static int evict_all(void)
@@ -2361,6 +2399,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, elastic_gangs_share_extras_in_turn);
          tcase_add_test(tc, kai_podgroup_subgroups_compose_the_gang));
     CASE(reclaim, tcase_add_test(tc, capacity_never_sits_idle_between_two_queues);
+         tcase_add_test(tc, three_gangs_of_two_queues_never_wait_for_each_other_in_a_ring);
          tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
