@@ -494,6 +494,7 @@ struct policy_pod_view {
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */
+    bool gang_head;       /* planned first within its gang (policy_pod_spec.gang_head) */
 };
 
 enum policy_gang_state {
