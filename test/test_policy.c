@@ -1613,7 +1613,9 @@ static struct queue_probe probe(const char *name)
 
 /* Issue 9's end-to-end scenario in the engine: team-a (quota 0) borrows all 8 GPUs; team-b
  * (quota 8) submits 6: team-a's gang is evicted whole, team-b's runs whole, and team-a's
- * re-created gang waits whole, within its fair share (2), and never reclaims back. */
+ * re-created gang waits whole and never reclaims back: its 8 GPUs are more than team-a's fair
+ * share (2) allows. (When the victims' gangs would fit their share, what stops them is the
+ * victim rule: reclaim_is_never_taken_straight_back_however_often_the_victims_ask.) */
 START_TEST(reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes)
 {
     struct queue_probe a, b;
@@ -1645,6 +1647,101 @@ START_TEST(reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes)
         ck_assert_int_eq(evict_all(), 0);
     }
     ck_assert_int_eq(count_placed("lab", "b-", 6), 6);
+    check_invariants();
+}
+END_TEST
+
+static void reclaim_queue(const char *name, int64_t quota_milli, int64_t weight,
+                          int64_t min_runtime_ms)
+{
+    struct policy_queue_spec q = {.name = name, .reclaim_min_runtime_ms = min_runtime_ms};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? quota_milli : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = weight;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+/* Nothing was decided for eviction: the victims did not take their room straight back. */
+static void nothing_evicted(int round)
+{
+    struct policy_eviction *ev;
+    size_t n;
+
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_msg(n == 0, "round %d: %s/%s evicted for %s: %s", round, n ? ev[0].namespace_ : "",
+                  n ? ev[0].name : "", n ? ev[0].by : "", n ? ev[0].reason : "");
+    policy_evictions_free(ev, n);
+}
+
+/*
+ * No thrash, alternating. team-v (quota 0, weight 1) holds 4 GPUs in two gangs of 2, within
+ * its fair share (4); team-x (quota 0, weight 0) holds the other 4, over its share but
+ * protected by its reclaimMinRuntime; team-r (quota 4) submits 4. team-r is within its quota,
+ * so it takes team-v's room above team-v's quota (KAI's GuaranteeDeservedQuota): both gangs,
+ * whole. What holds after: team-r at its quota and its fair share; team-v below its fair
+ * share by both gangs (not only by the last one taken: it was never over its share), at its
+ * quota, and each of its gangs would keep it within its fair share, so it asks to reclaim.
+ * It must find nothing to take: team-r holds no more than its quota and its fair share, and
+ * team-v's gang would take team-v over its quota. Then, round after round, team-v's gangs
+ * are filtered and looked at unasked, and nothing is evicted.
+ */
+START_TEST(reclaim_is_never_taken_straight_back_however_often_the_victims_ask)
+{
+    struct queue_probe r, v;
+    char why[256], name[32];
+    size_t decided;
+
+    add_node("n1", 64, 8);
+    reclaim_queue("team-r", 4000, 1, 0);
+    reclaim_queue("team-v", 0, 1, 0);
+    reclaim_queue("team-x", 0, 0, 3600 * 1000);
+    add_gpu_gang("x", "team-x", 4);
+    settle();
+    add_gpu_gang("v1", "team-v", 2);
+    NOW += 10;
+    settle();
+    add_gpu_gang("v2", "team-v", 2);
+    NOW += 10;
+    settle();
+    ck_assert_int_eq(count_placed("lab", "x-", 4) + count_placed("lab", "v1-", 2) +
+                         count_placed("lab", "v2-", 2),
+                     8);
+    v = probe("team-v");
+    ck_assert_int_eq(v.allocated, 4000);
+    ck_assert_int_eq(v.fair, 4000); /* within its fair share before the reclaim */
+    add_gpu_gang("r", "team-r", 4);
+    settle();
+    ck_assert_int_eq(evict_all(), 4); /* v1 and v2, whole; x is protected */
+    settle(); /* team-r binds; team-v's gangs, back pending, are filtered after it */
+    nothing_evicted(0);
+    ck_assert_int_eq(count_placed("lab", "r-", 4), 4);
+    ck_assert_int_eq(count_placed("lab", "x-", 4), 4);
+    r = probe("team-r");
+    v = probe("team-v");
+    ck_assert_int_eq(r.allocated, 4000);
+    ck_assert_int_le(r.allocated, r.fair); /* the reclaimer: within its fair share ... */
+    ck_assert_int_le(r.allocated, 4000);   /* ... and its quota */
+    ck_assert_int_eq(v.allocated, 0);      /* the victim: not below its quota (0) ... */
+    ck_assert_int_eq(v.fair, 4000);        /* ... but below its fair share by both gangs */
+    ck_assert_int_le(v.allocated + 2000, v.fair); /* so each gang of it may ask to reclaim */
+    for (int round = 0; round < 20; round++) {
+        NOW += 1000;
+        for (int i = 0; i < 2; i++) {
+            snprintf(name, sizeof(name), "v%d-0", 1 + (round + i) % 2);
+            ck_assert_int_eq(schedule("lab", name, why, sizeof(why)), POLICY_BIND_REJECT);
+            ck_assert_msg(!strstr(why, "evicted"), "round %d: %s: %s", round, name, why);
+        }
+        ck_assert_int_eq(policy_evict_unasked(C, NOW, 500, 16, &decided), POLICY_OK);
+        ck_assert_uint_eq(decided, 0);
+        nothing_evicted(round);
+        settle();
+        nothing_evicted(round);
+    }
+    ck_assert_int_eq(count_placed("lab", "r-", 4), 4);
+    ck_assert_int_eq(count_placed("lab", "v1-", 2) + count_placed("lab", "v2-", 2), 0);
     check_invariants();
 }
 END_TEST
@@ -2504,6 +2601,7 @@ static Suite *policy_suite(void)
     CASE(reclaim, tcase_add_test(tc, capacity_never_sits_idle_between_two_queues);
          tcase_add_test(tc, three_gangs_of_two_queues_never_wait_for_each_other_in_a_ring);
          tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
+         tcase_add_test(tc, reclaim_is_never_taken_straight_back_however_often_the_victims_ask);
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
          tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
          tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
