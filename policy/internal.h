@@ -125,6 +125,7 @@ struct ppod {
     enum policy_pod_phase phase;
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
     char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
+    int64_t bound_at;      /* when it was bound, as its spec said; 0 = not known */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
     char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
@@ -150,7 +151,7 @@ struct pgang {
     bool waiting;  /* in c->waiting */
     int64_t deadline;      /* plan released after this */
     uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
-    int64_t running_since; /* when it was last admitted */
+    int64_t running_since; /* when its minimum was last bound whole (pgang_note_bound) */
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */

@@ -1771,6 +1771,77 @@ START_TEST(reclaim_min_runtime_protects_a_young_gang)
 }
 END_TEST
 
+/*
+ * A restarted engine learns a running gang from its pods, already bound: team-a's gang of 8
+ * GPUs, on a queue with a reclaimMinRuntime of an hour, is seen at NOW. Its pods say when they
+ * were bound (the decoder reads the PodScheduled condition); the runtime counts from the
+ * latest of those, so a gang bound 50 minutes ago is team-b's to reclaim 10 minutes later,
+ * not an hour later. A pod that does not say, or says a time the engine has not reached (a
+ * skewed clock), leaves the count at NOW, as before.
+ */
+static const struct restart_case {
+    int64_t bound_ago[8]; /* ms before NOW each member was bound; INT64_MIN: not said */
+    int64_t running_ago;  /* the gang's running_since, before NOW */
+    bool reclaimed;       /* at NOW + 11 minutes */
+} restart_cases[] = {
+    {{50 * 60000, 50 * 60000, 51 * 60000, 50 * 60000, 52 * 60000, 50 * 60000, 50 * 60000,
+      50 * 60000},
+     50 * 60000,
+     true},
+    {{50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000,
+      INT64_MIN},
+     0,
+     false},
+    {{50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000,
+      -5 * 60000},
+     0,
+     false},
+    {{45 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000, 50 * 60000,
+      50 * 60000},
+     45 * 60000,
+     false}, /* the last member was bound 45 minutes ago: 15 to go */
+};
+
+START_TEST(restart_counts_min_runtime_from_when_the_pods_were_bound)
+{
+    const struct restart_case *t = &restart_cases[_i];
+    struct policy_queue_spec q = {.name = "team-a", .reclaim_min_runtime_ms = 60 * 60000};
+    struct policy_gang_view g;
+    char name[32];
+
+    NOW = 24 * 3600 * 1000LL;
+    add_node("n1", 64, 8);
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? 0 : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+    gpu_queue("team-b", 8000);
+    add_gang("lab/a", 8, "team-a");
+    for (int i = 0; i < 8; i++) {
+        struct policy_pod_spec p = {.namespace_ = "lab", .name = name, .uid = name,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "lab/a", .queue = "team-a", .managed = true,
+                                    .node = "n1"};
+
+        snprintf(name, sizeof(name), "a-%d", i);
+        p.bound_at = t->bound_ago[i] == INT64_MIN ? 0 : NOW - t->bound_ago[i];
+        ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    }
+    ck_assert(policy_gang_view_get(C, "lab/a", &g));
+    ck_assert_int_eq(g.state, POLICY_GANG_BOUND);
+    ck_assert_int_eq(g.running_since, NOW - t->running_ago);
+    add_gpu_gang("b", "team-b", 6);
+    NOW += 5 * 60000;
+    settle();
+    ck_assert_int_eq(evict_all(), 0); /* 55 minutes at most: protected either way */
+    NOW += 6 * 60000;
+    settle();
+    ck_assert_int_eq(evict_all(), t->reclaimed ? 8 : 0);
+}
+END_TEST
+
 /* kube-scheduler never asks muster about a GPU pod no node has a free GPU for (its own
  * filter rejects every node first), so the reclaim a filter would decide is decided by
  * policy_evict_unasked: team-a (quota 0) holds all 8 GPUs with single pods; team-b (quota 8)
@@ -2603,6 +2674,8 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, reclaim_takes_a_borrowing_gang_back_whole_and_never_thrashes);
          tcase_add_test(tc, reclaim_is_never_taken_straight_back_however_often_the_victims_ask);
          tcase_add_test(tc, reclaim_min_runtime_protects_a_young_gang);
+         tcase_add_loop_test(tc, restart_counts_min_runtime_from_when_the_pods_were_bound, 0,
+                             sizeof(restart_cases) / sizeof(restart_cases[0]));
          tcase_add_test(tc, reclaim_for_a_pod_kube_scheduler_never_asks_about);
          tcase_add_test(tc, unasked_gang_reclaims_whole_and_a_fitting_pod_is_left_alone);
          tcase_add_test(tc, unasked_leaves_a_nominated_pod_to_kube_scheduler);

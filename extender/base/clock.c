@@ -1,5 +1,5 @@
-/* clock.c - the shell's clock: monotonic milliseconds for every deadline; Kubernetes' times
- * read as Unix time. */
+/* clock.c - the shell's clock: monotonic milliseconds for every deadline; the wall clock and
+ * Kubernetes' times only where an object's time is compared with it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +34,14 @@ void ext_sleep_ms(int64_t ms)
         return;
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+int64_t ext_wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int64_t ext_time_us(const char *s)
