@@ -466,13 +466,34 @@ void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *w
     }
 }
 
+/*
+ * When the gang's minimum was bound: the latest time its bound members say they were bound
+ * (a restarted engine sees them bound long ago), or the engine's time if one does not say (a
+ * bind the engine saw itself) or says a time the engine has not reached.
+ */
+static int64_t bound_since(const struct policy_cluster *c, const struct pgang *g)
+{
+    int64_t latest = INT64_MIN;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (!p || p->phase != POLICY_POD_BOUND)
+            continue;
+        if (p->bound_at == 0)
+            return c->clock;
+        latest = p->bound_at > latest ? p->bound_at : latest;
+    }
+    return latest != INT64_MIN && latest <= c->clock ? latest : c->clock;
+}
+
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
 {
     if (!g)
         return;
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
         if (!g->admitted) {
-            g->running_since = c->clock;
+            g->running_since = bound_since(c, g);
             /* What its pending members were told while it waited ("worker group gpu needs
              * 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
              * kube-scheduler's own filters now turn away never asks muster again, so it

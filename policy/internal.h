@@ -125,6 +125,7 @@ struct ppod {
     enum policy_pod_phase phase;
     char *gpu_groups_hint; /* the muster.dev/gpu-group annotation */
     char *bound_node;      /* spec.nodeName, kept even when the node is unknown */
+    int64_t bound_at;      /* when it was bound, as its spec said; 0 = not known */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
     char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
@@ -150,7 +151,7 @@ struct pgang {
     bool waiting;  /* in c->waiting */
     int64_t deadline;      /* plan released after this */
     uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
-    int64_t running_since; /* when it was last admitted */
+    int64_t running_since; /* when its minimum was last bound whole (pgang_note_bound) */
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
@@ -182,6 +183,9 @@ struct pqueue {
     __int128 nonpreemptible_exact[POLICY_RES_COUNT];
     struct policy_resources demand, fair_share;  /* pfair_refresh */
     int32_t pending_gangs;                       /* refreshed by views */
+    /* What the minimum of the first waiting gang in it or below it asks: queues are compared
+     * with their next gang, not with each gang that asks (porder_refresh). */
+    struct policy_resources next_need;
 };
 
 /* When each gang's plan is next looked at: a min-heap on `at`, so expiry costs what expires. */
@@ -456,6 +460,9 @@ int64_t pnode_fill_score(const struct pnode *n);
 
 /* ---- order.c: who goes first --------------------------------------------- */
 
+/* Each queue's next gang (its next_need), from the waiting gangs as they are now: called
+ * before gangs are ordered, after pfair_refresh. */
+void porder_refresh(struct policy_cluster *c);
 /* KAI's order between two waiting gangs' minimums: < 0 when a goes first. */
 int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b);
 /* Keep *x among best[0..*n), the first max elements of a stream in cmp's order: a bounded

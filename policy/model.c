@@ -672,6 +672,7 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->queue = pstrdup(queue);
     p->gang_key = pstrdup(s->gang);
     p->bound_node = s->node && *s->node ? pstrdup(s->node) : NULL;
+    p->bound_at = p->bound_node ? s->bound_at : 0;
     p->priority = s->priority;
     p->cpu = pask_counted(s->cpu_milli, POLICY_MAX_CPU_MILLI);
     p->memory = pask_counted(s->memory_bytes, POLICY_MAX_MEMORY_BYTES);
@@ -866,6 +867,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         if (s->node && *s->node && p->phase != POLICY_POD_BOUND &&
             p->phase != POLICY_POD_EVICTING) {
             pset_str(&p->bound_node, s->node);
+            p->bound_at = s->bound_at;
             pod_observe_bound(c, p);
         } else if (s->node && *s->node && p->phase == POLICY_POD_BOUND && p->place.node < 0 &&
                    pidx_get(&c->node_ix, s->node) >= 0) {

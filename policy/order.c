@@ -4,10 +4,15 @@
  * Waiting gangs are ordered as KAI orders them (plugins/proportion/queue_order):
  * between two queues, at the level of the tree where their paths part —
  * queues not over their fair share first, then queues that stay within quota
- * with the gang, then queue priority, then no use of a resource the queue has
- * no share of, then the lowest dominant share (used with the gang / what the
- * queue may hold), then without the gang, then the smaller allocatable share,
- * then the older queue; inside one queue by gang priority, then arrival.
+ * with their next gang, then queue priority, then no use of a resource the
+ * queue has no share of, then the lowest dominant share (used with its next
+ * gang / what the queue may hold), then without it, then the smaller
+ * allocatable share, then the older queue; inside one queue by gang priority,
+ * then arrival. A queue's next gang is the first waiting gang in it or below
+ * it (KAI compares queues with their next job): were each gang compared with
+ * its own ask, a small gang of queue A could go before a big one of queue B,
+ * that one before an older big one of A, and that one before the small one —
+ * three gangs each turned away for the next, and the room idle.
  * Every gang's minimum comes before any member beyond a minimum, and those
  * extras take turns: a gang's k-th extra after every other gang's (k-1)-th.
  *
@@ -128,9 +133,9 @@ static void minimum_need(const struct policy_cluster *c, const struct pgang *g,
     }
 }
 
-static int cmp_queue_standing(struct policy_cluster *c, struct pgang *a,
-                              const struct policy_resources *na, struct pgang *b,
-                              const struct policy_resources *nb)
+/* The two gangs' queues where their paths part, each with its next gang (porder_refresh). */
+static int cmp_queue_standing(struct policy_cluster *c, const struct pgang *a,
+                              const struct pgang *b)
 {
     const char *qa = pgang_queue(c, a), *qb = pgang_queue(c, b);
     const struct pqueue *la, *lb;
@@ -139,7 +144,7 @@ static int cmp_queue_standing(struct policy_cluster *c, struct pgang *a,
         return 0;
     pqueue_leveled(c, qa, qb, &la, &lb);
     if (la && lb && la != lb)
-        return cmp_queues(la, na, lb, nb);
+        return cmp_queues(la, &la->next_need, lb, &lb->next_need);
     return 0;
 }
 
@@ -152,13 +157,105 @@ static int cmp_in_queue(struct policy_cluster *c, const struct pgang *a, const s
 
 int porder_gangs(struct policy_cluster *c, struct pgang *a, struct pgang *b)
 {
-    struct policy_resources na, nb;
-    int r;
+    int r = cmp_queue_standing(c, a, b);
 
-    minimum_need(c, a, &na);
-    minimum_need(c, b, &nb);
-    r = cmp_queue_standing(c, a, &na, b, &nb);
     return r ? r : cmp_in_queue(c, a, b);
+}
+
+/* ---- each queue's next gang ---------------------------------------------------- */
+
+/* A waiting gang that offers its minimum (units_of's test). */
+static bool waits_for_minimum(struct policy_cluster *c, const struct pgang *g)
+{
+    bool no_minimum = !g->singleton && pgang_declared(g) && pgang_min(c, g) == 0;
+
+    return pgang_waits(c, g) && !no_minimum && pgang_could_run(c, (struct pgang *)g);
+}
+
+/* One queue's contest for its next gang: the gang, and the child queue it came from
+ * (-1: the queue's own gang). */
+struct next_gang {
+    struct pgang *g;
+    int32_t via;
+    int32_t depth;
+};
+
+static int32_t queue_depth(const struct policy_cluster *c, const struct pqueue *q)
+{
+    int32_t d = 0;
+
+    while ((q = pqueue_parent(c, q)) && d < POLICY_MAX_QUEUE_DEPTH)
+        d++;
+    return d;
+}
+
+/* Does the subtree head of queue id `child` go before parent p's current next gang? */
+static bool goes_first(struct policy_cluster *c, const struct next_gang *next, int32_t child,
+                       const struct next_gang *p)
+{
+    const struct pqueue *a, *b;
+
+    if (!p->g)
+        return true;
+    if (p->via < 0) /* the parent's own gang: the two meet inside one queue */
+        return cmp_in_queue(c, next[child].g, p->g) < 0;
+    a = pqueue_at(c, child);
+    b = pqueue_at(c, p->via);
+    return cmp_queues(a, &a->next_need, b, &b->next_need) < 0;
+}
+
+/*
+ * Each queue's next gang, bottom up: a leaf's is its first waiting gang (gang priority, then
+ * arrival); a parent's is the first of its own gang and its children's next gangs, the
+ * children compared as queues with theirs. Out of memory, every queue is compared without a
+ * gang: still an order.
+ */
+void porder_refresh(struct policy_cluster *c)
+{
+    size_t nq = c->queues.n;
+    struct next_gang *next = calloc(nq ? nq : 1, sizeof(*next));
+    int32_t deepest = 0;
+
+    for (size_t i = 0; i < nq; i++) {
+        struct pqueue *q = pqueue_at(c, (int32_t)i);
+
+        if (!q)
+            continue;
+        memset(&q->next_need, 0, sizeof(q->next_need));
+        if (next) {
+            next[i] = (struct next_gang){.via = -1, .depth = queue_depth(c, q)};
+            deepest = next[i].depth > deepest ? next[i].depth : deepest;
+        }
+    }
+    if (!next)
+        return;
+    for (size_t i = 0; i < c->waiting.n; i++) {
+        struct pgang *g = pgang_at(c, c->waiting.v[i]);
+        int32_t q = g ? pidx_get(&c->queue_ix, pgang_queue(c, g)) : -1;
+
+        if (q >= 0 && (size_t)q < nq && waits_for_minimum(c, g) &&
+            (!next[q].g || cmp_in_queue(c, g, next[q].g) < 0))
+            next[q].g = g;
+    }
+    /* Deepest first: a queue's next gang is settled before it meets its siblings'. */
+    for (int32_t d = deepest; d >= 0; d--) {
+        for (size_t i = 0; i < nq; i++) {
+            struct pqueue *q = pqueue_at(c, (int32_t)i), *parent;
+            int32_t pid;
+
+            if (!q || next[i].depth != d || !next[i].g)
+                continue;
+            minimum_need(c, next[i].g, &q->next_need);
+            if (!(parent = pqueue_parent(c, q)) || (pid = q->parent_id) < 0 ||
+                (size_t)pid >= nq)
+                continue;
+            if (goes_first(c, next, (int32_t)i, &next[pid])) {
+                next[pid].g = next[i].g;
+                next[pid].via = (int32_t)i;
+            }
+        }
+    }
+    free(next);
 }
 
 /* ---- units: a gang's minimum, or its next member beyond it ---------------------- */
@@ -167,7 +264,6 @@ struct unit {
     struct pgang *g;
     bool extra;         /* one member beyond its minimum; else the minimum */
     int32_t rank;       /* extras: how many of its gang's extras have a place before it */
-    struct policy_resources need;
 };
 
 static int cmp_units(const void *x_, const void *y_, void *c_)
@@ -180,7 +276,7 @@ static int cmp_units(const void *x_, const void *y_, void *c_)
         return x->extra ? 1 : -1;
     if (x->extra && x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
-    r = cmp_queue_standing(c, x->g, &x->need, y->g, &y->need);
+    r = cmp_queue_standing(c, x->g, y->g);
     return r ? r : cmp_in_queue(c, x->g, y->g);
 }
 
@@ -230,7 +326,6 @@ static size_t units_of(struct policy_cluster *c, struct pgang *g, const struct u
         return 0;
     if (minimum) {
         out[n] = (struct unit){.g = g};
-        minimum_need(c, g, &out[n].need);
         if (cmp_units(&out[n], self, c) < 0 && n < max)
             n++;
         rank = 0;
@@ -244,8 +339,6 @@ static size_t units_of(struct policy_cluster *c, struct pgang *g, const struct u
     for (int32_t k = 0; self->extra && k < extras && n < max; k++, rank++) {
         struct unit u = {.g = g, .extra = true, .rank = rank};
 
-        if (x)
-            ppod_charge_resources(x, x->share, &u.need);
         if (cmp_units(&u, self, c) >= 0)
             break;
         out[n++] = u;
@@ -346,12 +439,9 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
         places[i] = u_placed->pods[i]->place;
     pstatement_discard(c, u_placed);
     pfair_refresh(c);
+    porder_refresh(c);
     if (x)
         next_extra(c, u, &self.rank);
-    if (x)
-        ppod_charge_resources(x, x->share, &self.need);
-    else
-        minimum_need(c, u, &self.need);
     n = units_ahead(c, &self, ahead);
     dry_run(c, ahead, n, before, &sim);
     for (size_t i = 0; i < n; i++)

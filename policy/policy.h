@@ -161,6 +161,12 @@ struct policy_pod_spec {
 
     /* Where it already runs (spec.nodeName); NULL = not bound. */
     const char *node;
+    /* When it was bound there, on the clock of `now`; 0 = not known. A gang's minimum runtime
+     * (reclaimMinRuntime, preemptMinRuntime) counts from the latest of its bound members'
+     * times, so a restarted engine does not start the clocks again; without one it counts
+     * from when the engine saw the gang bound. A time after the engine's latest `now` is not
+     * believed. Read only with node. */
+    int64_t bound_at;
     /* status.nominatedNodeName is set: kube-scheduler's own preemption is making room for it,
      * so muster does not evict for it unasked (policy_evict_unasked). */
     bool nominated;
@@ -494,6 +500,7 @@ struct policy_pod_view {
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */
+    bool gang_head;       /* planned first within its gang (policy_pod_spec.gang_head) */
 };
 
 enum policy_gang_state {

@@ -113,6 +113,7 @@ int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms
     if (!(found = malloc(max * sizeof(*found))))
         return POLICY_ENOMEM;
     pfair_refresh(c);
+    porder_refresh(c);
     for (size_t i = 0; i < c->waiting.n; i++) {
         struct pgang *g = pgang_at(c, c->waiting.v[i]);
 

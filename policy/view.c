@@ -46,6 +46,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .arrival = p->arrival,
         .priority = p->priority,
         .subgroup = p->subgroup,
+        .gang_head = p->head,
     };
 }
 

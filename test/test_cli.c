@@ -629,11 +629,11 @@ END_TEST
 
 START_TEST(test_time_us)
 {
-    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.123456Z"), (NOW - 12) * 1000000 + 123456);
-    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.9Z"), (NOW - 12) * 1000000 + 900000);
-    ck_assert_int_eq(cli__time_us("2025-12-01T11:59:48.1234567Z"), (NOW - 12) * 1000000 + 123456);
-    ck_assert_int_eq(cli__time_us("2025-12-01T13:00:00.5+01:00"), NOW * 1000000 + 500000);
-    ck_assert_int_eq(cli__time_us("2025-12-01T12:00:00.5"), -1);
+    ck_assert_int_eq(ext_time_us("2025-12-01T11:59:48.123456Z"), (NOW - 12) * 1000000 + 123456);
+    ck_assert_int_eq(ext_time_us("2025-12-01T11:59:48.9Z"), (NOW - 12) * 1000000 + 900000);
+    ck_assert_int_eq(ext_time_us("2025-12-01T11:59:48.1234567Z"), (NOW - 12) * 1000000 + 123456);
+    ck_assert_int_eq(ext_time_us("2025-12-01T13:00:00.5+01:00"), NOW * 1000000 + 500000);
+    ck_assert_int_eq(ext_time_us("2025-12-01T12:00:00.5"), -1);
 }
 END_TEST
 

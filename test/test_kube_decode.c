@@ -302,6 +302,51 @@ START_TEST(test_pod_kuberay_worker)
 }
 END_TEST
 
+/* When a bound pod was bound (Unix ms), for its minimum runtime across a restart: its
+ * PodScheduled condition's turn to True, else status.startTime; 0 when neither says, or the
+ * pod is not bound. */
+static const struct bound_at_case {
+    const char *status; /* the Pod's status, JSON */
+    bool bound;         /* spec.nodeName set */
+    int64_t bound_at;
+} bound_at_cases[] = {
+    {"{\"phase\":\"Running\"}", true, 0},
+    {"{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+     "\"lastTransitionTime\":\"2025-12-01T11:30:00Z\"},{\"type\":\"PodScheduled\","
+     "\"status\":\"True\",\"lastTransitionTime\":\"2025-12-01T11:00:00Z\"}],"
+     "\"startTime\":\"2025-12-01T11:00:02Z\"}",
+     true, 1764586800000},
+    {"{\"startTime\":\"2025-12-01T11:00:02.5Z\"}", true, 1764586802500},
+    {"{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+     "\"lastTransitionTime\":\"2025-12-01T10:00:00Z\"}],\"startTime\":\"2025-12-01T11:00:02Z\"}",
+     true, 1764586802000},
+    {"{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","
+     "\"lastTransitionTime\":\"yesterday\"}]}",
+     true, 0},
+    {"{\"conditions\":{\"type\":\"PodScheduled\"},\"startTime\":7}", true, 0},
+    {"{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\","
+     "\"lastTransitionTime\":\"2025-12-01T11:00:00Z\"}]}",
+     false, 0},
+};
+
+START_TEST(test_pod_bound_at)
+{
+    const struct bound_at_case *t = &bound_at_cases[_i];
+    cJSON *j = load_fixture("worker_pod.json");
+    struct ext_arena *a = ext_arena_new();
+    struct policy_pod_spec s;
+    char err[256];
+
+    cJSON_ReplaceItemInObject(j, "status", cJSON_Parse(t->status));
+    if (!t->bound)
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "spec"), "nodeName");
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_int_eq(s.bound_at, t->bound_at);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(test_pod_init_and_overhead)
 {
     cJSON *j = load_fixture("init_overhead_pod.json");
@@ -1386,6 +1431,7 @@ static Suite *kube_decode_suite(void)
     tc = tcase_create("pod");
     tcase_add_test(tc, test_pod_kuberay_head);
     tcase_add_test(tc, test_pod_kuberay_worker);
+    tcase_add_loop_test(tc, test_pod_bound_at, 0, N(bound_at_cases));
     tcase_add_test(tc, test_pod_init_and_overhead);
     tcase_add_test(tc, test_pod_fraction_and_placement);
     tcase_add_test(tc, test_pod_volcano_group_and_gpu_memory);

@@ -49,6 +49,11 @@ int ext_errf(char *err, size_t errlen, int code, const char *fmt, ...)
 
 /* Monotonic milliseconds: the engine's clock and every deadline's. */
 int64_t ext_now_ms(void);
+/* Unix milliseconds (the wall clock): only to tell how long ago an object's time was. */
+int64_t ext_wall_ms(void);
+/* An RFC 3339 time as Kubernetes writes it ("2026-11-29T16:40:01Z", fractions and offsets too)
+ * in Unix microseconds (fraction digits past the sixth ignored); -1 if it is not one. */
+int64_t ext_time_us(const char *rfc3339);
 
 /* Sleep for ms milliseconds (interrupted sleeps are resumed). */
 void ext_sleep_ms(int64_t ms);

@@ -45,8 +45,6 @@ bool cli__amount_parse(const cJSON *v, enum policy_resource r, int64_t *out);
 
 /* RFC 3339 ("2026-11-29T16:40:01Z", fractions and offsets too) in seconds; -1 if not one. */
 int64_t cli__time(const char *s);
-/* The same in microseconds (fraction digits past the sixth ignored); -1 if not one. */
-int64_t cli__time_us(const char *s);
 /* How long ago, as kubectl prints it: "45s", "3m12s", "5h", "2d"; "<unknown>". */
 void cli__age(int64_t now, int64_t then, char *buf, size_t len);
 

@@ -47,41 +47,9 @@ bool cli__amount_parse(const cJSON *v, enum policy_resource r, int64_t *out)
 
 /* ---- times ------------------------------------------------------------------------- */
 
-int64_t cli__time_us(const char *s)
-{
-    int y, mo, d, h, mi, sec, n = 0, oh, om;
-    struct tm tm = {0};
-    const char *p;
-    int64_t t, us = 0;
-
-    if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
-        n != 19)
-        return -1;
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    t = (int64_t)timegm(&tm);
-    p = s + n;
-    if (*p == '.') {
-        size_t digits = strspn(p + 1, "0123456789");
-
-        for (size_t i = 0; i < 6; i++)
-            us = us * 10 + (i < digits ? p[1 + i] - '0' : 0);
-        p += 1 + digits;
-    }
-    if ((*p == '+' || *p == '-') && sscanf(p + 1, "%2d:%2d", &oh, &om) == 2 && strlen(p) == 6)
-        t -= (*p == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
-    else if (strcmp(p, "Z") != 0)
-        return -1;
-    return t * 1000000 + us;
-}
-
 int64_t cli__time(const char *s)
 {
-    int64_t us = cli__time_us(s);
+    int64_t us = ext_time_us(s);
 
     return us < 0 ? -1 : us / 1000000;
 }

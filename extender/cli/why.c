@@ -299,8 +299,8 @@ static int event_order(const void *x, const void *y)
         return a < b ? -1 : 1;
     /* Within one second (lastTimestamp has no fraction): eventTime's microseconds, where both
      * have one (muster's Events do, and kube-scheduler's); else the name, which is no order. */
-    a = cli__time_us(cli__str(ex, "eventTime"));
-    b = cli__time_us(cli__str(ey, "eventTime"));
+    a = ext_time_us(cli__str(ex, "eventTime"));
+    b = ext_time_us(cli__str(ey, "eventTime"));
     if (a >= 0 && b >= 0 && a != b)
         return a < b ? -1 : 1;
     return strcmp(nx != NULL ? nx : "", ny != NULL ? ny : "");

@@ -538,6 +538,18 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
     }
 }
 
+/* A Pod's bind time (Unix ms, from the decoder) on the engine's clock: as long before now as it
+ * was before the wall clock's now. 0 stays "not known". */
+static int64_t bound_on_engine_clock(int64_t bound_at_unix, int64_t now)
+{
+    int64_t t;
+
+    if (bound_at_unix == 0)
+        return 0;
+    t = now - (ext_wall_ms() - bound_at_unix);
+    return t != 0 ? t : -1;
+}
+
 /* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
  * keep. */
 static bool apply(struct cache *c, struct decoded *d)
@@ -545,6 +557,7 @@ static bool apply(struct cache *c, struct decoded *d)
     char *err = d->err;
     size_t len = sizeof(d->err);
     int rc = d->rc;
+    int64_t now;
 
     if (d->skip)
         return false;
@@ -554,7 +567,9 @@ static bool apply(struct cache *c, struct decoded *d)
             rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
             break;
         case CACHE_PODS:
-            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, ext_now_ms()), err, len);
+            now = ext_now_ms();
+            d->spec.pod.bound_at = bound_on_engine_clock(d->spec.pod.bound_at, now);
+            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, now), err, len);
             if (rc == EXT_OK)
                 early_note(c, d->key, d->obj);
             break;

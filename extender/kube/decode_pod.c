@@ -639,6 +639,31 @@ static bool kube__pod_parked(const cJSON *conditions)
     return false;
 }
 
+/*
+ * When a bound pod was bound, in Unix ms: the API server turns its PodScheduled condition True
+ * when it takes the Binding; a pod made with spec.nodeName has only the kubelet's startTime,
+ * which is no earlier. 0 when neither is there or readable.
+ */
+static int64_t kube__pod_bound_at(const cJSON *status)
+{
+    const cJSON *conds = kube__get(status, "conditions"), *cond;
+    int64_t us = -1;
+
+    if (!cJSON_IsArray(conds))
+        conds = NULL;
+    cJSON_ArrayForEach(cond, conds)
+    {
+        const char *type = kube__map_value(cond, "type");
+        const char *state = kube__map_value(cond, "status");
+
+        if (type && strcmp(type, "PodScheduled") == 0 && state && strcmp(state, "True") == 0)
+            us = ext_time_us(kube__map_value(cond, "lastTransitionTime"));
+    }
+    if (us < 0)
+        us = ext_time_us(kube__map_value(status, "startTime"));
+    return us > 0 ? us / 1000 : 0;
+}
+
 /* Who the pod is: identity, gang, queue, placement. */
 static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
                               const struct kube_decode_opts *o, struct policy_pod_spec *s)
@@ -686,6 +711,7 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     nominated = kube__map_value(kube__get(pod, "status"), "nominatedNodeName");
     s->nominated = nominated != NULL && *nominated != '\0';
     s->unschedulable = kube__pod_parked(kube__get(kube__get(pod, "status"), "conditions"));
+    s->bound_at = s->node != NULL ? kube__pod_bound_at(kube__get(pod, "status")) : 0;
     s->queue = kube__queue_label(labels, o);
     if (s->queue != NULL && !kube__object_ref_valid(s->queue))
         return kube__fail(c, EXT_EINVAL, labels,

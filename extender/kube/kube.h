@@ -302,7 +302,10 @@ int kube_fraction_parse(const char *s, int32_t *milli);
 int kube_node_decode(const cJSON *node, struct ext_arena *a, struct policy_node_spec *out,
                      char *err, size_t errlen, const cJSON **where);
 
-/* A Pod; an ask the decoder cannot read sets out->invalid instead of failing. */
+/* A Pod; an ask the decoder cannot read sets out->invalid instead of failing. A bound pod's
+ * out->bound_at is in Unix milliseconds (its PodScheduled condition's turn to True, else
+ * status.startTime; 0 when neither says): a caller whose engine counts on another clock moves
+ * it onto that one, or clears it. */
 int kube_pod_decode(const cJSON *pod, const struct kube_decode_opts *o, struct ext_arena *a,
                     struct policy_pod_spec *out, char *err, size_t errlen, const cJSON **where);
 

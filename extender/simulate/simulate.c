@@ -418,6 +418,9 @@ static int sim_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc
     s.uid = sim_uid(r, &s);
     if (!sim_names_scheduler(doc))
         s.managed = true;
+    /* simulate's clock counts its own steps from 0: a running pod is bound when it starts,
+     * whatever its status says, so the same files always give the same answer. */
+    s.bound_at = 0;
     if (s.uid == NULL || !sim_grow((void **)&r->pods, &r->cappods, r->npods, sizeof(*r->pods)))
         return SIM_EXIT_FAIL;
     rc = policy_pod_upsert(r->cluster, &s, r->now);
