@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon_test.h"
 #include "engine_fault.h"
@@ -437,7 +437,6 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
     tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
-<<<<<<< HEAD
     tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);
     tcase_add_test(tc, test_pod_bound_before_a_restart);
     suite_add_tcase(s, tc);
