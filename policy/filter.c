@@ -322,19 +322,26 @@ int policy_prioritize(struct policy_cluster *c, const char *ns, const char *name
     fill = malloc((n ? n : 1) * sizeof(*fill));
     if (!fill)
         return POLICY_ENOMEM;
+    /* A node muster does not know, or the fragmentation strategy finds no room on, scores 0
+     * and stays out of the range the others are spread over. */
     for (size_t i = 0; i < n; i++) {
         const struct pnode *node = pnode_at(c, pidx_get(&c->node_ix, cands[i]));
 
-        fill[i] = !node                                        ? 0
+        fill[i] = !node                                        ? PSCORE_NONE
                   : c->opts.strategy == POLICY_FRAGMENTATION ? pfrag_node_score(c, p, node)
+                  : c->opts.strategy == POLICY_SPREAD        ? -pnode_fill_score(node)
                                                              : pnode_fill_score(node);
-        if (c->opts.strategy == POLICY_SPREAD)
-            fill[i] = -fill[i];
+        if (fill[i] == PSCORE_NONE)
+            continue;
         lo = fill[i] < lo ? fill[i] : lo;
         hi = fill[i] > hi ? fill[i] : hi;
     }
+    /* In 128 bits: the spread times the score range may not fit in 64. */
     for (size_t i = 0; i < n; i++)
-        scores[i] = hi == lo ? 0 : (int)((fill[i] - lo) * (POLICY_MAX_SCORE - 1) / (hi - lo));
+        scores[i] = fill[i] == PSCORE_NONE || hi == lo
+                        ? 0
+                        : (int)(((__int128)fill[i] - lo) * (POLICY_MAX_SCORE - 1) /
+                                ((__int128)hi - lo));
     free(fill);
     return POLICY_OK;
 }

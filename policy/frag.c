@@ -734,7 +734,7 @@ int64_t pfrag_node_score(const struct policy_cluster *c, const struct ppod *p,
     float d = node_eval(c, p, id, NULL);
 
     /* Less added fragmentation scores higher; a node that does not fit scores lowest. */
-    return d < INFINITY ? -(int64_t)(d * 16.0f) : INT64_MIN / 2;
+    return d < INFINITY ? -(int64_t)(d * 16.0f) : PSCORE_NONE;
 }
 
 double policy_gpu_fragmentation(const struct policy_cluster *c)

@@ -516,7 +516,9 @@ void pfrag_node_charged(struct policy_cluster *c, int32_t node);
 /* The node of order where p adds the least expected fragmentation, groups chosen alike. */
 bool pfrag_find_place(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
                       size_t n, struct pplace *out);
-/* For prioritize: higher is better; lowest when p does not fit the node. */
+/* For prioritize: higher is better; PSCORE_NONE when p does not fit the node (prioritize
+ * scores such a node 0, outside the range it spreads the others over). */
+#define PSCORE_NONE INT64_MIN
 int64_t pfrag_node_score(const struct policy_cluster *c, const struct ppod *p,
                          const struct pnode *n);
 

@@ -324,6 +324,29 @@ START_TEST(fragmentation_counts_the_half_device_whole_pods_cannot_use)
 }
 END_TEST
 
+/* kube-scheduler may offer prioritize a node the pod no longer fits: it scores 0 and the
+ * nodes that fit keep their order (the old arithmetic spread them over a range 2^62 wide
+ * and overflowed: the best node came out 1 of 10, the full one 0, and UBSan aborted). */
+START_TEST(prioritize_ranks_the_nodes_that_fit_and_scores_the_full_one_zero)
+{
+    const char *cands[] = {"full", "split", "whole"};
+    int scores[3];
+
+    add_node("full", 1, NULL);
+    add_node("split", 2, NULL);
+    add_node("whole", 2, NULL);
+    running("busy", "full", (struct ask){.gpus = 1}, NULL);
+    running("forty", "split", (struct ask){.share = 400}, "g0");
+    seen((struct ask){.gpus = 1}, 30);
+    add_pod("p", (struct ask){.share = 500});
+    ck_assert_int_eq(policy_prioritize(C, "ns", "p", cands, 3, NOW, scores), POLICY_OK);
+    ck_assert_int_eq(scores[0], 0);
+    /* the share completes split's open device; on whole it would split a device */
+    ck_assert_int_eq(scores[1], POLICY_MAX_SCORE - 1);
+    ck_assert_int_lt(scores[2], scores[1]);
+}
+END_TEST
+
 static Suite *frag_suite(void)
 {
     Suite *s = suite_create("policy_frag");
@@ -343,7 +366,8 @@ static Suite *frag_suite(void)
          tcase_add_test(tc, cpu_only_pods_leave_the_histogram_alone));
     CASE(gangs_and_measure, tcase_add_test(tc, gang_members_share_one_device_and_leave_the_other_whole);
          tcase_add_test(tc, share_on_two_devices_completes_the_open_groups);
-         tcase_add_test(tc, fragmentation_counts_the_half_device_whole_pods_cannot_use));
+         tcase_add_test(tc, fragmentation_counts_the_half_device_whole_pods_cannot_use);
+         tcase_add_test(tc, prioritize_ranks_the_nodes_that_fit_and_scores_the_full_one_zero));
 #undef CASE
     return s;
 }
