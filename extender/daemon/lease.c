@@ -9,26 +9,6 @@
 
 #define LEASE_PATH_MAX 640
 
-bool lease_parse_time(const char *text, time_t *out)
-{
-    struct tm tm = {0};
-    const char *rest;
-    time_t t;
-
-    if (text == NULL || (rest = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-        return false;
-    if (*rest == '.' && rest[1] >= '0' && rest[1] <= '9')
-        for (rest++; *rest >= '0' && *rest <= '9'; rest++)
-            ;
-    if (strcmp(rest, "Z") != 0)
-        return false;
-    t = timegm(&tm);
-    if (t == (time_t)-1)
-        return false;
-    *out = t;
-    return true;
-}
-
 static const char *spec_string(const cJSON *spec, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
@@ -47,13 +27,12 @@ static bool held_by(const char *holder, const char *identity)
 static bool fresh(const cJSON *spec, time_t now)
 {
     const cJSON *duration = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
-    time_t renewed;
+    int64_t renewed_us = ext_time_us(spec_string(spec, "renewTime"));
 
     if (!cJSON_IsNumber(duration) || duration->valuedouble <= 0 ||
-        duration->valuedouble > 365.0 * 24 * 3600 ||
-        !lease_parse_time(spec_string(spec, "renewTime"), &renewed))
+        duration->valuedouble > 365.0 * 24 * 3600 || renewed_us < 0)
         return false;
-    return renewed + (time_t)duration->valuedouble >= now;
+    return (time_t)(renewed_us / 1000000) + (time_t)duration->valuedouble >= now;
 }
 
 bool lease_holder_is(const cJSON *lease, const char *identity, time_t now)

@@ -28,12 +28,6 @@
 bool lease_holder_is(const cJSON *lease, const char *identity, time_t now);
 
 /*
- * RFC 3339 time as Kubernetes writes it ("2026-11-29T16:52:16.123456Z",
- * fraction optional, UTC only) to whole seconds. False if it is not one.
- */
-bool lease_parse_time(const char *text, time_t *out);
-
-/*
  * Whether this replica leads: always true when !le->enabled; otherwise
  * GET the Lease le->lease_namespace/le->lease_name and ask lease_holder_is
  * with le->identity, or this host's name when that is "". A missing Lease,
