@@ -560,8 +560,13 @@ int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t
     if (g->admitted || !pgang_could_run(c, g))
         return -1;
     pfair_refresh(c);
-    /* Room in its own queue (a limit) can only come from its own queue's gangs. */
-    if (!queue_full && !c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+    /* Under a limit of its own queue, room can only come from its own queue's gangs: the
+     * queue, with the gang, is then over its fair share (never above its limit) and reclaim
+     * refuses at once. Under an ancestor's limit it may come from a sibling queue below that
+     * ancestor which holds more than it may (the dry run checks every limit with the victims
+     * gone, and gives back victims elsewhere that free no room under it). */
+    (void)queue_full;
+    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
     if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;
