@@ -7,15 +7,17 @@
  * gangs, or an elastic gang's members beyond its minimum, of other queues:
  * preemptible, past their queue's reclaimMinRuntime, taken from the queue most
  * over its fair share first (saturation = used / fair share, compared where
- * the two queues' paths part), lowest priority and most recently started
- * first. A victim is taken only while its queue is above what it may hold
+ * the two queues' paths part), lowest priority first, then members beyond a
+ * minimum before whole gangs, then most recently started first. A victim is
+ * taken only while its queue is above what it may hold
  * (max of quota and fair share: KAI's MaintainFairShare) or, when the waiting
  * gang's queue is within its quota, above its quota (GuaranteeDeservedQuota):
  * in-quota usage is never taken for over-quota work.
  *
  * Preemption, inside one queue: victims are running gangs of strictly lower
  * priority, preemptible, past the queue's preemptMinRuntime, lowest priority
- * and most recent first.
+ * first, then members beyond a minimum before whole gangs, then most recent
+ * first.
  *
  * Either way: victims are added one at a time until a dry run shows the
  * waiting gang then fits whole, victims it turns out not to need are given
@@ -272,11 +274,17 @@ static int cmp_victims(const void *a_, const void *b_)
         return a->saturation > b->saturation ? -1 : 1;
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
+    /* A member beyond its gang's minimum breaks no gang: every such member of this
+     * saturation and priority goes before any whole gang (and a gang's own extras before
+     * it). */
+    if (a->whole != b->whole)
+        return a->whole ? 1 : -1;
     if (a->since != b->since)
         return a->since > b->since ? -1 : 1;
     if (a->g != b->g)
         return a->g->arrival > b->g->arrival ? -1 : 1;
-    return a->whole - b->whole; /* a gang's extras before the gang */
+    /* One gang's extras, in the order collected: youngest first. */
+    return a->first < b->first ? -1 : a->first > b->first;
 }
 
 static bool fits_under(const struct policy_resources *have, const struct policy_resources *cap)
