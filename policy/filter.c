@@ -119,6 +119,25 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
     return all_fail(out, POLICY_UNSCHEDULABLE, why);
 }
 
+/* An extra turned away for a member of a subgroup of its own gang that goes first: the
+ * gang's pods are handed back so that member is asked again. */
+static int turned_away_in_gang(struct policy_cluster *c, struct pgang *g, struct ppod *p,
+                               const struct ppod *first, struct policy_filter_result *out)
+{
+    char why[POLICY_REASON_LEN], sub[64];
+
+    (void)c;
+    pgang_sub_label(g, first->sub, sub, sizeof(sub));
+    snprintf(why, sizeof(why),
+             "waits: gang %s places %s of %s first: its subgroups take members beyond their "
+             "minimums in turn",
+             g->key, first->name, sub);
+    pset_str(&p->reason, why);
+    if (!(out->ahead = pstrdup(g->key)))
+        return POLICY_ENOMEM;
+    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+}
+
 /* Room is being made for g by evictions: it waits for its victims to leave. */
 static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct policy_filter_result *out)
 {
@@ -151,6 +170,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct pstatement st = {0};
     char why[POLICY_REASON_LEN];
     struct pgang *ahead;
+    struct ppod *first;
 
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
@@ -164,6 +184,11 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         pstatement_discard(c, &st);
         pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
+    }
+    if (!g->singleton && (first = porder_subgroup_first(c, g, p, &st))) {
+        pstatement_discard(c, &st);
+        pstatement_cleanup(&st);
+        return turned_away_in_gang(c, g, p, first, out);
     }
     pstatement_keep(&st);
     p->extra = !g->singleton;

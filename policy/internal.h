@@ -476,6 +476,15 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
  */
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
                              struct pstatement *u_placed);
+/*
+ * Extras of one gang go to its subgroups in KAI's subgroup order (a subgroup
+ * below its minimum first, then the lowest placed / minimum, a minimum of 0
+ * last, then the order declared). With extra x's placement charged: is there a
+ * pending member of a subgroup ahead of x's that could be placed without it
+ * and not with it? That member, or NULL.
+ */
+struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                                   struct pstatement *x_placed);
 
 /* ---- unasked.c: evictions for gangs nobody filtered ---------------------- */
 

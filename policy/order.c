@@ -468,3 +468,84 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
     free(places);
     return blocker;
 }
+
+/* ---- extras of one gang, among its subgroups -------------------------------- */
+
+/* KAI's subgrouporder, with placed counts: < 0 when subgroup a goes first. */
+static int cmp_subgroups(const struct pgang *g, const int32_t *placed, int32_t a, int32_t b)
+{
+    int32_t ma = g->subs[a].min, mb = g->subs[b].min;
+    bool below_a = placed[a] < ma, below_b = placed[b] < mb;
+    int64_t l, r;
+
+    if (below_a != below_b)
+        return below_a ? -1 : 1;
+    if (!below_a && (ma == 0) != (mb == 0))
+        return ma == 0 ? 1 : -1; /* optional subgroups last */
+    if (!below_a && ma > 0 && mb > 0) {
+        l = (int64_t)placed[a] * mb; /* placed[a] / ma against placed[b] / mb */
+        r = (int64_t)placed[b] * ma;
+        if (l != r)
+            return l < r ? -1 : 1;
+    }
+    return a < b ? -1 : a > b; /* the order declared */
+}
+
+/* The first pending member of the subgroup that goes first among those with one, if it is
+ * ahead of x's subgroup; placed counts without x. */
+static struct ppod *subgroup_ahead(const struct policy_cluster *c, const struct pgang *g,
+                                   const struct ppod *x, int32_t *placed)
+{
+    struct ppod *best = NULL;
+
+    pgang_tally(c, g, PGANG_PLACED, placed);
+    placed[x->sub]--; /* x is charged: the order is as it was before x */
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (!p || p == x || p->sub < 0 || (size_t)p->sub >= g->nsubs || !p->managed ||
+            p->phase != POLICY_POD_PENDING || !ppod_ask_valid(p, NULL, 0))
+            continue;
+        if (!best || cmp_subgroups(g, placed, p->sub, best->sub) < 0 ||
+            (p->sub == best->sub && p->arrival < best->arrival))
+            best = p;
+    }
+    return best && cmp_subgroups(g, placed, best->sub, x->sub) < 0 ? best : NULL;
+}
+
+struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                                   struct pstatement *x_placed)
+{
+    char why[POLICY_REASON_LEN];
+    int32_t stack[16], *placed;
+    struct pstatement sim = {0};
+    struct pplace place;
+    struct ppod *y;
+    bool with, without = false;
+
+    if (g->singleton || g->nsubs < 2 || x->sub < 0 || (size_t)x->sub >= g->nsubs ||
+        x_placed->n != 1 || x_placed->pods[0] != x)
+        return NULL;
+    placed = g->nsubs <= 16 ? stack : malloc(g->nsubs * sizeof(*placed));
+    if (!placed)
+        return NULL;
+    y = subgroup_ahead(c, g, x, placed);
+    if (placed != stack)
+        free(placed);
+    if (!y)
+        return NULL;
+    /* Work conserving: both fit, or y fits nowhere even without x, and x goes. */
+    with = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+    pstatement_discard(c, &sim);
+    if (!with) {
+        place = x->place;
+        pstatement_discard(c, x_placed);
+        without = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+        pstatement_discard(c, &sim);
+        x->phase = POLICY_POD_PLANNED;
+        pcharge(c, x, &place);
+        x_placed->n = 1;
+    }
+    pstatement_cleanup(&sim);
+    return without ? y : NULL;
+}
