@@ -119,8 +119,9 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
     return all_fail(out, POLICY_UNSCHEDULABLE, why);
 }
 
-/* An extra turned away for a member of a subgroup of its own gang that goes first: the
- * gang's pods are handed back so that member is asked again. */
+/* An extra turned away for a member of a subgroup of its own gang that goes first. Nothing
+ * is handed back: that member is pending, and kube-scheduler asks again about a pod an
+ * extender turned away when the cluster changes (this extra's own retry included). */
 static int turned_away_in_gang(struct policy_cluster *c, struct pgang *g, struct ppod *p,
                                const struct ppod *first, struct policy_filter_result *out)
 {
@@ -133,8 +134,6 @@ static int turned_away_in_gang(struct policy_cluster *c, struct pgang *g, struct
              "minimums in turn",
              g->key, first->name, sub);
     pset_str(&p->reason, why);
-    if (!(out->ahead = pstrdup(g->key)))
-        return POLICY_ENOMEM;
     return all_fail(out, POLICY_UNSCHEDULABLE, why);
 }
 
