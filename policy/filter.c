@@ -144,8 +144,9 @@ static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct po
     return all_fail(out, POLICY_UNSCHEDULABLE, g->reason);
 }
 
-/* Capacity ran out for a whole gang (or a gang of one): may evictions make room? */
-static int try_evictions(struct policy_cluster *c, struct pgang *g, int64_t now,
+/* Capacity ran out for a whole gang, a gang of one, or x, a member beyond the minimum of a
+ * bound gang: may evictions make room? */
+static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
                          struct policy_filter_result *out)
 {
     char why[POLICY_REASON_LEN];
@@ -155,7 +156,7 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, int64_t now,
     if (g->awaiting > 0)
         return awaiting_victims(c, g, out);
     if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
-        preclaim(c, g, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        preclaim(c, g, x, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return -1;
     out->evictions = true;
     return awaiting_victims(c, g, out);
@@ -174,7 +175,8 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, pplan_reason_kind(why), why);
-        if (g->singleton && try_evictions(c, g, now, out) == 0)
+        if ((g->singleton || g->admitted) &&
+            try_evictions(c, g, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
         pset_str(&p->reason, why);
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
@@ -212,7 +214,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
-        if (try_evictions(c, g, now, out) == 0)
+        if (try_evictions(c, g, NULL, now, out) == 0)
             return POLICY_OK;
         pgang_tell_pending(c, g, why);
         return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,

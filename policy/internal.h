@@ -494,12 +494,13 @@ void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now);
 
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity (or for room under its queue's limit, queue_full): may
+/* g waits for capacity (or for room under a queue's limit, queue_full): may
  * evictions (reclaim from over-fair-share queues, then preemption inside its
- * own; only the latter for a limit) make it fit whole? 0 when they are
- * decided: g is planned on its victims' room and awaits them. */
-int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
-             size_t len);
+ * own) make it fit whole? 0 when they are decided: g is planned on its
+ * victims' room and awaits them. With x, a pending member beyond the minimum
+ * of g (bound whole), the same for x alone: x is planned and g awaits. */
+int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
+             int64_t now, char *why, size_t len);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

@@ -47,6 +47,7 @@ struct victim {
 struct search {
     struct policy_cluster *c;
     struct pgang *g;
+    struct ppod *x; /* a member beyond g's minimum that waits for room; NULL: g's minimum */
     enum policy_eviction_kind kind;
     const struct pqueue *rq; /* the reclaimer's queue */
     struct policy_resources need;
@@ -369,8 +370,8 @@ static bool fits(struct search *s, struct pstatement *st)
     char why[POLICY_REASON_LEN];
     enum preason_kind kind;
 
-    if (s->g->singleton) {
-        struct ppod *p = ppod_at(s->c, s->g->members[0]);
+    if (s->x || s->g->singleton) {
+        struct ppod *p = s->x ? s->x : ppod_at(s->c, s->g->members[0]);
 
         return p && pplan_one_try(s->c, p, NULL, 0, st, why, sizeof(why)) == 0;
     }
@@ -507,21 +508,28 @@ static int decide(struct search *s, int64_t now)
         }
         v->taken = false;
     }
-    s->g->planned = true;
-    pgang_unmark_waiting(s->c, s->g);
+    if (s->x) {
+        s->x->extra = true; /* a bound gang's member beyond its minimum: the gang stays as is */
+    } else {
+        s->g->planned = true;
+        pgang_unmark_waiting(s->c, s->g);
+    }
     pgang_plan_renew(s->c, s->g, now);
     return rc;
 }
 
-static int search(struct policy_cluster *c, struct pgang *g, enum policy_eviction_kind kind,
-                  int64_t now)
+static int search(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                  enum policy_eviction_kind kind, int64_t now)
 {
-    struct search s = {.c = c, .g = g, .kind = kind, .rq = pqueue_find(c, pgang_queue(c, g))};
-    int32_t left = pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
+    struct search s = {.c = c, .g = g, .x = x, .kind = kind,
+                       .rq = pqueue_find(c, pgang_queue(c, g))};
+    int32_t left = x ? 0 : pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
     int rc = -1;
 
     if (!s.rq)
         return -1;
+    if (x)
+        ppod_charge_resources(x, x->share, &s.need);
     for (size_t i = 0; i < g->nmembers && left > 0; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
         struct policy_resources r;
@@ -562,10 +570,11 @@ out:
     return rc;
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t now, char *why,
-             size_t len)
+int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
+             int64_t now, char *why, size_t len)
 {
-    if (g->admitted || !pgang_could_run(c, g))
+    if (x ? !g->admitted || x->phase != POLICY_POD_PENDING
+          : g->admitted || !pgang_could_run(c, g))
         return -1;
     pfair_refresh(c);
     /* Under a limit of its own queue, room can only come from its own queue's gangs: the
@@ -574,9 +583,9 @@ int preclaim(struct policy_cluster *c, struct pgang *g, bool queue_full, int64_t
      * ancestor which holds more than it may (the dry run checks every limit with the victims
      * gone, and gives back victims elsewhere that free no room under it). */
     (void)queue_full;
-    if (!c->opts.no_reclaim && search(c, g, POLICY_EVICT_RECLAIM, now) == 0)
+    if (!c->opts.no_reclaim && search(c, g, x, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
-    if (!c->opts.no_preemption && search(c, g, POLICY_EVICT_PREEMPT, now) == 0)
+    if (!c->opts.no_preemption && search(c, g, x, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;
     (void)why;
     (void)len;

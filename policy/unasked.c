@@ -85,7 +85,7 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     pgang_set_reason(g, kind, why);
     pgang_tell_pending(c, g, why);
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
-        preclaim(c, g, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        preclaim(c, g, NULL, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
         return false;
     pgang_note_awaiting(c, g);
     return true;
