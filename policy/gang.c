@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 
 struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
@@ -326,6 +327,27 @@ int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum 
             per_sub[p->sub]++;
     }
     return total;
+}
+
+/* What g's minimum still asks: its pending members up to the minimum, with the shares they
+ * ask; sums saturate (arith.h). */
+void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
+                        struct policy_resources *need)
+{
+    int32_t left = pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
+
+    memset(need, 0, sizeof(*need));
+    for (size_t i = 0; i < g->nmembers && left > 0; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources r;
+
+        if (!p || p->phase != POLICY_POD_PENDING)
+            continue;
+        ppod_charge_resources(p, p->share, &r);
+        for (int k = 0; k < POLICY_RES_COUNT; k++)
+            need->v[k] = parith_add(need->v[k], r.v[k]);
+        left--;
+    }
 }
 
 /* Does what counts as `what` meet every subgroup's minimum and the whole one? */

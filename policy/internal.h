@@ -371,6 +371,9 @@ void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t
                   int32_t *bound, int32_t *holding, int32_t *waiting);
 int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what,
                     int32_t *per_sub);
+/* What g's minimum still asks: pending members up to it, with the shares they ask. */
+void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
+                        struct policy_resources *need);
 bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what);
 bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);

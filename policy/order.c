@@ -113,26 +113,6 @@ static int cmp_queues(const struct pqueue *a, const struct policy_resources *na,
     return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
 }
 
-/* What a waiting gang's minimum asks (pending members up to the minimum, asked shares). */
-static void minimum_need(const struct policy_cluster *c, const struct pgang *g,
-                         struct policy_resources *need)
-{
-    int32_t left = pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
-
-    memset(need, 0, sizeof(*need));
-    for (size_t i = 0; i < g->nmembers && left > 0; i++) {
-        const struct ppod *p = ppod_at(c, g->members[i]);
-        struct policy_resources r;
-
-        if (!p || p->phase != POLICY_POD_PENDING)
-            continue;
-        ppod_charge_resources(p, p->share, &r);
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
-            need->v[k] += r.v[k];
-        left--;
-    }
-}
-
 /* The two gangs' queues where their paths part, each with its next gang (porder_refresh). */
 static int cmp_queue_standing(struct policy_cluster *c, const struct pgang *a,
                               const struct pgang *b)
@@ -245,7 +225,7 @@ void porder_refresh(struct policy_cluster *c)
 
             if (!q || next[i].depth != d || !next[i].g)
                 continue;
-            minimum_need(c, next[i].g, &q->next_need);
+            pgang_minimum_need(c, next[i].g, &q->next_need);
             if (!(parent = pqueue_parent(c, q)) || (pid = q->parent_id) < 0 ||
                 (size_t)pid >= nq)
                 continue;

@@ -523,24 +523,14 @@ static int search(struct policy_cluster *c, struct pgang *g, struct ppod *x,
 {
     struct search s = {.c = c, .g = g, .x = x, .kind = kind,
                        .rq = pqueue_find(c, pgang_queue(c, g))};
-    int32_t left = x ? 0 : pgang_min(c, g) - pgang_tally(c, g, PGANG_PLACED, NULL);
     int rc = -1;
 
     if (!s.rq)
         return -1;
     if (x)
         ppod_charge_resources(x, x->share, &s.need);
-    for (size_t i = 0; i < g->nmembers && left > 0; i++) {
-        const struct ppod *p = ppod_at(c, g->members[i]);
-        struct policy_resources r;
-
-        if (!p || p->phase != POLICY_POD_PENDING)
-            continue;
-        ppod_charge_resources(p, p->share, &r);
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
-            s.need.v[k] = parith_add(s.need.v[k], r.v[k]);
-        left--;
-    }
+    else
+        pgang_minimum_need(c, g, &s.need);
     if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
         return -1;
     s.over = calloc(c->queues.n ? c->queues.n : 1, sizeof(*s.over));
