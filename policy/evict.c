@@ -117,13 +117,17 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     }
     if (by)
         punasked_pause(c, by, now); /* or the look would choose the next victim at once */
-    if (by && by->planned && !by->admitted) {
+    /* A gang's minimum, or a member beyond a bound gang's minimum (preclaim with x), was
+     * planned on the victim's room: that plan goes. */
+    if (by && (by->planned || by->admitted)) {
         pplan_release(c, by);
         snprintf(text, sizeof(text),
                  "gang %s: room was being made for it, but evicting %s was "
                  "refused: %s",
                  by->key, p->key, why && *why ? why : "no reason given");
-        pgang_set_reason(by, PREASON_CAPACITY, text);
+        if (!by->admitted)
+            pgang_set_reason(by, PREASON_CAPACITY, text);
+        pgang_tell_pending(c, by, text);
     }
     c->fair_dirty = true;
     return POLICY_OK;

@@ -175,8 +175,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, pplan_reason_kind(why), why);
-        if ((g->singleton || g->admitted) &&
-            try_evictions(c, g, g->singleton ? NULL : p, now, out) == 0)
+        if (try_evictions(c, g, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
         pset_str(&p->reason, why);
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
@@ -186,11 +185,18 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
     }
-    if (!g->singleton && (first = porder_subgroup_first(c, g, p, &st))) {
+    /* The member ahead may be one kube-scheduler never places (a constraint muster does not
+     * model): the room is held back for it for a plan's lifetime at most. */
+    if (!g->singleton &&
+        (!g->in_turn_since || now - g->in_turn_since < c->opts.plan_ttl_ms) &&
+        (first = porder_subgroup_first(c, g, p, &st))) {
+        if (!g->in_turn_since)
+            g->in_turn_since = now;
         pstatement_discard(c, &st);
         pstatement_cleanup(&st);
         return turned_away_in_gang(c, g, p, first, out);
     }
+    g->in_turn_since = 0;
     pstatement_keep(&st);
     p->extra = !g->singleton;
     pgang_plan_renew(c, g, now);

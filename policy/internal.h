@@ -155,6 +155,7 @@ struct pgang {
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
+    int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */

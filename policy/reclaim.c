@@ -22,7 +22,12 @@
  * Either way: victims are added one at a time until a dry run shows the
  * waiting gang then fits whole, victims it turns out not to need are given
  * back, and only then is anything decided — the victims are queued for
- * eviction (evict.c) and the gang is planned on their room.
+ * eviction (evict.c) and the gang is planned on their room. A pending member
+ * of a gang bound whole (beyond its minimum, or re-created) is a reclaimer or
+ * preemptor on its own: the same rules for what it alone asks; it is planned
+ * on its victims' room and its gang awaits them. A search that needs no
+ * victim (the pod fits, but only where kube-scheduler did not offer) decides
+ * nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,7 +419,12 @@ static bool choose(struct search *s)
         if (!dry_fits(s))
             take(s, &s->v[i]);
     }
-    return true;
+    /* Fits with no victim at all: only on nodes kube-scheduler did not offer, where no
+     * eviction helps. Nothing to decide. */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].taken)
+            return true;
+    return false;
 }
 
 static void restore_all(struct search *s)

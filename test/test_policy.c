@@ -2322,6 +2322,148 @@ START_TEST(a_refused_eviction_abandons_the_plan)
 }
 END_TEST
 
+
+/* ---- members beyond a minimum: reclaiming for one, waiting for a subgroup ahead ---- */
+
+static const char *filter_offer(const char *name, const char *const *offer, size_t n, char *why,
+                                size_t len);
+
+/* 8b37105: an extra reclaims one GPU; its victim's eviction is refused (a PDB). The victim
+ * stays bound: the extra must not keep a plan on the same room. */
+START_TEST(refused_eviction_for_an_extra_abandons_its_plan)
+{
+    struct policy_eviction *ev;
+    enum policy_bind_outcome o;
+    size_t n;
+    char why[512], name[32];
+
+    add_node("n1", 64, 8);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 8000);
+    add_gang("lab/b", 1, "team-b");
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-0", 1, 1});
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "b-0"));
+    add_gang("lab/a", 1, "team-a");
+    for (int i = 0; i < 7; i++) {
+        snprintf(name, sizeof(name), "a-%d", i);
+        add_pod("lab", "lab/a", "team-a", (struct pod_ask){name, 1, 1});
+    }
+    settle();
+    ck_assert_int_eq(count_placed("lab", "a-", 7), 7);
+    NOW += 1000;
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-1", 1, 1});
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 1); /* one extra of lab/a */
+    ck_assert_int_eq(policy_eviction_done(C, ev[0].namespace_, ev[0].name, false,
+                                          "Cannot evict pod as it would violate the pod's "
+                                          "disruption budget.",
+                                          NOW),
+                     POLICY_OK);
+    policy_evictions_free(ev, n);
+    ck_assert_int_eq(count_placed("lab", "a-", 7), 7);
+    /* The evictor hands b's planned pods back; kube-scheduler asks about b-1 again. 7 of
+     * lab/a + b-0 stay on n1's 8 GPUs: b-1 has no room. */
+    o = schedule("lab", "b-1", why, sizeof(why));
+    ck_assert_msg(o == POLICY_BIND_REJECT, "b-1 %s on %s next to the refused victim",
+                  o == POLICY_BIND_COMMIT ? "bound" : "held", node_of("lab", "b-1"));
+    check_invariants();
+}
+END_TEST
+
+/* The same with GPU shares, which kube-scheduler does not count: the device is given out
+ * twice (b-0 0.5 + a-0 0.25 + a-1 0.25 + b-1 0.25 on one GPU). */
+START_TEST(refused_eviction_for_an_extra_does_not_double_book_a_shared_gpu)
+{
+    struct policy_eviction *ev;
+    enum policy_bind_outcome o;
+    size_t n;
+    char why[512];
+
+    add_node("n1", 64, 1);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 1000);
+    add_gang("lab/b", 1, "team-b");
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-0", 1, 0, 500});
+    settle();
+    add_gang("lab/a", 1, "team-a");
+    add_pod("lab", "lab/a", "team-a", (struct pod_ask){"a-0", 1, 0, 250});
+    add_pod("lab", "lab/a", "team-a", (struct pod_ask){"a-1", 1, 0, 250});
+    settle();
+    ck_assert_int_eq(count_placed("lab", "a-", 2), 2);
+    NOW += 1000;
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-1", 1, 0, 250});
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 1);
+    policy_eviction_done(C, ev[0].namespace_, ev[0].name, false, "PDB", NOW);
+    policy_evictions_free(ev, n);
+    o = schedule("lab", "b-1", why, sizeof(why));
+    ck_assert_msg(o == POLICY_BIND_REJECT, "b-1 %s on %s", o == POLICY_BIND_COMMIT ? "bound" : "held",
+                  node_of("lab", "b-1"));
+    check_invariants();
+}
+END_TEST
+
+/* 440f7a4: subgroups a and b (minimum 1 each) are bound; a-1 and b-1 are extras. The last
+ * free GPU is on n3, which kube-scheduler never offers a-1 (a constraint muster does not
+ * model: pod anti-affinity, a volume's zone). b-1 must not wait forever for a-1. */
+START_TEST(an_extra_does_not_wait_forever_for_a_member_kube_scheduler_never_places)
+{
+    static const struct policy_subgroup_spec subs[] = {{"a", 1}, {"b", 1}};
+    static const char *const a_offer[] = {"n1", "n2"};
+    char why[512];
+    bool placed = false;
+
+    add_node("n1", 64, 1);
+    add_node("n2", 64, 1);
+    add_composed_gang("lab/rc", POLICY_GANG_PODGROUP, NULL, subs, 2);
+    add_workers("lab/rc", NULL, "a", 1, 1, 1);
+    add_workers("lab/rc", NULL, "b", 1, 1, 1);
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "rc-a-worker-0"));
+    ck_assert_ptr_nonnull(node_of("lab", "rc-b-worker-0"));
+    add_node("n3", 64, 1);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-a-worker-1", 1, 1, 0, false, "a"});
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-b-worker-1", 1, 1, 0, false, "b"});
+    for (int round = 0; round < 20 && !placed; round++) {
+        NOW += 30000; /* two plan TTLs over the rounds, and more */
+        ck_assert_ptr_null(filter_offer("rc-a-worker-1", a_offer, 2, why, sizeof(why)));
+        placed = schedule("lab", "rc-b-worker-1", why, sizeof(why)) == POLICY_BIND_COMMIT;
+    }
+    ck_assert_msg(placed, "rc-b-worker-1 still waits after 10 minutes: %s", why);
+    check_invariants();
+}
+END_TEST
+
+/* An extra that does not fit its offer but fits a node kube-scheduler did not offer it:
+ * preclaim finds it needs no victim and still "decides": a plan outside the offer. */
+START_TEST(an_extra_outside_its_offer_is_not_planned_by_a_reclaim_of_nothing)
+{
+    static const char *const offer[] = {"n1"};
+    struct policy_pod_view v;
+    char why[512];
+
+    add_node("n1", 64, 2);
+    gpu_queue("team-r", 2000);
+    gpu_queue("team-v", 0);
+    add_gang("lab/rc", 1, "team-r");
+    add_pod("lab", "lab/rc", "team-r", (struct pod_ask){"rc-0", 1, 1});
+    add_pod("lab", NULL, "team-v", (struct pod_ask){"v", 1, 1});
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "rc-0"));
+    ck_assert_ptr_nonnull(node_of("lab", "v"));
+    add_node("n2", 64, 1);
+    NOW += 1000;
+    add_pod("lab", "lab/rc", "team-r", (struct pod_ask){"rc-1", 1, 1});
+    ck_assert_ptr_null(filter_offer("rc-1", offer, 1, why, sizeof(why)));
+    ck_assert(policy_pod_view_get(C, "lab", "rc-1", &v));
+    ck_assert_msg(v.phase == POLICY_POD_PENDING, "rc-1 %s on %s: %s",
+                  policy_pod_phase_name(v.phase), v.node, why);
+}
+END_TEST
+
 /* ---- queue limits through every placement path (issue 11) ---------------- */
 
 /* A node with gpus devices of mib MiB each (the nvidia.com/gpu.memory label). */
@@ -3289,7 +3431,11 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, kube_scheduler_preemption_waits_while_muster_evicts_for_the_gang);
          tcase_add_test(tc, preemption_takes_lower_priority_gangs_whole);
          tcase_add_test(tc, preempt_min_runtime_protects_a_young_gang);
-         tcase_add_test(tc, a_refused_eviction_abandons_the_plan));
+         tcase_add_test(tc, a_refused_eviction_abandons_the_plan);
+         tcase_add_test(tc, refused_eviction_for_an_extra_abandons_its_plan);
+         tcase_add_test(tc, an_extra_outside_its_offer_is_not_planned_by_a_reclaim_of_nothing);
+         tcase_add_test(tc, refused_eviction_for_an_extra_does_not_double_book_a_shared_gpu);
+         tcase_add_test(tc, an_extra_does_not_wait_forever_for_a_member_kube_scheduler_never_places));
     CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
          tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);
          tcase_add_test(tc, forgotten_gangs_leave_no_deadline_behind));
