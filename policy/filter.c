@@ -88,19 +88,13 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p, const 
 static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands, size_t n,
                        char *why, size_t len)
 {
-    struct pplace old = p->place;
-    enum policy_pod_phase phase = p->phase;
+    const char *was = pnode_at(c, p->place.node)->name;
     char detail[POLICY_REASON_LEN];
 
-    puncharge(c, p);
-    if (pplan_one(c, p, cands, n, detail, sizeof(detail)) == 0) {
-        p->phase = phase;
+    if (pplan_move(c, p, cands, n, detail, sizeof(detail)) == 0)
         return 0;
-    }
-    p->phase = phase;
-    pcharge(c, p, &old);
-    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s",
-             pnode_at(c, old.node)->name, detail);
+    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s", was,
+             detail);
     return -1;
 }
 
@@ -149,14 +143,12 @@ static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct po
 static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
                          struct policy_filter_result *out)
 {
-    char why[POLICY_REASON_LEN];
-
     /* Victims chosen before are still leaving (one refused since, say): their room is not
      * free yet, and choosing more now would evict for room that is on its way. */
     if (g->awaiting > 0)
         return awaiting_victims(c, g, out);
     if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
-        preclaim(c, g, x, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        preclaim(c, g, x, now) != 0)
         return -1;
     out->evictions = true;
     return awaiting_victims(c, g, out);
@@ -173,7 +165,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct ppod *first;
 
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, pplan_reason_kind(why), why);
         if (try_evictions(c, g, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
@@ -182,7 +174,6 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     }
     if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st))) {
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
     }
     /* The member ahead may be one kube-scheduler never places (a constraint muster does not
@@ -193,7 +184,6 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         if (!g->in_turn_since)
             g->in_turn_since = now;
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
         return turned_away_in_gang(c, g, p, first, out);
     }
     g->in_turn_since = 0;
@@ -218,7 +208,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     struct pgang *ahead;
 
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, kind, why);
         if (try_evictions(c, g, NULL, now, out) == 0)
             return POLICY_OK;
@@ -228,7 +218,6 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     }
     if ((ahead = porder_blocker(c, g, NULL, &st))) {
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
         return turned_away(c, g, p, ahead, out);
     }
     pstatement_keep(&st);

@@ -15,11 +15,6 @@
 #include "arith.h"
 #include "internal.h"
 
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
-{
-    return pgang_at(c, p->gang);
-}
-
 const struct pdecl *pgang_decl(const struct pgang *g, int s)
 {
     static const struct pdecl none;

@@ -271,6 +271,8 @@ struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue
  * deepest common ancestor); *la or *lb is NULL when that path is a prefix of the other. */
 void pqueue_leveled(const struct policy_cluster *c, const char *qa, const char *qb,
                     const struct pqueue **la, const struct pqueue **lb);
+/* The pod's gang (a gang of one included). */
+struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 /* The pod's queue (NULL while no such queue exists), without a name lookup each time. */
 struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p);
 
@@ -354,7 +356,6 @@ enum pgang_count {
     PGANG_PLACED,  /* any of those, or planned */
 };
 
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 bool pgang_declared(const struct pgang *g);
 /* What source s declares of g (all off when nothing ever did). */
 const struct pdecl *pgang_decl(const struct pgang *g, int s);
@@ -396,6 +397,10 @@ void pplan_release(struct policy_cluster *c, struct pgang *g);
 
 /* The gang's plan is in use at now: it is kept for another planTTL. */
 void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* Room made for g went unused (a victim refused, or its plan ran out unbound): the unasked
+ * look (unasked.c) leaves it alone for refusedVictimWait, as long as a refused victim is
+ * spared. */
+void pgang_pause_look(struct policy_cluster *c, struct pgang *g, int64_t now);
 /* The gang is going away: nothing is scheduled for it any more. */
 void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
 void pexpiry_cleanup(struct pexpiry *e);
@@ -419,19 +424,37 @@ void pfair_refresh(struct policy_cluster *c);
 /* Could the gang ever run (valid asks, nodes big enough, within limits)? Cached. */
 bool pgang_could_run(struct policy_cluster *c, struct pgang *g);
 
-/* ---- plan.c: all or nothing --------------------------------------------- */
+/* ---- statement.c: trial changes, kept or rolled back (KAI's Statement) ---- */
 
-/* The placements of one pass, undone whole if the pass fails (KAI's statement). */
+/* One change: the pod's state before it (its place, phase and extra flag). */
+struct pstep {
+    struct ppod *pod;
+    struct pplace place; /* node -1: it held nothing */
+    enum policy_pod_phase phase;
+    bool extra;
+    bool placed; /* the step placed it (else it lifted it) */
+};
+
 struct pstatement {
-    struct ppod **pods;
+    struct pstep *steps;
     size_t n, cap;
 };
 
+/* Charge p at pl, planned. ENOMEM: nothing changed. */
+int pstatement_place(struct policy_cluster *c, struct pstatement *st, struct ppod *p,
+                     const struct pplace *pl);
+/* Take p's charge away; it is in phase `after` until rolled back. ENOMEM: nothing changed. */
+int pstatement_lift(struct policy_cluster *c, struct pstatement *st, struct ppod *p,
+                    enum policy_pod_phase after);
+/* Undo the steps after mark (st->n when it was taken), last first: each pod as it was. */
+void pstatement_rollback(struct policy_cluster *c, struct pstatement *st, size_t mark);
+/* Undo every step and free the statement. */
 void pstatement_discard(struct policy_cluster *c, struct pstatement *st);
-/* The pass stands: what its pods were told while they waited is no longer so. A trial
- * pass (discarded, or one that failed) leaves their words as they were. */
+/* The changes stand: what the pods it placed were told while they waited is no longer so;
+ * frees the statement. */
 void pstatement_keep(struct pstatement *st);
-void pstatement_cleanup(struct pstatement *st);
+
+/* ---- plan.c: all or nothing --------------------------------------------- */
 
 /* Plan every missing minimum member of a gang into st; the rest of the
  * cluster's reservations are taken. On failure nothing of it stays in st and
@@ -443,8 +466,11 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
 /* Place one pod on its own within candidates (NULL: every node), into st. */
 int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
                   size_t ncandidates, struct pstatement *st, char *why, size_t len);
-int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-              size_t ncandidates, char *why, size_t len);
+/* Move p (pending, or planned elsewhere) onto one of the candidates, its queue checked with
+ * its share there; it keeps its phase (a pending pod is planned). On failure it stays as it
+ * was and why says why. */
+int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
+               size_t ncandidates, char *why, size_t len);
 /* What a failed pplan_one_try's why says held the pod back: its queue, or room. */
 enum preason_kind pplan_reason_kind(const char *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
@@ -490,21 +516,14 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, struct ppod *x,
                                    struct pstatement *x_placed);
 
-/* ---- unasked.c: evictions for gangs nobody filtered ---------------------- */
-
-/* Room made for g went unused (a victim refused, or its plan ran out unbound): the look
- * leaves it alone for refusedVictimWait, as long as a refused victim is spared. */
-void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now);
-
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity (or for room under a queue's limit, queue_full): may
- * evictions (reclaim from over-fair-share queues, then preemption inside its
- * own) make it fit whole? 0 when they are decided: g is planned on its
- * victims' room and awaits them. With x, a pending member beyond the minimum
- * of g (bound whole), the same for x alone: x is planned and g awaits. */
-int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
-             int64_t now, char *why, size_t len);
+/* g waits for capacity (or for room under a queue's limit): may evictions
+ * (reclaim from over-fair-share queues, then preemption inside its own) make it
+ * fit whole? 0 when they are decided: g is planned on its victims' room and
+ * awaits them. With x, a pending member beyond the minimum of g (bound whole),
+ * the same for x alone: x is planned and g awaits. */
+int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

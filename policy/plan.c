@@ -127,46 +127,6 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p, con
     return false;
 }
 
-void pstatement_cleanup(struct pstatement *st)
-{
-    free(st->pods);
-    memset(st, 0, sizeof(*st));
-}
-
-void pstatement_keep(struct pstatement *st)
-{
-    for (size_t i = 0; i < st->n; i++)
-        pset_str(&st->pods[i]->reason, NULL);
-    pstatement_cleanup(st);
-}
-
-/* Undo every placement of the statement, last first. */
-void pstatement_discard(struct policy_cluster *c, struct pstatement *st)
-{
-    while (st->n > 0) {
-        struct ppod *p = st->pods[--st->n];
-
-        puncharge(c, p);
-        p->phase = POLICY_POD_PENDING;
-        p->extra = false;
-    }
-}
-
-static int statement_add(struct pstatement *st, struct ppod *p)
-{
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 16;
-        struct ppod **v = realloc(st->pods, cap * sizeof(*v));
-
-        if (!v)
-            return POLICY_ENOMEM;
-        st->pods = v;
-        st->cap = cap;
-    }
-    st->pods[st->n++] = p;
-    return POLICY_OK;
-}
-
 /* Place p on a node of order and record it in st; why says why not. */
 static int place_one(struct policy_cluster *c, struct ppod *p, const int32_t *order, size_t norder,
                      size_t *cursor, struct pstatement *st, char *why, size_t len)
@@ -181,12 +141,10 @@ static int place_one(struct policy_cluster *c, struct ppod *p, const int32_t *or
             no_node_reason(c, p, order, norder, why, len);
         return -1;
     }
-    if (statement_add(st, p) != POLICY_OK) {
+    if (pstatement_place(c, st, p, &pl) != POLICY_OK) {
         snprintf(why, len, "out of memory while planning");
         return -1;
     }
-    p->phase = POLICY_POD_PLANNED;
-    pcharge(c, p, &pl);
     return 0;
 }
 
@@ -404,12 +362,7 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         goto out;
     }
     if (place_members(c, g, chosen, n, order, norder, st, why, len) != 0) {
-        while (st->n > mark) {
-            struct ppod *p = st->pods[--st->n];
-
-            puncharge(c, p);
-            p->phase = POLICY_POD_PENDING;
-        }
+        pstatement_rollback(c, st, mark);
         goto out;
     }
     rc = 0;
@@ -427,7 +380,7 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     int rc = pplan_gang_try(c, g, must, &st, &kind, why, sizeof(why));
 
     if (rc != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, kind, why);
         pgang_tell_pending(c, g, why);
         return -1;
@@ -465,12 +418,22 @@ enum preason_kind pplan_reason_kind(const char *why)
     return strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY;
 }
 
-int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-              size_t ncandidates, char *why, size_t len)
+int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
+               size_t ncandidates, char *why, size_t len)
 {
     struct pstatement st = {0};
-    int rc = pplan_one_try(c, p, candidates, ncandidates, &st, why, len);
+    enum policy_pod_phase phase = p->phase;
 
-    pstatement_cleanup(&st);
-    return rc;
+    if (p->place.node >= 0 && pstatement_lift(c, &st, p, POLICY_POD_PENDING) != POLICY_OK) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    if (pplan_one_try(c, p, candidates, ncandidates, &st, why, len) != 0) {
+        pstatement_discard(c, &st);
+        return -1;
+    }
+    if (phase != POLICY_POD_PENDING)
+        p->phase = phase; /* a planned or held member keeps its phase where it moves */
+    pstatement_keep(&st);
+    return 0;
 }

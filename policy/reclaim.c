@@ -47,6 +47,7 @@ struct victim {
     int32_t over; /* its leveled queue's id: s->over[over] says how it stood, or -1 */
     bool whole;   /* the whole gang (else one member beyond its minimum) */
     bool taken;
+    struct pstatement lifted; /* while taken: its pods, taken off their nodes */
 };
 
 struct search {
@@ -58,9 +59,8 @@ struct search {
     struct policy_resources need;
     struct victim *v;
     size_t n, cap;
-    /* Every victim's pods, and while taken where each was (one slot per pod). */
+    /* Every victim's pods. */
     struct ppod **pool;
-    struct pplace *places;
     size_t npool, cap_pool;
     /* Per queue id: how it stood before anything was taken, said once ("" = not yet). */
     char (*over)[160];
@@ -75,12 +75,12 @@ struct search {
 #define LEVEL_NONE (-1)
 
 #define VPOD(s, v, k) ((s)->pool[(v)->first + (k)])
-#define VPLACE(s, v, k) ((s)->places[(v)->first + (k)])
 
 static void victims_free(struct search *s)
 {
+    for (size_t i = 0; i < s->n; i++)
+        pstatement_discard(s->c, &s->v[i].lifted);
     free(s->pool);
-    free(s->places);
     free(s->v);
     free(s->over);
     free(s->level);
@@ -118,13 +118,10 @@ static int add_victim(struct search *s, struct pgang *vg, const struct pqueue *l
     while (s->npool + n > s->cap_pool) {
         size_t cap = s->cap_pool ? s->cap_pool * 2 : 1024;
         struct ppod **np = realloc(s->pool, cap * sizeof(*np));
-        struct pplace *nl = np ? realloc(s->places, cap * sizeof(*nl)) : NULL;
 
-        if (np)
-            s->pool = np;
-        if (!np || !nl)
+        if (!np)
             return POLICY_ENOMEM;
-        s->places = nl;
+        s->pool = np;
         s->cap_pool = cap;
     }
     memcpy(s->pool + s->npool, pods, n * sizeof(*pods));
@@ -353,19 +350,22 @@ static bool strategy_allows(const struct search *s, const struct victim *v)
 }
 
 /* Take a victim's room away (its pods uncharged) or give it back. */
-static void take(struct search *s, struct victim *v)
+static bool take(struct search *s, struct victim *v)
 {
     for (size_t k = 0; k < v->npods; k++) {
-        VPLACE(s, v, k) = VPOD(s, v, k)->place;
-        puncharge(s->c, VPOD(s, v, k));
+        if (pstatement_lift(s->c, &v->lifted, VPOD(s, v, k), VPOD(s, v, k)->phase) !=
+            POLICY_OK) {
+            pstatement_rollback(s->c, &v->lifted, 0);
+            return false;
+        }
     }
     v->taken = true;
+    return true;
 }
 
 static void give_back(struct search *s, struct victim *v)
 {
-    for (size_t k = v->npods; k-- > 0;)
-        pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+    pstatement_rollback(s->c, &v->lifted, 0);
     v->taken = false;
 }
 
@@ -389,7 +389,6 @@ static bool dry_fits(struct search *s)
     bool ok = fits(s, &st);
 
     pstatement_discard(s->c, &st);
-    pstatement_cleanup(&st);
     return ok;
 }
 
@@ -405,9 +404,8 @@ static bool choose(struct search *s)
         for (size_t k = 0; v->whole && k < i; k++)
             if (s->v[k].taken && s->v[k].g == v->g)
                 give_back(s, &s->v[k]);
-        if (!strategy_allows(s, v))
+        if (!strategy_allows(s, v) || !take(s, v))
             continue;
-        take(s, v);
         ok = dry_fits(s);
     }
     if (!ok)
@@ -416,8 +414,8 @@ static bool choose(struct search *s)
         if (!s->v[i].taken)
             continue;
         give_back(s, &s->v[i]);
-        if (!dry_fits(s))
-            take(s, &s->v[i]);
+        if (!dry_fits(s) && !take(s, &s->v[i]))
+            return false; /* out of memory: give up whole */
     }
     /* Fits with no victim at all: only on nodes kube-scheduler did not offer, where no
      * eviction helps. Nothing to decide. */
@@ -485,11 +483,11 @@ static int decide(struct search *s, int64_t now)
     int rc = POLICY_OK;
 
     if (!fits(s, &st)) { /* cannot happen: choose() just saw it fit */
-        pstatement_cleanup(&st);
+        pstatement_discard(s->c, &st);
         restore_all(s);
         return -1;
     }
-    pstatement_cleanup(&st);
+    pstatement_keep(&st);
     for (size_t i = 0; i < s->n && rc == POLICY_OK; i++) {
         struct victim *v = &s->v[i];
 
@@ -503,12 +501,11 @@ static int decide(struct search *s, int64_t now)
                      "preempted for gang %s of queue %s: its priority %d is above %d", s->g->key,
                      pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
         }
-        for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
-            /* Back on its node, then out of its queues as a leaver: the plan made
-             * above sits on its room until it is gone. */
-            pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+        /* Back on its node, then out of its queues as a leaver: the plan made above sits
+         * on its room until it is gone. */
+        give_back(s, v);
+        for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++)
             rc = pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, reason);
-        }
         if (v->whole) {
             /* The gang is leaving whole: it takes no new member until it is placed whole
              * again (its planned extras give their room back). */
@@ -516,7 +513,6 @@ static int decide(struct search *s, int64_t now)
             v->g->admitted = false;
             v->g->running_since = 0;
         }
-        v->taken = false;
     }
     if (s->x) {
         s->x->extra = true; /* a bound gang's member beyond its minimum: the gang stays as is */
@@ -570,8 +566,7 @@ out:
     return rc;
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
-             int64_t now, char *why, size_t len)
+int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now)
 {
     if (x ? !g->admitted || x->phase != POLICY_POD_PENDING
           : g->admitted || !pgang_could_run(c, g))
@@ -582,12 +577,9 @@ int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool que
      * refuses at once. Under an ancestor's limit it may come from a sibling queue below that
      * ancestor which holds more than it may (the dry run checks every limit with the victims
      * gone, and gives back victims elsewhere that free no room under it). */
-    (void)queue_full;
     if (!c->opts.no_reclaim && search(c, g, x, POLICY_EVICT_RECLAIM, now) == 0)
         return 0;
     if (!c->opts.no_preemption && search(c, g, x, POLICY_EVICT_PREEMPT, now) == 0)
         return 0;
-    (void)why;
-    (void)len;
     return -1;
 }

@@ -76,25 +76,16 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     } else {
         rc = pplan_gang_try(c, g, NULL, &st, &kind, why, sizeof(why));
     }
-    if (rc == 0) {
-        pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
+    pstatement_discard(c, &st);
+    if (rc == 0)
         return false;
-    }
-    pstatement_cleanup(&st);
     pgang_set_reason(g, kind, why);
     pgang_tell_pending(c, g, why);
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
-        preclaim(c, g, NULL, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        preclaim(c, g, NULL, now) != 0)
         return false;
     pgang_note_awaiting(c, g);
     return true;
-}
-
-void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now)
-{
-    g->unasked_next = now + c->opts.refused_victim_ms;
-    g->unasked_backoff = c->opts.refused_victim_ms;
 }
 
 int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms, size_t max,
