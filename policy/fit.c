@@ -1,6 +1,7 @@
 /* fit.c - may this pod go to this node: predicates, room, and GPU groups. */
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "arith.h"
 #include "internal.h"
@@ -144,7 +145,12 @@ bool pfit_static(const struct pnode *n, const struct ppod *p, enum pfit_why *why
     return true;
 }
 
-/* The share a pod takes per device on this node; 0 if it asks none, <0 if it cannot. */
+/*
+ * The share a pod takes per device on this node; 0 if it asks none, <0 if it cannot. A
+ * gpu-memory ask is its MiB over the device's, rounded up to a milli-device; an ask of a whole
+ * device's memory (or within a milli-device of it) takes the whole device, as a share of
+ * 1000 nobody else fits beside; more than a device has cannot be placed there.
+ */
 int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
 {
     int64_t milli;
@@ -155,11 +161,11 @@ int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
         return 0;
     if (n->gpu_memory_mib <= 0)
         return -PFIT_GPU_MEMORY_UNKNOWN;
+    if (p->gpu_memory_mib > n->gpu_memory_mib)
+        return -PFIT_GPU_MEMORY_TOO_BIG;
     milli = parith_add(parith_mul(p->gpu_memory_mib, POLICY_GPU_MILLI), n->gpu_memory_mib - 1) /
             n->gpu_memory_mib;
-    if (milli >= POLICY_GPU_MILLI)
-        return -PFIT_GPU_MEMORY_TOO_BIG;
-    return (int32_t)milli;
+    return (int32_t)(milli < POLICY_GPU_MILLI ? milli : POLICY_GPU_MILLI);
 }
 
 bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_strategy s,
@@ -189,6 +195,14 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
         return false;
     }
     pl.share = share;
+#ifdef STABLE_DEBUG
+    if (share > 0 && getenv("FIT_DEBUG"))
+    {
+        fprintf(stderr, "fit %s on %s: share %d devices %d free %lld paused %d groups %zu whole %lld:", p->name, n->name, share, p->devices, (long long)pnode_free_devices(n), n->sharing_paused, n->ngroups, (long long)n->whole_used);
+        for (size_t k = 0; k < n->ngroups; k++) fprintf(stderr, " g%d=%d/%d", n->groups[k].id, n->groups[k].used, n->groups[k].pods);
+        fprintf(stderr, "\n");
+    }
+#endif
     if (share > 0 && !pgroups_pick(n, share, p->devices, s, &pl)) {
         *why =
             n->sharing_paused && pnode_free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;

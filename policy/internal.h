@@ -156,6 +156,8 @@ struct pgang {
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
     int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
+    int32_t yields_to;     /* turned away last for this gang, which would evict it at once
+                            * (stable.c): that gang does not wait for it; -1 = none */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
@@ -225,6 +227,8 @@ struct policy_cluster {
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
+    uint64_t gpu_mib_epoch;
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
@@ -346,6 +350,9 @@ void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct pol
 /* Usage is rolled up along parents; when the tree changes, count it again. */
 void pqueue_recount(struct policy_cluster *c);
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out);
+/* The share a pod asks per device before it has a node: its gpu-fraction, or for a gpu-memory
+ * ask the least it would take (on the largest labelled device); 0 for none. */
+int32_t ppod_share_asked(const struct policy_cluster *c, const struct ppod *p);
 
 /* ---- gang.c: composition, members, minimum, queue, state ---------------- */
 
@@ -376,6 +383,11 @@ int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum 
 /* What g's minimum still asks: pending members up to it, with the shares they ask. */
 void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
                         struct policy_resources *need);
+/* The least pool's members could ask, per resource, to fill missing_sub[s] of each subgroup
+ * and total in all (each resource on its own: a lower bound of any choice). */
+void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,
+                      const struct ppod *const *pool, size_t npool, const int32_t *missing_sub,
+                      int32_t total, struct policy_resources *need);
 bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what);
 bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
@@ -474,8 +486,8 @@ int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *cand
 /* What a failed pplan_one_try's why says held the pod back: its queue, or room. */
 enum preason_kind pplan_reason_kind(const char *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
-void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
-                   struct policy_resources *need);
+void pmembers_need(const struct policy_cluster *c, const struct ppod *const *members, size_t n,
+                   bool placed, struct policy_resources *need);
 
 /* ---- node_order.c: nodes in the strategy's order ------------------------- */
 
@@ -505,7 +517,7 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
  * placement and not with it? That gang, or NULL.
  */
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
-                             struct pstatement *u_placed);
+                             struct pstatement *u_placed, int64_t now);
 /*
  * Extras of one gang go to its subgroups in KAI's subgroup order (a subgroup
  * below its minimum first, then the lowest placed / minimum, a minimum of 0
@@ -518,12 +530,42 @@ struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, st
 
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity (or for room under a queue's limit): may evictions
- * (reclaim from over-fair-share queues, then preemption inside its own) make it
- * fit whole? 0 when they are decided: g is planned on its victims' room and
- * awaits them. With x, a pending member beyond the minimum of g (bound whole),
- * the same for x alone: x is planned and g awaits. */
-int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now);
+/* An eviction search that found victims: they are taken off their nodes and the waiting gang
+ * is planned on their room, until it is decided or aborted. */
+struct psearch;
+
+/*
+ * g waits for capacity (or for room under a queue's limit): would evictions (reclaim from
+ * queues holding more than they may, by the victim rule; then preemption inside its own)
+ * make it fit whole? The chosen search, or NULL. With x, a pending member beyond the minimum
+ * of g (bound whole), the same for x alone.
+ */
+struct psearch *preclaim_choose(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                                int64_t now);
+/* Decided: the victims are queued for eviction (a plan in transit is handed over), the gang
+ * (or x) stays planned on their room and awaits them. Frees s. */
+int preclaim_decide(struct psearch *s);
+/* Nothing decided: everything as it was. Frees s. */
+void preclaim_abort(struct psearch *s);
+/* Could w's search take u at all, and of which kind? The cheap part of the rule: the same
+ * queue and a strictly higher priority (preemption), or another queue's line where u's own
+ * queue holds more than it may (reclaim); neither while u's minimum runtime protects it. */
+bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
+                         const struct pgang *u, enum policy_eviction_kind *kind);
+/* Would w's search of this kind (for its minimum, or for its member wx) take gang u, were u
+ * running since now with its placed members bound? Nothing changes. */
+bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,
+                         struct pgang *u, enum policy_eviction_kind kind, int64_t now);
+
+/* ---- stable.c: a placement is not undone by the engine's next decision ----- */
+
+/* With u's placement charged: a waiting gang (or a gang with a pending member beyond its
+ * minimum) whose eviction search would take u at once. That gang, or NULL. */
+struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t now);
+/* Evictions for g (or its member x): chosen, kept only if nobody would evict g at once, and
+ * decided. 0 when decided; else -1, with *first the gang that should go first, if any. */
+int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
+               struct pgang **first);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

@@ -470,6 +470,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
     }
     g->singleton = singleton;
     g->arrival = c->next_arrival++;
+    g->yields_to = -1;
     id = ptable_add(&c->gangs, g);
     if (id < 0 || (!singleton && pidx_put(&c->gang_ix, g->key, id) != POLICY_OK)) {
         if (id >= 0)
@@ -711,6 +712,11 @@ int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
     if (!n)
         return POLICY_ENOENT;
     share = pfit_share_on(n, p);
+    /* A running gpu-memory pod on a node that does not say its devices' memory (or says less
+     * than it asked): muster cannot tell its share, so it books the whole device it runs on
+     * (docs/gpu-sharing.md). Never nothing: that would hand its device out again. */
+    if (share < 0 && p->gpu_memory_mib > 0)
+        share = POLICY_GPU_MILLI;
     pl.share = share > 0 ? share : 0;
     if (pl.share > 0) {
         int32_t k = p->gpu_groups_hint

@@ -51,7 +51,7 @@ static bool within_quota_with(const struct pqueue *q, const struct policy_resour
 static bool uses_without_share(const struct pqueue *q, const struct policy_resources *need)
 {
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        if (pqueue_allocatable(q, r) == 0 && pqueue_used(q, r) + need->v[r] > 0)
+        if (pqueue_allocatable(q, r) == 0 && pqueue_used(q, r) + need->v[r] > 0) /* -1: no cap */
             return true;
     return false;
 }
@@ -62,14 +62,15 @@ static double dominant_share(const struct pqueue *q, const struct policy_resourc
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         int64_t a = pqueue_allocatable(q, r), u = pqueue_used(q, r) + (need ? need->v[r] : 0);
-        double s = a > 0 ? (double)u / (double)a : (double)u * 1e9;
+        double s = a < 0 ? 0 : a > 0 ? (double)u / (double)a : (double)u * 1e9;
 
         most = s > most ? s : most;
     }
     return most;
 }
 
-/* a's allocatable share is smaller than b's in one resource and not larger in any. */
+/* a's allocatable share is smaller than b's in one resource and not larger in any (an
+ * unlimited one, -1, is larger than any). */
 static bool smaller_share(const struct pqueue *a, const struct pqueue *b)
 {
     bool less = false;
@@ -77,6 +78,8 @@ static bool smaller_share(const struct pqueue *a, const struct pqueue *b)
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         int64_t x = pqueue_allocatable(a, r), y = pqueue_allocatable(b, r);
 
+        x = x < 0 ? INT64_MAX : x;
+        y = y < 0 ? INT64_MAX : y;
         if (x > y)
             return false;
         less |= x < y;
@@ -416,8 +419,42 @@ static bool lift_placed(struct policy_cluster *c, const struct pstatement *u_pla
     return true;
 }
 
+/*
+ * Is the unit ahead one u (or its member x) would evict the moment it ran? Then it is not
+ * ahead of u: the order agrees with preemption (a higher-priority gang's extra is not queued
+ * behind a lower-priority gang's minimum of its own queue) and with reclaim, and neither
+ * waits for the other while the room stays idle (stable.c turns the other way round away).
+ * Asked with u's placement lifted and the unit placed alone.
+ */
+static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod *x,
+                          const struct unit *ahead, const struct pstatement *u_placed,
+                          int64_t now)
+{
+    char why[POLICY_REASON_LEN];
+    enum policy_eviction_kind kind;
+    enum preason_kind rk;
+    struct pstatement lifted = {0}, sim = {0};
+    struct ppod *y;
+    int32_t rank;
+    bool placed, takes = false;
+
+    if (!lift_placed(c, u_placed, &lifted))
+        return false;
+    if (!ahead->extra)
+        placed = pplan_gang_try(c, ahead->g, NULL, &sim, &rk, why, sizeof(why)) == 0;
+    else
+        placed = (y = next_extra(c, ahead->g, &rank)) &&
+                 pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+    /* The cheap part of the rule first, with the unit placed (its queue's usage counts). */
+    if (placed && preclaim_could_take(c, u, ahead->g, &kind))
+        takes = preclaim_would_take(c, u, x, ahead->g, kind, now);
+    pstatement_discard(c, &sim);
+    pstatement_discard(c, &lifted);
+    return takes;
+}
+
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
-                             struct pstatement *u_placed)
+                             struct pstatement *u_placed, int64_t now)
 {
     struct unit self = {.g = u, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
     bool before[ORDER_MAX_AHEAD] = {0}, after[ORDER_MAX_AHEAD] = {0}, any = false;
@@ -447,7 +484,8 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
         dry_run(c, ahead, n, after, &sim);
         pstatement_rollback(c, &sim, 0);
         for (size_t i = 0; i < n && !blocker; i++)
-            if (before[i] && !after[i])
+            if (before[i] && !after[i] && ahead[i].g->yields_to != u->id &&
+                !u_would_evict(c, u, x, &ahead[i], u_placed, now))
                 blocker = ahead[i].g;
     }
     pstatement_discard(c, &sim);

@@ -67,6 +67,7 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     char why[POLICY_REASON_LEN] = "";
     enum preason_kind kind = PREASON_NONE;
     struct ppod *p = first_pending(c, g);
+    struct pgang *first;
     int rc;
 
     if (g->singleton) {
@@ -82,7 +83,7 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     pgang_set_reason(g, kind, why);
     pgang_tell_pending(c, g, why);
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
-        preclaim(c, g, NULL, now) != 0)
+        pevict_for(c, g, NULL, now, &first) != 0)
         return false;
     pgang_note_awaiting(c, g);
     return true;
