@@ -1,7 +1,6 @@
 /* fit.c - may this pod go to this node: predicates, room, and GPU groups. */
 #include <stdio.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "arith.h"
 #include "internal.h"
@@ -195,14 +194,6 @@ bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_str
         return false;
     }
     pl.share = share;
-#ifdef STABLE_DEBUG
-    if (share > 0 && getenv("FIT_DEBUG"))
-    {
-        fprintf(stderr, "fit %s on %s: share %d devices %d free %lld paused %d groups %zu whole %lld:", p->name, n->name, share, p->devices, (long long)pnode_free_devices(n), n->sharing_paused, n->ngroups, (long long)n->whole_used);
-        for (size_t k = 0; k < n->ngroups; k++) fprintf(stderr, " g%d=%d/%d", n->groups[k].id, n->groups[k].used, n->groups[k].pods);
-        fprintf(stderr, "\n");
-    }
-#endif
     if (share > 0 && !pgroups_pick(n, share, p->devices, s, &pl)) {
         *why =
             n->sharing_paused && pnode_free_devices(n) > 0 ? PFIT_SHARING_PAUSED : PFIT_GPU_SHARE;

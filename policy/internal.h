@@ -120,6 +120,7 @@ struct ppod {
     bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
+    uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
     enum policy_pod_phase phase;
@@ -230,6 +231,10 @@ struct policy_cluster {
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
+    /* Bumped by every change from outside the engine (a pod made or gone, a node, queue or gang
+     * changed), never by its own decisions: what it placed since the last one is no victim
+     * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
+    uint64_t change_epoch;
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
@@ -444,6 +449,7 @@ struct pstep {
     struct pplace place; /* node -1: it held nothing */
     enum policy_pod_phase phase;
     bool extra;
+    uint64_t placed_epoch;
     bool placed; /* the step placed it (else it lifted it) */
 };
 

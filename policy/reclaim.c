@@ -319,6 +319,14 @@ static bool running_member(const struct psearch *s, const struct pgang *vg, cons
     return vg == s->assume && p->phase != POLICY_POD_PENDING && p->phase != POLICY_POD_EVICTING;
 }
 
+/* Placed by the engine since the last change from outside (stable.c keeps placements out of
+ * the way of gangs that could take them; this keeps it so). A probe's assumed gang is asked
+ * about as if it had run a while. */
+static bool just_placed(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
+{
+    return vg != s->assume && p->placed_epoch == s->c->change_epoch;
+}
+
 /* A plan in transit: its planned pods, then the pods leaving for it. */
 static int collect_plan(struct psearch *s, struct pgang *vg, const struct pqueue *leaf,
                         const struct pqueue *lv, const struct pqueue *lr)
@@ -392,8 +400,9 @@ static int collect_gang(struct psearch *s, struct pgang *vg, const struct pqueue
         if (running_member(s, vg, p)) {
             pods[n++] = p;
             /* A member marked non-preemptible (Volcano's volcano.sh/preemptable:
-             * "false") keeps its gang from going whole. */
-            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO;
+             * "false") keeps its gang from going whole; so does one the engine placed since
+             * the last change from outside: no decision of its own undoes another. */
+            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO && !just_placed(s, vg, p);
         }
     }
     qsort(pods, n, sizeof(*pods), cmp_arrival_desc);
@@ -410,7 +419,7 @@ static int collect_gang(struct psearch *s, struct pgang *vg, const struct pqueue
         bool above =
             p->sub < 0 || (size_t)p->sub >= vg->nsubs || keep[p->sub] > vg->subs[p->sub].min;
 
-        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
+        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO || just_placed(s, vg, p))
             continue;
         if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
             keep[p->sub]--;

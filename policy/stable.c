@@ -26,6 +26,7 @@
 struct evictor {
     struct pgang *w;
     struct ppod *wx;
+    bool after_minimum; /* w waits whole: wx is asked about once its minimum would be placed */
     enum policy_eviction_kind kind;
 };
 
@@ -49,8 +50,9 @@ static int cmp_evictors(const void *a, const void *b, void *c)
     return porder_gangs(c, ((const struct evictor *)a)->w, ((const struct evictor *)b)->w);
 }
 
-/* w, were it asked now: its minimum if it waits, else its next member beyond the minimum
- * of a gang bound or planned whole (an extra placed once its gang binds). */
+/* w, were it asked now: its minimum if it waits (and, once that would be placed, its next
+ * member beyond it), else its next member beyond the minimum of a gang bound or planned whole
+ * (an extra placed once its gang binds). */
 static void consider(struct policy_cluster *c, struct pgang *w, const struct pgang *u,
                      struct evictor *found, size_t *n)
 {
@@ -64,8 +66,33 @@ static void consider(struct policy_cluster *c, struct pgang *w, const struct pga
     } else if ((!w->admitted && !w->planned) || !(e.wx = pending_extra(c, w))) {
         return;
     }
-    if (preclaim_could_take(c, w, u, &e.kind))
+    if (!preclaim_could_take(c, w, u, &e.kind))
+        return;
+    porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
+    if (!e.wx && pgang_min(c, w) < (int32_t)w->nmembers) {
+        e.after_minimum = true;
         porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
+    }
+}
+
+/* Would w's next member beyond its minimum take u, once w's minimum is placed (dry)? */
+static bool extra_would_take(struct policy_cluster *c, struct pgang *w, struct pgang *u,
+                             enum policy_eviction_kind kind, int64_t now)
+{
+    char why[POLICY_REASON_LEN];
+    enum preason_kind rk;
+    struct pstatement st = {0};
+    struct ppod *x;
+    bool was = w->planned, takes = false;
+
+    if (pplan_gang_try(c, w, NULL, &st, &rk, why, sizeof(why)) == 0 &&
+        (x = pending_extra(c, w))) {
+        w->planned = true; /* as it would be: its extras are asked about next */
+        takes = preclaim_would_take(c, w, x, u, kind, now);
+        w->planned = was;
+    }
+    pstatement_discard(c, &st);
+    return takes;
 }
 
 struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t now)
@@ -86,7 +113,9 @@ struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t
             consider(c, w, u, found, &n);
     }
     for (size_t i = 0; i < n; i++)
-        if (preclaim_would_take(c, found[i].w, found[i].wx, u, found[i].kind, now))
+        if (found[i].after_minimum
+                ? extra_would_take(c, found[i].w, u, found[i].kind, now)
+                : preclaim_would_take(c, found[i].w, found[i].wx, u, found[i].kind, now))
             return found[i].w;
     return NULL;
 }

@@ -25,8 +25,12 @@ static int add_step(struct pstatement *st, struct ppod *p, bool placed)
         st->steps = v;
         st->cap = cap;
     }
-    st->steps[st->n++] = (struct pstep){
-        .pod = p, .place = p->place, .phase = p->phase, .extra = p->extra, .placed = placed};
+    st->steps[st->n++] = (struct pstep){.pod = p,
+                                        .place = p->place,
+                                        .phase = p->phase,
+                                        .extra = p->extra,
+                                        .placed_epoch = p->placed_epoch,
+                                        .placed = placed};
     return POLICY_OK;
 }
 
@@ -36,6 +40,7 @@ int pstatement_place(struct policy_cluster *c, struct pstatement *st, struct ppo
     if (add_step(st, p, true) != POLICY_OK)
         return POLICY_ENOMEM;
     p->phase = POLICY_POD_PLANNED;
+    p->placed_epoch = c->change_epoch;
     pcharge(c, p, pl);
     return POLICY_OK;
 }
@@ -59,6 +64,7 @@ void pstatement_rollback(struct policy_cluster *c, struct pstatement *st, size_t
         puncharge(c, p); /* what the step charged (nothing, for a lift) */
         p->phase = s->phase;
         p->extra = s->extra;
+        p->placed_epoch = s->placed_epoch;
         if (s->place.node >= 0)
             pcharge(c, p, &s->place);
     }

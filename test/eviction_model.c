@@ -46,6 +46,7 @@ struct em_pod {
     bool evicted; /* evicted: made again at the next round */
     int generation;
     int placed_round; /* the round it was last bound; -1 */
+    int evicted_epoch; /* the epoch it was last evicted in; -1 */
 };
 
 struct em_gang {
@@ -119,8 +120,8 @@ static void violation(struct em *e, enum em_violation k, const char *fmt, ...)
 static void dump_pod(const struct policy_pod_view *v, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "  pod %s gang %s queue %s %s node %s cpu %lld gpus %lld share %d groups %s: %s\n",
-            v->name, v->gang, v->queue, policy_pod_phase_name(v->phase), v->node ? v->node : "-",
+    fprintf(stderr, "  pod %s prio %d gang %s queue %s %s node %s cpu %lld gpus %lld share %d groups %s: %s\n", v->name, v->priority,
+            v->gang, v->queue, policy_pod_phase_name(v->phase), v->node ? v->node : "-",
             (long long)v->cpu_milli, (long long)v->gpus, v->gpu_share_milli,
             v->gpu_groups ? v->gpu_groups : "-", v->reason ? v->reason : "");
 }
@@ -431,7 +432,8 @@ static void make_pod(struct em *e, int gi, int sub, bool head)
     struct em_pod *p = &e->p[e->npods];
     int kind = pick(e, 10);
 
-    *p = (struct em_pod){.gang = gi, .sub = sub, .head = head, .placed_round = -1};
+    *p = (struct em_pod){.gang = gi, .sub = sub, .head = head, .placed_round = -1,
+                         .evicted_epoch = -1};
     snprintf(p->name, sizeof(p->name), "p%d", e->npods);
     p->cpu = (1 + pick(e, 4)) * 1000;
     p->mem = (2 + pick(e, 14)) * GiB;
@@ -1094,16 +1096,25 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
             check_reclaim_victim(e, s, d, vg);
         }
         check_reason(e, s, d, vg, ev[i].reason);
-        if (e->g[vg].bound_round == e->round || e->p[pi].placed_round == e->round)
-            violation(e, EM_BIND_EVICT, "%s was placed in this round and evicted for %s",
-                      e->g[vg].key, e->g[d->by].key);
-        if (e->g[vg].evicted_epoch == e->epoch && e->g[vg].evicted_in_epoch > 0)
-            violation(e, EM_TWICE, "%s evicted again (for %s) with nothing changed since",
-                      e->g[vg].key, e->g[d->by].key);
-        if (e->g[vg].evicted_epoch != e->epoch)
-            e->g[vg].evicted_in_epoch = 0;
-        e->g[vg].evicted_epoch = e->epoch;
-        e->g[vg].evicted_in_epoch++;
+    }
+    /* A pod placed in this round, evicted in it: nothing changed from outside in between. */
+    for (size_t i = 0; i < n; i++) {
+        int pi = pod_index(e, ev[i].name);
+
+        if (pi >= 0 && e->p[pi].placed_round == e->round)
+            violation(e, EM_BIND_EVICT, "pod %s of %s was placed in this round and evicted for %s",
+                      e->p[pi].name, e->g[e->p[pi].gang].key, e->g[d->by].key);
+    }
+    /* A pod made again after an eviction and evicted again, nothing changed from outside. */
+    for (size_t i = 0; i < n; i++) {
+        int pi = pod_index(e, ev[i].name);
+
+        if (pi < 0)
+            continue;
+        if (e->p[pi].evicted_epoch == e->epoch)
+            violation(e, EM_TWICE, "pod %s of %s evicted again (for %s) with nothing changed since",
+                      e->p[pi].name, e->g[e->p[pi].gang].key, e->g[d->by].key);
+        e->p[pi].evicted_epoch = e->epoch;
     }
 }
 
