@@ -113,6 +113,7 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
              ahead->key, pgang_queue(c, ahead));
     /* The order must not make the other gang wait for this one in turn. */
     g->yields_to = would_evict ? ahead->id : -1;
+    g->waits_for = ahead->id;
     pgang_set_reason(g, PREASON_AHEAD, why);
     pset_str(&p->reason, why);
     if (!(out->ahead = pstrdup(ahead->key)))
@@ -201,7 +202,7 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         return turned_away_in_gang(c, g, p, first, out);
     }
     g->in_turn_since = 0;
-    g->yields_to = -1;
+    g->yields_to = g->waits_for = -1;
     pstatement_keep(&st);
     p->extra = !g->singleton;
     pgang_plan_renew(c, g, now);
@@ -240,7 +241,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
         return turned_away(c, g, p, ahead, true, out);
     }
     pstatement_keep(&st);
-    g->yields_to = -1;
+    g->yields_to = g->waits_for = -1;
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);

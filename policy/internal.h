@@ -159,6 +159,7 @@ struct pgang {
     int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
     int32_t yields_to;     /* turned away last for this gang, which would evict it at once
                             * (stable.c): that gang does not wait for it; -1 = none */
+    int32_t waits_for;     /* turned away last for this gang (ahead, or yielded to); -1 */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */

@@ -477,7 +477,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
     }
     g->singleton = singleton;
     g->arrival = c->next_arrival++;
-    g->yields_to = -1;
+    g->yields_to = g->waits_for = -1;
     id = ptable_add(&c->gangs, g);
     if (id < 0 || (!singleton && pidx_put(&c->gang_ix, g->key, id) != POLICY_OK)) {
         if (id >= 0)

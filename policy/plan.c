@@ -317,6 +317,107 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
     return -1;
 }
 
+/* The exhaustive fallback: a depth-first search over which members go where, within a
+ * budget of placements tried (a gang the greedy passes could not place, small enough). */
+#define SEARCH_BUDGET 4096
+
+struct search_state {
+    struct policy_cluster *c;
+    const struct pgang *g;
+    struct ppod **pool;
+    size_t npool;
+    struct missing *m;
+    const int32_t *order;
+    size_t norder;
+    struct pstatement *st;
+    long budget;
+};
+
+/* Can pool[i..] still meet what is missing? */
+static bool search_may_meet(const struct search_state *d, size_t i)
+{
+    int32_t left = (int32_t)(d->npool - i);
+
+    if (left < d->m->total)
+        return false;
+    for (size_t s = 0; s < d->g->nsubs; s++) {
+        int32_t have = 0;
+
+        if (d->m->sub[s] <= 0)
+            continue;
+        for (size_t k = i; k < d->npool; k++)
+            have += d->pool[k]->sub == (int32_t)s;
+        if (have < d->m->sub[s])
+            return false;
+    }
+    return true;
+}
+
+static bool search_from(struct search_state *d, size_t i);
+
+/* Try p on one node with its GPU groups picked as strategy s would. */
+static bool search_place(struct search_state *d, size_t i, int32_t node,
+                         enum policy_strategy strategy, bool for_sub)
+{
+    struct ppod *p = d->pool[i];
+    const struct pnode *n = pnode_at(d->c, node);
+    char queue_why[POLICY_REASON_LEN];
+    enum pfit_why w;
+    struct pplace pl;
+    size_t mark = d->st->n;
+
+    if (--d->budget <= 0 || !pfit_resources(n, p, strategy, &pl, &w))
+        return false;
+    pl.node = node;
+    if (!queue_admits(d->c, d->g, p, &pl, queue_why, sizeof(queue_why)) ||
+        pstatement_place(d->c, d->st, p, &pl) != POLICY_OK)
+        return false;
+    if (for_sub)
+        d->m->sub[p->sub]--;
+    else
+        d->m->slack--;
+    d->m->total--;
+    if (search_from(d, i + 1))
+        return true;
+    pstatement_rollback(d->c, d->st, mark);
+    if (for_sub)
+        d->m->sub[p->sub]++;
+    else
+        d->m->slack++;
+    d->m->total++;
+    return false;
+}
+
+static bool search_from(struct search_state *d, size_t i)
+{
+    struct ppod *p;
+    bool for_sub;
+
+    if (d->m->total <= 0)
+        return true;
+    if (i >= d->npool || d->budget <= 0 || !search_may_meet(d, i))
+        return false;
+    p = d->pool[i];
+    for_sub = p->sub >= 0 && (size_t)p->sub < d->g->nsubs && d->m->sub[p->sub] > 0;
+    if (for_sub || d->m->slack > 0) {
+        for (size_t k = 0; k < d->norder; k++) {
+            const struct pnode *n = pnode_at(d->c, d->order[k]);
+            enum pfit_why w;
+
+            if (!pfit_static(n, p, &w))
+                continue;
+            /* A share tightest first, then on a device of its own. */
+            if (search_place(d, i, d->order[k], POLICY_BINPACK, for_sub) ||
+                (pfit_share_on(n, p) > 0 &&
+                 search_place(d, i, d->order[k], POLICY_SPREAD, for_sub)))
+                return true;
+            if (d->budget <= 0)
+                return false;
+        }
+    }
+    return search_from(d, i + 1); /* this member stays out */
+}
+
 /* Do the members that could ever run meet each subgroup's missing count? */
 static bool subgroups_met_by_valid(const struct pgang *g, struct ppod **pool, size_t npool,
                                    const int32_t *msub)
@@ -345,8 +446,9 @@ static void least_need(const struct policy_cluster *c, struct ppod **pool, size_
  * at all. *spare: some pending member was left out (another pass may choose differently).
  */
 static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
-                       enum choice how, enum policy_strategy strategy, struct pstatement *st,
-                       bool *spare, enum preason_kind *kind, char *why, size_t len)
+                       enum choice how, enum policy_strategy strategy, bool search,
+                       struct pstatement *st, bool *spare, enum preason_kind *kind, char *why,
+                       size_t len)
 {
     int32_t stack[16], *have = g->nsubs <= 16 ? stack : calloc(g->nsubs, sizeof(*have));
     int32_t stack_m[16], *msub = g->nsubs <= 16 ? stack_m : calloc(g->nsubs, sizeof(*msub));
@@ -419,7 +521,17 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
-    if (place_missing(c, g, pool, npool, &m, strategy, order, norder, st, why, len) != 0) {
+    if (search) {
+        struct search_state d = {.c = c, .g = g, .pool = pool, .npool = npool, .m = &m,
+                                 .order = order, .norder = norder, .st = st,
+                                 .budget = SEARCH_BUDGET};
+
+        if (!search_from(&d, 0)) {
+            pstatement_rollback(c, st, mark);
+            snprintf(why, len, "gang %s: no choice of its members fits", g->key);
+            goto out;
+        }
+    } else if (place_missing(c, g, pool, npool, &m, strategy, order, norder, st, why, len) != 0) {
         pstatement_rollback(c, st, mark);
         goto out;
     }
@@ -437,11 +549,12 @@ out:
 /*
  * A count is met by any of the gang's pods, a subgroup's minimum by any of its own: the
  * heaviest choice is tried first (the extras left are the light ones), and where it does not
- * fit, or its queue's limit refuses it, the lightest. A strategy that spreads (a fresh GPU
- * first) or prices fragmentation may scatter shares so that the last member finds no device:
- * where neither choice fits that way, they are tried once more packed tight (the fullest GPU
- * group that fits, nodes in the strategy's order). When nothing fits, the lightest choice's
- * reason is the gang's: it is what the gang asks at least.
+ * fit, or its queue's limit refuses it, the lightest. Greedy passes can miss: a strategy that
+ * spreads (a fresh GPU first) or prices fragmentation may scatter shares so that the last
+ * member finds no device, or the heaviest-first order may block a member a different node
+ * would have taken. Where neither pass fits for want of room, a bounded exhaustive search
+ * over members, nodes and GPU groups (the tightest, or a device of its own) decides. When
+ * nothing fits, the lightest pass's reason is the gang's: it is what the gang asks at least.
  */
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                    struct pstatement *st, enum preason_kind *kind, char *why, size_t len)
@@ -456,20 +569,19 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         snprintf(why, len, "gang %s: its RayCluster or PodGroup is not known yet", g->key);
         return -1;
     }
-    rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, st, &spare, kind, why, len);
+    rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind, why,
+                     len);
     if (rc == 0 || *kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
         return rc;
-    if (spare &&
-        plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, st, &spare, kind, why, len) == 0)
+    if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
+                             kind, why, len) == 0)
         return 0;
-    if (*kind != PREASON_CAPACITY || c->opts.strategy == POLICY_BINPACK)
-        return -1;
-    for (int how = CHOOSE_HEAVIEST; how <= (spare ? CHOOSE_LIGHTEST : CHOOSE_HEAVIEST); how++) {
-        char tight[POLICY_REASON_LEN];
+    if (*kind == PREASON_CAPACITY) {
+        char searched[POLICY_REASON_LEN];
         enum preason_kind k;
 
-        if (plan_choice(c, g, must, (enum choice)how, POLICY_BINPACK, st, &spare, &k, tight,
-                        sizeof(tight)) == 0)
+        if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
+                        searched, sizeof(searched)) == 0)
             return 0;
     }
     return -1;

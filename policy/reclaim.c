@@ -320,11 +320,12 @@ static bool running_member(const struct psearch *s, const struct pgang *vg, cons
 }
 
 /* Placed by the engine since the last change from outside (stable.c keeps placements out of
- * the way of gangs that could take them; this keeps it so). A probe's assumed gang is asked
- * about as if it had run a while. */
+ * the way of gangs that could take them; this keeps it so). A probe asks what the search
+ * would take once anything changed: nothing counts as just placed there. */
 static bool just_placed(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
 {
-    return vg != s->assume && p->placed_epoch == s->c->change_epoch;
+    (void)vg;
+    return !s->assume && p->placed_epoch == s->c->change_epoch;
 }
 
 /* A plan in transit: its planned pods, then the pods leaving for it. */
@@ -534,14 +535,27 @@ static bool audit(struct psearch *s)
 
         if (!v->taken)
             continue;
+        bool guarantee;
+
         if (!reclaimer_within_share(s, v->lr))
             return false;
-        /* The victims are gone now: what each queue on the way holds is what stays. */
+        guarantee = reclaimer_within_quota(s, v->lr, -1);
+        /* The victims are gone now: what each queue on the way holds is what stays; what it
+         * held before (used0) is what made it a queue that may lose room. */
         for (const struct pqueue *q = v->leaf; q; q = pqueue_parent(s->c, q)) {
-            for (int r = 0; r < POLICY_RES_COUNT; r++)
+            const struct policy_resources *was =
+                &s->used0[pidx_get(&s->c->queue_ix, q->name)];
+            bool more = false;
+
+            for (int r = 0; r < POLICY_RES_COUNT; r++) {
+                more |= over(was->v[r], pqueue_allocatable(q, r));
+                more |= guarantee && over(was->v[r], q->quota.v[r]);
                 if (v->charge.v[r] > 0 && !reclaimer_within_quota(s, v->lr, r) &&
                     pqueue_used(q, r) < quota_floor(s, q, r))
                     return false;
+            }
+            if (!more)
+                return false;
             if (q == v->lv)
                 break;
         }

@@ -50,6 +50,19 @@ static int cmp_evictors(const void *a, const void *b, void *c)
     return porder_gangs(c, ((const struct evictor *)a)->w, ((const struct evictor *)b)->w);
 }
 
+/* Does w wait for u, following who each gang was last turned away for (at most 16 steps)? */
+static bool waits_for(const struct policy_cluster *c, const struct pgang *w, const struct pgang *u)
+{
+    for (int k = 0; w && k < 16; k++) {
+        if (w->waits_for < 0)
+            return false;
+        if (w->waits_for == u->id)
+            return true;
+        w = pgang_at(c, w->waits_for);
+    }
+    return w != NULL; /* a chain that long: do not add to it */
+}
+
 /* w, were it asked now: its minimum if it waits (and, once that would be placed, its next
  * member beyond it), else its next member beyond the minimum of a gang bound or planned whole
  * (an extra placed once its gang binds). */
@@ -58,7 +71,13 @@ static void consider(struct policy_cluster *c, struct pgang *w, const struct pga
 {
     struct evictor e = {.w = w};
 
-    if (!w || w == u || w->awaiting > 0)
+    /* One that waits, through others, for u itself is not going first: u yielding to it
+     * would leave them waiting for each other. */
+    if (!w || w == u || waits_for(c, w, u))
+        return;
+    /* One whose victims are still leaving is planned on their room: its minimum is placed
+     * already, its members beyond it come next. */
+    if (w->awaiting > 0 && !w->planned)
         return;
     if (pgang_waits(c, w)) {
         if (!pgang_could_run(c, w))

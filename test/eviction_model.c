@@ -61,7 +61,8 @@ struct em_gang {
     int32_t submin[EM_SUBS];
     int first, npods;
     int bound_round; /* the round it last became bound whole; -1 */
-    int evicted_epoch, evicted_in_epoch;
+    int evicted_epoch; /* the epoch it was last evicted whole in; -1 */
+    int evicted_by;    /* the gang it was last evicted for; -1 */
 };
 
 struct em {
@@ -70,6 +71,7 @@ struct em {
     struct policy_cluster *c;
     int64_t now;
     int round, epoch;
+    uint64_t reasons_hash;
     int nnodes, nqueues, ngangs, npods;
     struct em_node nodes[EM_NODES];
     struct em_queue q[EM_QUEUES];
@@ -459,7 +461,7 @@ static int make_gang(struct em *e)
     int r = pick(e, 10);
 
     *g = (struct em_gang){.queue = pick_leaf(e), .live = true, .first = e->npods,
-                          .bound_round = -1, .evicted_epoch = -1};
+                          .bound_round = -1, .evicted_epoch = -1, .evicted_by = -1};
     g->prio = chance(e, 8) ? 110 : prios[pick(e, 4)];
     g->kind = r < 3 ? KIND_SINGLE : r < 6 ? KIND_COUNT : KIND_COMPOSED;
     if (g->kind == KIND_SINGLE) {
@@ -1105,16 +1107,31 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
             violation(e, EM_BIND_EVICT, "pod %s of %s was placed in this round and evicted for %s",
                       e->p[pi].name, e->g[e->p[pi].gang].key, e->g[d->by].key);
     }
-    /* A pod made again after an eviction and evicted again, nothing changed from outside. */
+    /* Thrash: a gang evicted whole twice in one epoch (its members beyond the minimum may
+     * come and go with the capacity lent to them), or two gangs evicting each other. */
+    memset(seen, 0, sizeof(seen));
     for (size_t i = 0; i < n; i++) {
-        int pi = pod_index(e, ev[i].name);
+        int pi = pod_index(e, ev[i].name), vg = pi >= 0 ? e->p[pi].gang : -1, bound = 0, gone = 0;
 
-        if (pi < 0)
+        if (vg < 0 || seen[vg])
             continue;
-        if (e->p[pi].evicted_epoch == e->epoch)
-            violation(e, EM_TWICE, "pod %s of %s evicted again (for %s) with nothing changed since",
-                      e->p[pi].name, e->g[e->p[pi].gang].key, e->g[d->by].key);
-        e->p[pi].evicted_epoch = e->epoch;
+        seen[vg] = true;
+        for (int k = e->g[vg].first; k < e->g[vg].first + e->g[vg].npods; k++)
+            bound += s->phase[k] == POLICY_POD_BOUND;
+        for (size_t j = 0; j < n; j++) {
+            int pj = pod_index(e, ev[j].name);
+
+            gone += pj >= 0 && e->p[pj].gang == vg;
+        }
+        if (gone == bound && e->g[vg].evicted_epoch == e->epoch)
+            violation(e, EM_TWICE, "%s evicted whole again (for %s) in one epoch", e->g[vg].key,
+                      e->g[d->by].key);
+        if (e->g[d->by].evicted_epoch == e->epoch && e->g[d->by].evicted_by == vg)
+            violation(e, EM_TWICE, "%s evicted %s, which had evicted it in this epoch",
+                      e->g[d->by].key, e->g[vg].key);
+        if (gone == bound)
+            e->g[vg].evicted_epoch = e->epoch;
+        e->g[vg].evicted_by = d->by;
     }
 }
 
@@ -1143,15 +1160,18 @@ static bool carry_out(struct em *e, const struct em_snap *s)
     qsort(ev, n, sizeof(*ev), cmp_by);
     for (size_t i = 0; i < n;) {
         size_t j = i;
+        bool refuse;
         struct decision d = {.by = gang_index(e, ev[i].by), .kind = ev[i].kind};
 
         while (j < n && strcmp(ev[j].by, ev[i].by) == 0)
             j++;
         if (d.by >= 0)
             check_decision(e, s, &d, ev + i, j - i);
+        /* The evictor checks every victim of a decision before it evicts any (budgets, dry
+         * runs): a refusal refuses them all. */
+        refuse = chance(e, 15);
         for (size_t k = i; k < j;) {
             size_t end = k;
-            bool refuse = chance(e, 15);
 
             while (end < j && strcmp(ev[end].gang, ev[k].gang) == 0)
                 end++;
@@ -1307,18 +1327,23 @@ static bool cycle(struct em *e, int pi)
     return moved;
 }
 
+/* The evictor's look at gangs nobody asked about: one gang per call, as the daemon does it
+ * (each decision judged against the state it was made in). */
 static bool look(struct em *e)
 {
     struct em_snap s;
-    size_t decided = 0;
     bool moved = false;
 
-    snapshot(e, &s);
-    e->st->looks++;
-    if (policy_evict_unasked(e->c, e->now, 500, 16, &decided) == POLICY_OK && decided)
-        moved = carry_out(e, &s);
-    check_gangs(e);
-    check_room(e);
+    for (int k = 0; k < 16; k++) {
+        size_t decided = 0;
+
+        snapshot(e, &s);
+        e->st->looks++;
+        if (policy_evict_unasked(e->c, e->now, 500, 1, &decided) == POLICY_OK && decided)
+            moved |= carry_out(e, &s);
+        check_gangs(e);
+        check_room(e);
+    }
     return moved;
 }
 
@@ -1332,6 +1357,26 @@ static void cancel_waits(struct em *e)
         if (view(e, i, &v) && v.phase == POLICY_POD_WAITING)
             policy_bind_cancel(e->c, NS, e->p[i].name, why, sizeof(why));
     }
+}
+
+/* Did any pod's reason change since the last call (a hash of them all)? */
+static bool reasons_changed(struct em *e)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (int i = 0; i < e->npods; i++) {
+        struct policy_pod_view v;
+
+        if (!view(e, i, &v))
+            continue;
+        for (const char *r = v.reason ? v.reason : ""; *r; r++)
+            h = (h ^ (unsigned char)*r) * 1099511628211ULL;
+        h = (h ^ (uint64_t)v.phase) * 1099511628211ULL;
+    }
+    if (h == e->reasons_hash)
+        return false;
+    e->reasons_hash = h;
+    return true;
 }
 
 static void settle(struct em *e)
@@ -1364,7 +1409,9 @@ static void settle(struct em *e)
         e->now += 300;
         if (chance(e, 50))
             moved |= look(e);
-        if (!moved && pass > 2)
+        /* kube-scheduler keeps retrying while anything a pod waits for still changes: done
+         * when a pass moved nothing and told no pod anything new. */
+        if (!moved && !reasons_changed(e) && pass > 2)
             break;
     }
     cancel_waits(e);
