@@ -559,6 +559,8 @@ void preclaim_abort(struct psearch *s);
  * queue holds more than it may (reclaim); neither while u's minimum runtime protects it. */
 bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
                          const struct pgang *u, enum policy_eviction_kind *kind);
+/* Would w's search (for its minimum, or for its member wx) find victims now? Nothing changes. */
+bool preclaim_possible(struct policy_cluster *c, struct pgang *w, struct ppod *wx, int64_t now);
 /* Would w's search of this kind (for its minimum, or for its member wx) take gang u, were u
  * running since now with its placed members bound? Nothing changes. */
 bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,
