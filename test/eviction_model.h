@@ -22,8 +22,9 @@
  *   bind-evict   nothing is evicted in the round it was placed
  *   fits-waits   after a round, no gang that fits the free room within its
  *                limits waits, unless it names a waiting gang ahead of it
- *   twice        no gang is evicted twice in one epoch (nothing changed from
- *                outside in between)
+ *   twice        no thrash in one epoch (the rounds after one change, where only
+ *                evicted pods come back): no two gangs evict each other, no gang
+ *                evicts the same victim twice
  *   over-booked  no node over its capacity, no GPU device over 1.0
  *   reason       every eviction's reason is true of the state it was made in
  */
@@ -47,6 +48,7 @@ enum em_violation {
 struct em_stats {
     uint64_t scenarios, rounds, filters, looks, placements, evictions, victim_gangs, refused;
     uint64_t checked_waiting; /* waiting gangs the fits-waits check looked at */
+    uint64_t cascades; /* gangs evicted whole again in an epoch, by another gang (not thrash) */
     uint64_t violations[EM_KINDS];
     char first[EM_KINDS][768]; /* the first example of each kind, with its seed */
 };
