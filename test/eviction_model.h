@@ -27,6 +27,11 @@
  *                evicts the same victim twice
  *   over-booked  no node over its capacity, no GPU device over 1.0
  *   reason       every eviction's reason is true of the state it was made in
+ *
+ * Chasing one: EM_ALL=1 prints every violation; EM_DEBUG=<kind number> dumps nodes, queues and
+ * pods before the first violation of that kind; EM_TRACE=1 prints every filter, bind and
+ * eviction; EM_GROUPS=1 also checks after every call that the engine's GPU groups hold what its
+ * pods say. With bench/bench_eviction_model 1 SEED one scenario replays.
  */
 #ifndef MUSTER_TEST_EVICTION_MODEL_H
 #define MUSTER_TEST_EVICTION_MODEL_H

@@ -1,6 +1,6 @@
 /*
  * test_eviction_model.c - the eviction model checker (eviction_model.h), a bounded run:
- * EVICTION_MODEL_SCENARIOS scenarios (default 1500) from seed EVICTION_MODEL_SEED (default
+ * EVICTION_MODEL_SCENARIOS scenarios (default 2000) from seed EVICTION_MODEL_SEED (default
  * 1). It prints what it ran and the violations by kind, and fails on any violation.
  * bench/bench_eviction_model runs it long (docs/bench.md).
  */
@@ -18,7 +18,7 @@ static uint64_t env_or(const char *name, uint64_t fallback)
 
 START_TEST(no_violation_of_any_kind)
 {
-    uint64_t n = env_or("EVICTION_MODEL_SCENARIOS", 1500), seed = env_or("EVICTION_MODEL_SEED", 1);
+    uint64_t n = env_or("EVICTION_MODEL_SCENARIOS", 2000), seed = env_or("EVICTION_MODEL_SEED", 1);
     struct em_stats st = {0};
 
     for (uint64_t i = 0; i < n; i++)
