@@ -104,6 +104,24 @@ static int move_within(struct policy_cluster *c, struct ppod *p, const char *con
     return -1;
 }
 
+/* move_within, over the offered nodes in the gang's topology domain (all of them without one). */
+static int move_within_domain(struct policy_cluster *c, const struct pgang *g, struct ppod *p,
+                              const char *const *cands, size_t n, char *why, size_t len)
+{
+    const char **mine;
+    int rc;
+
+    if (!g->topology)
+        return move_within(c, p, cands, n, why, len);
+    if (!(mine = malloc((n ? n : 1) * sizeof(*mine)))) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, mine), why, len);
+    free(mine);
+    return rc;
+}
+
 /* Turned away for a gang ahead of it: say so, and name it so the caller hands it back. */
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
                        const struct pgang *ahead, struct policy_filter_result *out)
@@ -309,9 +327,14 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
             return all_fail(out, POLICY_UNSCHEDULABLE, why);
         return answer_planned(c, p, cands, out);
     }
-    if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n) &&
-        move_within(c, p, cands, n, why, sizeof(why)) != 0)
-        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n)) {
+        /* One of kube-scheduler's placements without the plan's domain: answered from the
+         * plan (topology.c); else the member moves, within its gang's domain. */
+        if (ptopo_elsewhere(c, g, p, cands, n, why, sizeof(why)))
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        if (move_within_domain(c, g, p, cands, n, why, sizeof(why)) != 0)
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    }
     return answer_planned(c, p, cands, out);
 }
 
