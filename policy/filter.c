@@ -226,6 +226,24 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     return POLICY_OK;
 }
 
+/* filter_alone over the offered nodes in the gang's topology domain, if it has one (a member
+ * past the minimum of a gang bound in one domain goes there too). */
+static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                                  const char *const *cands, size_t n, int64_t now,
+                                  struct policy_filter_result *out)
+{
+    const char **mine;
+    int rc;
+
+    if (!g->topology || g->singleton)
+        return filter_alone(c, p, g, cands, n, now, out);
+    if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
+        return POLICY_ENOMEM;
+    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), now, out);
+    free(mine);
+    return rc;
+}
+
 /* The first member filtered plans the whole gang's minimum. */
 static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g,
                        int64_t now, struct policy_filter_result *out)
@@ -235,15 +253,26 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     enum preason_kind kind;
     struct pgang *ahead;
 
+    /* kube-scheduler's gang cycle asks about every member, once per candidate placement:
+     * a gang that just could not be planned, with nothing changed since, is answered so again
+     * (unplaceable.c) without planning again. */
+    if (punplaceable_known(c, g, now))
+        return g->awaiting > 0 ? awaiting_victims(c, g, out)
+                               : all_fail(out,
+                                          g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE
+                                                                            : POLICY_UNSCHEDULABLE,
+                                          g->reason);
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
         if (try_evictions(c, g, NULL, now, out) == 0)
             return POLICY_OK;
         pgang_tell_pending(c, g, why);
+        punplaceable_note(c, g, now);
         return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
                         why);
     }
+    g->unplaceable_at = 0;
     if ((ahead = porder_blocker(c, g, NULL, &st))) {
         pstatement_discard(c, &st);
         pstatement_cleanup(&st);
@@ -276,7 +305,7 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
         g->running_since = now;
     }
     if (g->singleton || g->admitted)
-        return filter_alone(c, p, g, cands, n, now, out);
+        return filter_alone_in_domain(c, p, g, cands, n, now, out);
     return filter_gang(c, p, g, now, out);
 }
 

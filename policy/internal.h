@@ -160,6 +160,10 @@ struct pgang {
     int64_t asked;         /* the last filter of one of its members; 0 = never */
     int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
+    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room and node
+     * epochs then: unplaceable.c answers from that verdict while they hold. */
+    int64_t unplaceable_at;
+    uint64_t unplaceable_room, unplaceable_nodes;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
@@ -228,6 +232,7 @@ struct policy_cluster {
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
@@ -444,6 +449,14 @@ void pstatement_cleanup(struct pstatement *st);
 int pplace_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
                    size_t n, const int32_t *order, size_t norder, struct pstatement *st,
                    char *why, size_t len);
+
+/* ---- unplaceable.c: a gang that cannot be planned, asked again at once ------- */
+
+/* Keep g's failed plan as its verdict (g->reason), as the cluster stands at now. */
+void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* Does that verdict still hold: nothing given back, no node or queue or gang changed, within
+ * PUNPLACEABLE_MS of it? */
+bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now);
 
 /* ---- topology.c: a gang in one domain of a node label ----------------------- */
 

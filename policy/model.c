@@ -869,6 +869,7 @@ static void pod_remove(struct policy_cluster *c, int32_t id)
 
     if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
         c->bound_unplaced--;
+    c->room_epoch++; /* a pod gone changes what plans may choose, held room or not */
     puncharge(c, p);
     if (p->phase == POLICY_POD_EVICTING)
         pevict_gone(c, p);

@@ -338,6 +338,45 @@ START_TEST(bound_members_pin_the_gangs_domain)
 }
 END_TEST
 
+/* A member beyond the minimum of a gang bound in one rack goes to that rack too, although
+ * binpack would take a fuller node of another rack (kube-scheduler without the topology gate
+ * offers every node). */
+START_TEST(an_extra_of_a_bound_gang_goes_to_its_domain)
+{
+    const char *names[8];
+    struct policy_filter_result fr;
+    char why[256];
+    size_t n;
+
+    three_racks(2, 4, 2);
+    add_gang("ml/tas", 2, RACK);
+    for (int i = 0; i < 2; i++) {
+        char name[16], uid[32];
+        struct policy_pod_spec b = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/tas", .managed = true, .node = "a1"};
+
+        snprintf(name, sizeof(name), "tas-%d", i);
+        snprintf(uid, sizeof(uid), "uid-tas-%d", i);
+        ck_assert_int_eq(policy_pod_upsert(C, &b, NOW), POLICY_OK);
+    }
+    {   /* b1 the fullest node with room: binpack's first choice without the domain */
+        struct policy_pod_spec f = {.namespace_ = "ml", .name = "filler", .uid = "uid-filler",
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 3,
+                                    .managed = true, .node = "b1"};
+
+        ck_assert_int_eq(policy_pod_upsert(C, &f, NOW), POLICY_OK);
+    }
+    add_pods("ml/tas", "extra", 1, 1);
+    n = placement("", names);
+    ck_assert_int_eq(policy_filter(C, "ml", "extra-0", names, n, NOW, &fr), POLICY_OK);
+    snprintf(why, sizeof(why), "%s", fr.reason ? fr.reason : "");
+    policy_filter_result_cleanup(&fr);
+    ck_assert_msg(node_of("extra-0") != NULL, "extra-0 not placed: %s", why);
+    ck_assert_str_eq(node_of("extra-0"), "a2");
+}
+END_TEST
+
 /* A node without the label is in no domain: never planned for a gang with a key. */
 START_TEST(a_node_without_the_label_is_in_no_domain)
 {
@@ -353,6 +392,61 @@ START_TEST(a_node_without_the_label_is_in_no_domain)
     ck_assert_msg(strstr(fr.reason, "no " RACK " domain holds it (1 tried") != NULL, "%s",
                   fr.reason);
     policy_filter_result_cleanup(&fr);
+}
+END_TEST
+
+/* kube-scheduler asks about a gang no rack holds once per rack in one cycle: the same answer
+ * each time (unplaceable.c answers from the first); and the moment room is given back, a node
+ * changes or the gang does, it is planned again and fits. */
+static const char *unplaceable_changes[] = {"a pod gone", "a node grown", "the gang's minimum lowered"};
+
+START_TEST(a_gang_no_placement_holds_is_answered_the_same_until_something_changes)
+{
+    const char *names[8];
+    struct policy_filter_result fr;
+    char first[512];
+    const int64_t now = NOW;
+    size_t n;
+
+    three_racks(2, 4, 2);
+    /* b1 is full with a pod of nobody's gang: no rack has 5 free */
+    {
+        struct policy_pod_spec f = {.namespace_ = "ml", .name = "filler", .uid = "uid-filler",
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 4,
+                                    .managed = true, .node = "b1"};
+
+        ck_assert_int_eq(policy_pod_upsert(C, &f, NOW), POLICY_OK);
+    }
+    add_gang("ml/big", 5, RACK);
+    add_pods("ml/big", "big", 5, 1);
+    for (const char *r = "abc"; *r; r++) {
+        char rack[2] = {*r, 0};
+
+        n = placement(rack, names);
+        ck_assert_int_eq(policy_filter(C, "ml", "big-0", names, n, now, &fr), POLICY_OK);
+        ck_assert_ptr_nonnull(fr.reason);
+        if (*r == 'a')
+            snprintf(first, sizeof(first), "%s", fr.reason);
+        ck_assert_str_eq(fr.reason, first);
+        policy_filter_result_cleanup(&fr);
+        ck_assert_ptr_null(node_of("big-0"));
+    }
+    switch (_i) {
+    case 0:
+        ck_assert_int_eq(policy_pod_forget(C, "ml", "filler"), POLICY_OK);
+        break;
+    case 1:
+        add_node("c2", "c", 3); /* rack c: 2 + 3 */
+        break;
+    default:
+        add_gang("ml/big", 4, RACK); /* and rack b's 4 free hold it */
+        break;
+    }
+    n = placement("", names);
+    ck_assert_int_eq(policy_filter(C, "ml", "big-0", names, n, now, &fr), POLICY_OK);
+    ck_assert_msg(fr.reason == NULL, "%s: still %s", unplaceable_changes[_i], fr.reason);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_ptr_nonnull(node_of("big-0"));
 }
 END_TEST
 
@@ -384,6 +478,9 @@ static Suite *suite(void)
     tcase_add_test(tc, a_gang_no_domain_holds_waits_whole_with_the_reason);
     tcase_add_test(tc, bound_members_pin_the_gangs_domain);
     tcase_add_test(tc, a_node_without_the_label_is_in_no_domain);
+    tcase_add_test(tc, an_extra_of_a_bound_gang_goes_to_its_domain);
+    tcase_add_loop_test(tc, a_gang_no_placement_holds_is_answered_the_same_until_something_changes,
+                        0, sizeof(unplaceable_changes) / sizeof(unplaceable_changes[0]));
     suite_add_tcase(s, tc);
     return s;
 }
