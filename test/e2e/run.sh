@@ -3,7 +3,7 @@
 # operator, on loopback. One control plane; before each scenario the workloads, queues and
 # nodes of the previous one are removed, and after it the invariants are checked.
 #
-#   test/e2e/run.sh MUSTER_BIN [scenario-name-pattern]
+#   test/e2e/run.sh MUSTER_BIN [pattern]     pattern: parts of names, |-separated ("04d|18")
 #   K8S_VERSION=v1.36.3 test/e2e/run.sh MUSTER_BIN      the 1.36 leg
 #
 # Scenarios are test/e2e/scenarios/NN-name.sh, each defining `scenario` (run in a subshell
@@ -21,8 +21,21 @@ source "$HERE/lib.sh"
 source "$HERE/muster.sh"
 
 passed=0 failed=0 failures=()
+# What each component running now has cost in CPU seconds (docs/e2e.md quotes it per leg).
+e2e_component_cpu() {
+  local f n pid out=""
+  for f in "$MUSTER_E2E_DIR"/pids/*.pid; do
+    [[ -f $f ]] || continue
+    n=$(basename "$f" .pid) pid=$(cat "$f")
+    [[ -r /proc/$pid/stat ]] || continue
+    out+=" $n $(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.1fs", ($12 + $13) / hz }' "/proc/$pid/stat"),"
+  done
+  echo "${out%,}"
+}
+
 finish() {
   local rc=$?
+  [[ -z ${MUSTER_E2E_DIR:-} ]] || e2e_log "CPU of the components still running:$(e2e_component_cpu)"
   e2e_fake_node_agent_stop
   ((failed)) && e2e_fail "end-to-end scenarios failed: ${failures[*]}" 2>/dev/null
   e2e_down
@@ -103,6 +116,15 @@ e2e_baseline() {
   e2e_fake_node_agent_alive || e2e_fake_node_agent
 }
 
+# The scenario is one asked for: PATTERN empty, or one of its |-separated parts in its name.
+e2e_wanted() {
+  local p parts
+  [[ -n $PATTERN ]] || return 0
+  IFS='|' read -ra parts <<<"$PATTERN"
+  for p in "${parts[@]}"; do [[ $1 == *"$p"* ]] && return 0; done
+  return 1
+}
+
 # The scenario runs on this leg: its "# legs:" line names the minor of K8S_VERSION (no line: 1.37).
 e2e_on_leg() {
   local minor=${K8S_VERSION#v}; minor=${minor%.*}
@@ -120,10 +142,11 @@ e2e_muster_install
 e2e_baseline
 set +e
 e2e_log "control plane and muster up in $((SECONDS - t0))s"
+e2e_log "Kubernetes $K8S_VERSION: $(e2e_bins >/dev/null && "$E2E_KUBE_APISERVER" --version 2>/dev/null)"
 
 for f in "$HERE"/scenarios/[0-9]*.sh; do
   name=$(basename "$f" .sh)
-  [[ -z $PATTERN || $name == *$PATTERN* ]] || continue
+  e2e_wanted "$name" || continue
   # 90-kill9-trials runs only when asked for (bench/kill9_trials.sh): skipping it here saves the
   # reset before it (after 17's 300 nodes, minutes of deletes)
   [[ $name != 90-kill9-trials || -n ${KILL9_TRIALS:-} ]] || continue
