@@ -52,6 +52,18 @@ static void expect_output(const struct result *r, const char *want_file)
     free(want);
 }
 
+/* Nothing in out acts on a terminal: no control byte but the printer's own newlines (and the
+ * tabs cJSON indents with), no C1 control (U+0080..U+009F as UTF-8). */
+static void expect_terminal_safe(const char *out, bool json)
+{
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+        ck_assert_msg((*p >= 0x20 && *p != 0x7f) || *p == '\n' || (json && *p == '\t'),
+                      "byte 0x%02x at %td of:\n%s", *p, (const char *)p - out, out);
+        ck_assert_msg(!(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f), "C1 control at %td of:\n%s",
+                      (const char *)p - out, out);
+    }
+}
+
 /* The canned server's port, which changes every run, as PORT. */
 static void hide_port(struct result *r, int port)
 {
@@ -136,6 +148,39 @@ START_TEST(test_queues_no_crd)
     ck_assert_str_eq(r.err, "no Queues: the API server does not serve queues.muster.dev (is "
                             "muster's CRD installed? manifests/crd-queue.yaml)");
     ck_assert_uint_eq(r.len, 0);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A parentQueue, a name and a bad field full of escape sequences and forged lines (Kubernetes
+ * does not validate them): the text shows them escaped, the JSON as JSON escapes. Failed before
+ * the text was escaped (issue 21). */
+START_TEST(test_queues_hostile)
+{
+    static const char *const script[] = {"queues_hostile.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, &o, &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_terminal_safe(r.out, _i == 1);
+    if (_i == 0) {
+        expect_output(&r, "queues_hostile.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_str_eq(cli__str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), 0), "parent"),
+                         "gone\x1b]0;pwned\x07\r\nTOTAL                                 999");
+        cJSON_Delete(j);
+    }
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -239,6 +284,39 @@ START_TEST(test_why_reason_sources)
     ck_assert_int_eq(r.rc, CLI_EXIT_OK);
     ck_assert_msg(strstr(r.out, reason_cases[_i].why) != NULL, "%s", r.out);
     ck_assert_msg(strstr(r.out, reason_cases[_i].from) != NULL, "%s", r.out);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A RayCluster groupName, an Event message and a Queue's parentQueue that would retitle and clear
+ * the terminal and forge "Gang: Bound" lines: escaped in the text, JSON escapes in the JSON.
+ * Failed before the text was escaped (issue 21). */
+START_TEST(test_why_hostile)
+{
+    static const char *const script[] = {"raycluster_hostile.http", "pods.http",
+                                         "events_hostile.http", "queue_hostile.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_terminal_safe(r.out, _i == 1);
+    if (_i == 0) {
+        expect_output(&r, "why_hostile.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_ptr_nonnull(strstr(cli__str(j, "reason"), "\r\n\x1b[1;32mGang:"));
+        cJSON_Delete(j);
+    }
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -647,12 +725,14 @@ static Suite *cli_suite(void)
     tc = tcase_create("queues");
     tcase_add_loop_test(tc, test_queues, 0, N(queues_cases));
     tcase_add_test(tc, test_queues_no_crd);
+    tcase_add_loop_test(tc, test_queues_hostile, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("why");
     tcase_add_loop_test(tc, test_why_waiting, 0, N(waiting_cases));
     tcase_add_test(tc, test_why_events_cap);
     tcase_add_loop_test(tc, test_why_reason_sources, 0, N(reason_cases));
+    tcase_add_loop_test(tc, test_why_hostile, 0, 2);
     tcase_add_test(tc, test_why_muster);
     tcase_add_test(tc, test_why_muster_down);
     tcase_add_test(tc, test_why_bound);

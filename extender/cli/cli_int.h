@@ -65,7 +65,7 @@ struct cli_table {
 
 void cli__table_init(struct cli_table *t, struct ext_arena *a, size_t ncols);
 void cli__table_cleanup(struct cli_table *t);
-/* The next cell (copied); NULL prints as "<none>". */
+/* The next cell (copied, escaped for the terminal: ext_text_escape); NULL prints as "<none>". */
 void cli__table_add(struct cli_table *t, const char *text);
 void cli__table_addf(struct cli_table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -63,9 +63,24 @@ static const char why_usage[] =
 static int bad_flag(const struct cli_args *a, const char *fmt, const char *what)
 {
     fprintf(stderr, "muster %s: ", a->cmd);
-    fprintf(stderr, fmt, what);
+    ext_text_printf(stderr, fmt, what);
     fprintf(stderr, " (muster %s --help)\n", a->cmd);
     return CLI_EXIT_UNREACHABLE;
+}
+
+/* The one line a failure prints ("muster why: [what[ at server]: ]err"), the API server's words
+ * and the cluster's names escaped. */
+static void say(const struct cli_args *a, const char *what, const char *server, const char *err)
+{
+    fprintf(stderr, "muster %s: ", a->cmd);
+    if (what != NULL) {
+        fputs(what, stderr);
+        if (server != NULL)
+            ext_text_printf(stderr, " at %s", server);
+        fputs(": ", stderr);
+    }
+    ext_text_put(err, stderr);
+    fputc('\n', stderr);
 }
 
 static int parse_value(struct cli_args *a, int ch, const char *v)
@@ -204,7 +219,7 @@ static int run(struct cli_args *a, bool why)
 
     kube = cluster_client(a, &context_ns, err, sizeof(err));
     if (kube == NULL) {
-        fprintf(stderr, "muster %s: cannot reach the cluster: %s\n", a->cmd, err);
+        say(a, "cannot reach the cluster", NULL, err);
         goto out;
     }
     if (why && a->muster_url != NULL) {
@@ -221,10 +236,9 @@ static int run(struct cli_args *a, bool why)
     else if (!why)
         rc = cli_queues(kube, &a->o, stdout, err, sizeof(err));
     if (rc == CLI_EXIT_UNREACHABLE && err[0])
-        fprintf(stderr, "muster %s: cannot reach the cluster at %s: %s\n", a->cmd,
-                kube_client_server(kube), err);
+        say(a, "cannot reach the cluster", kube_client_server(kube), err);
     else if (rc != CLI_EXIT_OK && err[0])
-        fprintf(stderr, "muster %s: %s\n", a->cmd, err);
+        say(a, NULL, NULL, err);
 out:
     kube_client_free(a->o.muster);
     kube_client_free(kube);

@@ -181,7 +181,7 @@ static bool print_json(const struct tree *t, FILE *out)
     totals(t, &sum);
     cJSON_AddItemToObject(root, "total", queue_json(&sum, NULL, -1, false));
     cJSON_AddItemReferenceToObject(root, "warnings", t->warnings);
-    text = cJSON_Print(root);
+    text = ext_json_print(root, true);
     cJSON_Delete(root);
     if (text == NULL)
         return false;
@@ -262,7 +262,9 @@ static bool print_text(const struct tree *t, enum policy_resource r, FILE *out)
                      "muster running, and does its kube-scheduler lead?)\n");
     cJSON_ArrayForEach(w, t->warnings)
     {
-        fprintf(out, "warning: a Queue muster cannot read: %s\n", w->valuestring);
+        fputs("warning: a Queue muster cannot read: ", out);
+        ext_text_put(w->valuestring, out);
+        fputc('\n', out);
     }
     return ok;
 }
