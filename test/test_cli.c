@@ -236,7 +236,7 @@ START_TEST(test_why_events_cap)
     ck_assert_int_eq(r.rc, CLI_EXIT_OK);
     ck_assert_ptr_nonnull(strstr(r.out, "EVENTS (the newest 1 of 4)\n"));
     ck_assert_ptr_nonnull(
-        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   Warning   FailedScheduling"));
+        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   muster   Warning   FailedScheduling"));
     ck_assert_ptr_null(strstr(r.out, "GangWaiting   queue"));
     ck_assert_ptr_nonnull(
         strstr(r.out, "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)"));
@@ -268,6 +268,19 @@ static const struct {
     {"pods.http", "events_composition.http",
      "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
      "(muster's Event GangWaiting on Pod demo-gpu-worker-4tq9z, 12s ago)\n"},
+    /* Newer GangWaiting Events muster did not write (issue 21): from another writer, with muster
+     * as source.component only, with no reportingInstance. muster writes all of source.component,
+     * reportingComponent and reportingInstance (kube/client.c); only its own give the reason. */
+    {"pods.http", "events_forged.http",
+     "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
+     "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)\n"},
+    /* A newer FailedScheduling from a writer that is not the pod's scheduler (its schedulerName
+     * "muster": kube-scheduler's profile of that name writes as "muster"). */
+    {"pods.http", "events_scheduler_forged.http",
+     "Why:          0/2 nodes are available: 2 queue team-a: gpu limit 4, in use 3, gang needs "
+     "2.5. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming "
+     "pod.\n",
+     "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
 };
 
 START_TEST(test_why_reason_sources)

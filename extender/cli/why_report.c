@@ -101,6 +101,7 @@ static cJSON *event_json(const cJSON *e)
              cli__str(io, "name") ? cli__str(io, "name") : "?");
     cJSON_AddItemToObject(o, "time", str_or_null(t >= 0 ? when : NULL));
     cJSON_AddStringToObject(o, "object", what);
+    cJSON_AddItemToObject(o, "source", str_or_null(why_event_writer(e)));
     cJSON_AddItemToObject(o, "type", str_or_null(cli__str(e, "type")));
     cJSON_AddItemToObject(o, "reason", str_or_null(cli__str(e, "reason")));
     cJSON_AddItemToObject(o, "message", str_or_null(cli__str(e, "message")));
@@ -325,7 +326,7 @@ static bool print_pods(const struct why *w, const cJSON *r, FILE *out)
 
 static bool print_events(const struct why *w, const cJSON *r, FILE *out)
 {
-    static const char *const head[] = {"AGE", "OBJECT", "TYPE", "REASON", "MESSAGE"};
+    static const char *const head[] = {"AGE", "OBJECT", "SOURCE", "TYPE", "REASON", "MESSAGE"};
     const cJSON *e;
     struct cli_table t;
     int shown;
@@ -339,8 +340,8 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
         fprintf(out, "\nEVENTS: none\n");
         return true;
     }
-    cli__table_init(&t, w->a, 5);
-    for (size_t i = 0; i < 5; i++)
+    cli__table_init(&t, w->a, 6);
+    for (size_t i = 0; i < 6; i++)
         cli__table_add(&t, head[i]);
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "events"))
     {
@@ -349,6 +350,7 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
         cli__age(w->o->now, cli__time(cli__str(e, "time")), age, sizeof(age));
         cli__table_add(&t, age);
         cli__table_add(&t, cli__str(e, "object"));
+        cli__table_add(&t, cli__str(e, "source"));
         cli__table_add(&t, cli__str(e, "type"));
         cli__table_add(&t, cli__str(e, "reason"));
         cli__table_add(&t, cli__str(e, "message"));

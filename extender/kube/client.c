@@ -776,8 +776,8 @@ static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_ui
     cJSON_AddStringToObject(ev, "message", msg);
     cJSON_AddStringToObject(ev, "type", type && type[0] ? type : "Normal");
     src = cJSON_AddObjectToObject(ev, "source");
-    cJSON_AddStringToObject(src, "component", "muster");
-    cJSON_AddStringToObject(ev, "reportingComponent", "muster");
+    cJSON_AddStringToObject(src, "component", KUBE_EVENT_COMPONENT);
+    cJSON_AddStringToObject(ev, "reportingComponent", KUBE_EVENT_COMPONENT);
     cJSON_AddStringToObject(ev, "reportingInstance", host);
     cJSON_AddStringToObject(ev, "action", "Scheduling");
     cJSON_AddStringToObject(ev, "eventTime", micro);
