@@ -187,6 +187,148 @@ START_TEST(test_queues_hostile)
 }
 END_TEST
 
+/* A Queue named name under parent (NULL: none), GPU quota 1, as the API server lists it. */
+static cJSON *queue_item(const char *name, const char *parent)
+{
+    cJSON *q = cJSON_CreateObject(), *spec;
+
+    cJSON_AddStringToObject(q, "apiVersion", "muster.dev/v1alpha1");
+    cJSON_AddStringToObject(q, "kind", "Queue");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(q, "metadata"), "name", name);
+    spec = cJSON_AddObjectToObject(q, "spec");
+    if (parent != NULL)
+        cJSON_AddStringToObject(spec, "parentQueue", parent);
+    cJSON_AddNumberToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "resources"), "gpu"), "quota", 1);
+    return q;
+}
+
+/* The depth the JSON gives each queue, by name. */
+static int depth_of(const cJSON *list, const char *name)
+{
+    const cJSON *q;
+
+    cJSON_ArrayForEach(q, list)
+    {
+        if (strcmp(cli__str(q, "name"), name) == 0)
+            return (int)cJSON_GetObjectItem(q, "depth")->valuedouble;
+    }
+    return -1;
+}
+
+#define DEEP 8000
+
+/* "c%05d" ascending with the depth (case 0), or descending (case 1: a parent sorts after its
+ * children, so name order is not tree order). */
+static void chain_name(char *buf, size_t len, int k, int loop)
+{
+    snprintf(buf, len, "c%05d", loop == 0 ? k : DEEP - 1 - k);
+}
+
+/* A chain of 8,000 Queues: drawn whole, each at its depth, without recursion. Failed before
+ * (issue 21): the recursion overflowed the stack (SIGSEGV), after walking every chain from every
+ * queue (quadratic). */
+START_TEST(test_queues_deep_chain)
+{
+    struct cli_opts o = text_opts;
+    cJSON *items = cJSON_CreateArray(), *j;
+    char name[16], parent[16], err[256], *text = NULL;
+    size_t len = 0, lines = 0;
+    FILE *m;
+
+    for (int k = 0; k < DEEP; k++) {
+        chain_name(name, sizeof(name), k, _i);
+        chain_name(parent, sizeof(parent), k - 1, _i);
+        cJSON_AddItemToArray(items, queue_item(name, k > 0 ? parent : NULL));
+    }
+    o.output = CLI_OUTPUT_JSON;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "queues")), DEEP);
+    for (int k = 0; k < DEEP; k++) { /* depth first: the chain in its order */
+        const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), k);
+
+        chain_name(name, sizeof(name), k, _i);
+        ck_assert_str_eq(cli__str(q, "name"), name);
+        ck_assert_int_eq((int)cJSON_GetObjectItem(q, "depth")->valuedouble, k);
+    }
+    ck_assert_str_eq(cli__str(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "total"), "gpu"), "quota"),
+                     "1"); /* the top's only */
+    cJSON_Delete(j);
+    free(text);
+    o.output = CLI_OUTPUT_TEXT;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    ck_assert_uint_eq(lines, 1 + DEEP + 1 + 2); /* head, queues, TOTAL, the "-" note */
+    chain_name(name, sizeof(name), DEEP - 1, _i);
+    snprintf(parent, sizeof(parent), "\n%*s", 3 * 23, "");
+    ck_assert_ptr_nonnull(strstr(text, parent)); /* 23 levels drawn, then the rest elided */
+    snprintf(err, sizeof(err), "… 7999 └─ %s ", name);
+    ck_assert_ptr_nonnull(strstr(text, err));
+    free(text);
+    cJSON_Delete(items);
+}
+END_TEST
+
+/* Loops of parentQueue: a queue its own parent, a loop of 5,000 with a tail of 3,000 hanging from
+ * it. Every queue on a loop is drawn at the top ("in a loop"); the tail beneath it, each at its
+ * depth (before, every queue walked its whole chain: about 10 s for these, quadratic). */
+START_TEST(test_queues_loops)
+{
+    static const int loop = 5000, tail = 3000;
+    struct cli_opts o = text_opts;
+    cJSON *items = cJSON_CreateArray(), *j, *list;
+    char name[16], parent[16], err[256], *text = NULL;
+    size_t len = 0;
+    FILE *m;
+
+    cJSON_AddItemToArray(items, queue_item("self", "self"));
+    for (int k = 0; k < loop; k++) {
+        snprintf(name, sizeof(name), "l%04d", k);
+        snprintf(parent, sizeof(parent), "l%04d", (k + 1) % loop);
+        cJSON_AddItemToArray(items, queue_item(name, parent));
+    }
+    for (int k = 0; k < tail; k++) {
+        snprintf(name, sizeof(name), "t%04d", k);
+        snprintf(parent, sizeof(parent), k == 0 ? "l2500" : "t%04d", k - 1);
+        cJSON_AddItemToArray(items, queue_item(name, parent));
+    }
+    o.output = CLI_OUTPUT_JSON;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    j = cJSON_Parse(text);
+    list = cJSON_GetObjectItem(j, "queues");
+    ck_assert_int_eq(cJSON_GetArraySize(list), 1 + loop + tail);
+    ck_assert_int_eq(depth_of(list, "self"), 0);
+    ck_assert_int_eq(depth_of(list, "l0000"), 0);
+    ck_assert_int_eq(depth_of(list, "l4999"), 0);
+    ck_assert_int_eq(depth_of(list, "t0000"), 1);
+    ck_assert_int_eq(depth_of(list, "t2999"), tail);
+    /* the top: the 5,001 queues on loops, each quota 1 */
+    ck_assert_str_eq(cli__str(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "total"), "gpu"), "quota"),
+                     "5001");
+    cJSON_Delete(j);
+    free(text);
+    o.output = CLI_OUTPUT_TEXT;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    ck_assert_ptr_nonnull(strstr(text, "\nself (parent self in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\nl2500 (parent l2501 in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\nl2501 (parent l2502 in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\n└─ t0000   "));
+    free(text);
+    cJSON_Delete(items);
+}
+END_TEST
+
 /* ---- muster why --------------------------------------------------------------------- */
 
 static const char *const waiting_script[] = {"raycluster_demo.http", "pods.http", "events.http",
@@ -739,6 +881,8 @@ static Suite *cli_suite(void)
     tcase_add_loop_test(tc, test_queues, 0, N(queues_cases));
     tcase_add_test(tc, test_queues_no_crd);
     tcase_add_loop_test(tc, test_queues_hostile, 0, 2);
+    tcase_add_loop_test(tc, test_queues_deep_chain, 0, 2);
+    tcase_add_test(tc, test_queues_loops);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("why");

@@ -72,6 +72,12 @@ void cli__table_addf(struct cli_table *t, const char *fmt, ...)
 /* Widths count characters, not bytes (the tree's lines are UTF-8). */
 void cli__table_print(const struct cli_table *t, FILE *out);
 
+/* ---- muster queues (queues.c) ------------------------------------------------------ */
+
+/* The Queue objects of a LIST (items), as a tree with totals, onto out. An ext_err code. */
+int cli__queues_print(const cJSON *items, bool truncated, const struct cli_opts *o, FILE *out,
+                      char *err, size_t errlen);
+
 /* ---- a Queue as the commands show it (queue.c) ------------------------------------- */
 
 struct cli_queue {
