@@ -144,7 +144,7 @@ START_TEST(test_queues_no_crd)
     canned_api_start(&api, DIR, script, 1);
     kube = canned_api_client(&api, NULL);
     queues(kube, &text_opts, &r);
-    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
+    ck_assert_int_eq(r.rc, CLI_EXIT_NOT_FOUND);
     ck_assert_str_eq(r.err, "no Queues: the API server does not serve queues.muster.dev (is "
                             "muster's CRD installed? manifests/crd-queue.yaml)");
     ck_assert_uint_eq(r.len, 0);
@@ -170,7 +170,7 @@ START_TEST(test_queues_hostile)
     canned_api_start(&api, DIR, script, 1);
     kube = canned_api_client(&api, NULL);
     queues(kube, &o, &r);
-    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    ck_assert_msg(r.rc == CLI_EXIT_PARTIAL, "%d: %s", r.rc, r.err); /* two Queues unreadable */
     expect_terminal_safe(r.out, _i == 1);
     if (_i == 0) {
         expect_output(&r, "queues_hostile.txt");
@@ -179,6 +179,78 @@ START_TEST(test_queues_hostile)
         ck_assert_ptr_nonnull(j);
         ck_assert_str_eq(cli__str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), 0), "parent"),
                          "gone\x1b]0;pwned\x07\r\nTOTAL                                 999");
+        cJSON_Delete(j);
+    }
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* Each failure its own exit status and message (issue 21): a reply that is not JSON read as
+ * "cannot reach the cluster" (2), a refusal as 1, and continue tokens were followed without end. */
+static const struct {
+    const char *reply;
+    int rc;
+    const char *err;
+} failure_cases[] = {
+    {"not_json.http", CLI_EXIT_BAD_REPLY,
+     "GET /apis/muster.dev/v1alpha1/queues?limit=500: reply is not JSON"},
+    {"forbidden.http", CLI_EXIT_REFUSED,
+     "GET /apis/muster.dev/v1alpha1/queues?limit=500: HTTP 403 Forbidden: events is forbidden: "},
+    {"queues_endless.http", CLI_EXIT_BAD_REPLY,
+     "GET /apis/muster.dev/v1alpha1/queues: more than 100 pages (the API server keeps sending "
+     "continue tokens)"},
+};
+
+START_TEST(test_queues_failures)
+{
+    const char *script[] = {failure_cases[_i].reply};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, &text_opts, &r);
+    ck_assert_msg(r.rc == failure_cases[_i].rc, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strncmp(r.err, failure_cases[_i].err, strlen(failure_cases[_i].err)) == 0, "%s",
+                  r.err);
+    ck_assert_uint_eq(r.len, 0);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* Status values muster would not write: pendingGangs 1e300 (a float-to-int conversion out of
+ * range: undefined behaviour), 2.5 and -3; allocated -1 (printed "unlimited") and "lots". The
+ * Queue is shown without its status, a warning names the field, the exit status says some of it
+ * could not be read. Failed before (issue 21). */
+START_TEST(test_queues_bad_status)
+{
+    static const char *const script[] = {"queues_bad_status.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, &o, &r);
+    ck_assert_msg(r.rc == CLI_EXIT_PARTIAL, "exit %d: %s", r.rc, r.err);
+    if (_i == 0) {
+        expect_output(&r, "queues_bad_status.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 5);
+        ck_assert(cJSON_IsNull(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), 2), "pendingGangs")));
+        ck_assert_int_eq(
+            (int)cJSON_GetObjectItem(cJSON_GetObjectItem(j, "total"), "pendingGangs")->valuedouble, 2);
         cJSON_Delete(j);
     }
     free(r.out);
@@ -631,10 +703,31 @@ START_TEST(test_why_missing)
     canned_api_start(&api, DIR, script, 1);
     kube = canned_api_client(&api, NULL);
     why(kube, &text_opts, "nope", &r);
-    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
+    ck_assert_int_eq(r.rc, CLI_EXIT_NOT_FOUND);
     ck_assert_str_eq(r.err, "no RayCluster, PodGroup or Pod named lab/nope");
     ck_assert_uint_eq(r.len, 0);
     canned_api_expect(&api, "why_missing.req", 4);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A reply that is not JSON is the API server's answer, not a cluster out of reach (it read as
+ * "cannot reach the cluster", exit 2, before: issue 21). */
+START_TEST(test_why_not_json)
+{
+    static const char *const script[] = {"not_json.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_BAD_REPLY);
+    ck_assert_str_eq(r.err, "GET /apis/ray.io/v1/namespaces/lab/rayclusters/demo: reply is not JSON");
+    ck_assert_uint_eq(r.len, 0);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -780,8 +873,8 @@ static const struct {
      "kubectl muster: \"serve\" is for the muster binary itself: muster serve\n"},
     {"frobnicate", 2, "kubectl muster: unknown command \"frobnicate\""},
     {"why --help", 0, "Usage: muster why [NAMESPACE/]NAME"},
-    {"why", 2, "muster why: which object? give [NAMESPACE/]NAME (muster why --help)\n"},
-    {"queues -o yaml", 2, "muster queues: bad value \"yaml\" for --output (text or json)"},
+    {"why", 6, "muster why: which object? give [NAMESPACE/]NAME (muster why --help)\n"},
+    {"queues -o yaml", 6, "muster queues: bad value \"yaml\" for --output (text or json)"},
 };
 
 /* Run through a symlink named kubectl-muster, as `kubectl muster` runs it. */
@@ -881,6 +974,8 @@ static Suite *cli_suite(void)
     tcase_add_loop_test(tc, test_queues, 0, N(queues_cases));
     tcase_add_test(tc, test_queues_no_crd);
     tcase_add_loop_test(tc, test_queues_hostile, 0, 2);
+    tcase_add_loop_test(tc, test_queues_failures, 0, N(failure_cases));
+    tcase_add_loop_test(tc, test_queues_bad_status, 0, 2);
     tcase_add_loop_test(tc, test_queues_deep_chain, 0, 2);
     tcase_add_test(tc, test_queues_loops);
     suite_add_tcase(s, tc);
@@ -897,6 +992,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_why_solo);
     tcase_add_test(tc, test_why_kai_queue);
     tcase_add_test(tc, test_why_missing);
+    tcase_add_test(tc, test_why_not_json);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("unreachable");

@@ -28,7 +28,8 @@
     XX(ECONFLICT, -7, "conflict")                                                                  \
     XX(EGONE, -8, "resource version too old (410 Gone)")                                           \
     XX(ETIMEOUT, -9, "timed out")                                                                  \
-    XX(ESTOPPED, -10, "shutting down")
+    XX(ESTOPPED, -10, "shutting down")                                                             \
+    XX(EPROTO, -11, "the reply is not what the protocol says")
 
 enum ext_err {
 #define EXT_ERR_ENUM(name, code, text) EXT_##name = code,

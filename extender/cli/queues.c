@@ -28,7 +28,7 @@ struct tree {
     const char **prefix; /* by index: the tree's lines before the name */
     bool *root;          /* by index: drawn at the top (no parent, a missing one, or a loop) */
     size_t placed;
-    cJSON *warnings; /* Queues that could not be read */
+    cJSON *warnings; /* what could not be read: a Queue (not shown), a status (shown without) */
 };
 
 static int by_name(const void *x, const void *y)
@@ -148,7 +148,7 @@ static int read_all(struct tree *t, const cJSON *items, char *err, size_t errlen
     int *first = NULL, *next = NULL, *stack = NULL;
     unsigned char *state = NULL;
     const cJSON *item;
-    char why[256];
+    char why[640];
     bool ok = false;
 
     t->q = calloc(cap, sizeof(*t->q));
@@ -156,10 +156,19 @@ static int read_all(struct tree *t, const cJSON *items, char *err, size_t errlen
         return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     cJSON_ArrayForEach(item, items)
     {
-        if (cli__queue_read(item, t->a, &t->q[t->n], why, sizeof(why)) == EXT_OK)
-            t->n++;
-        else
+        struct cli_queue *q = &t->q[t->n];
+
+        if (cli__queue_read(item, t->a, q, why, sizeof(why)) != EXT_OK) {
+            snprintf(why + strlen(why), sizeof(why) - strlen(why), " (not shown)");
             cJSON_AddItemToArray(t->warnings, cJSON_CreateString(why));
+            continue;
+        }
+        if (q->status_err != NULL) {
+            snprintf(why, sizeof(why), "Queue %s: %s (shown without its status)", q->name,
+                     q->status_err);
+            cJSON_AddItemToArray(t->warnings, cJSON_CreateString(why));
+        }
+        t->n++;
     }
     qsort(t->q, t->n, sizeof(*t->q), by_name);
     t->parent = calloc(cap, sizeof(*t->parent));
@@ -185,6 +194,15 @@ static int read_all(struct tree *t, const cJSON *items, char *err, size_t errlen
     return ok ? EXT_OK : ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
 }
 
+/* a + b of two amounts of 0 or more (no overflow: INT64_MAX at most), or -1 (unlimited) when
+ * either is. */
+static int64_t add_amounts(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0)
+        return -1;
+    return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
 /* The top of the tree, summed: unlimited if any top-level queue is. */
 static void totals(const struct tree *t, struct cli_queue *sum)
 {
@@ -193,19 +211,20 @@ static void totals(const struct tree *t, struct cli_queue *sum)
     for (size_t i = 0; i < t->n; i++) {
         const struct cli_queue *q = &t->q[i];
 
-        sum->pending_gangs += q->pending_gangs;
+        sum->pending_gangs = (int32_t)(add_amounts(sum->pending_gangs, q->pending_gangs) > INT32_MAX
+                                           ? INT32_MAX
+                                           : sum->pending_gangs + q->pending_gangs);
         sum->has_status = sum->has_status || q->has_status;
         if (!t->root[i])
             continue;
         sum->has_fair_share = sum->has_fair_share || q->has_fair_share;
         for (int r = 0; r < POLICY_RES_COUNT; r++) {
-            sum->quota.v[r] =
-                sum->quota.v[r] < 0 || q->quota.v[r] < 0 ? -1 : sum->quota.v[r] + q->quota.v[r];
-            sum->limit.v[r] =
-                sum->limit.v[r] < 0 || q->limit.v[r] < 0 ? -1 : sum->limit.v[r] + q->limit.v[r];
-            sum->allocated.v[r] += q->allocated.v[r];
-            sum->reserved.v[r] += q->reserved.v[r];
-            sum->fair_share.v[r] += q->has_fair_share ? q->fair_share.v[r] : 0;
+            sum->quota.v[r] = add_amounts(sum->quota.v[r], q->quota.v[r]);
+            sum->limit.v[r] = add_amounts(sum->limit.v[r], q->limit.v[r]);
+            sum->allocated.v[r] = add_amounts(sum->allocated.v[r], q->allocated.v[r]);
+            sum->reserved.v[r] = add_amounts(sum->reserved.v[r], q->reserved.v[r]);
+            sum->fair_share.v[r] =
+                add_amounts(sum->fair_share.v[r], q->has_fair_share ? q->fair_share.v[r] : 0);
         }
     }
 }
@@ -332,7 +351,7 @@ static bool print_text(const struct tree *t, enum policy_resource r, FILE *out)
                      "muster running, and does its kube-scheduler lead?)\n");
     cJSON_ArrayForEach(w, t->warnings)
     {
-        fputs("warning: a Queue muster cannot read: ", out);
+        fputs("warning: ", out);
         ext_text_put(w->valuestring, out);
         fputc('\n', out);
     }
@@ -355,7 +374,7 @@ int cli__queues_print(const cJSON *items, bool truncated, const struct cli_opts 
                       char *err, size_t errlen)
 {
     struct tree t = {.a = ext_arena_new(), .warnings = cJSON_CreateArray()};
-    int rc = EXT_ENOMEM;
+    int rc = EXT_ENOMEM, warnings = 0;
     bool ok;
 
     if (t.a == NULL || t.warnings == NULL) {
@@ -370,9 +389,13 @@ int cli__queues_print(const cJSON *items, bool truncated, const struct cli_opts 
         if (!ok)
             rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     }
+    warnings = rc == EXT_OK ? cJSON_GetArraySize(t.warnings) : 0;
+    if (warnings > 0)
+        ext_errf(err, errlen, EXT_OK, "not every Queue is shown whole: %d warning%s above",
+                 warnings, warnings == 1 ? "" : "s");
 out:
     tree_cleanup(&t);
-    return rc;
+    return warnings > 0 ? CLI_EXIT_PARTIAL : cli__exit_of(rc);
 }
 
 int cli_queues(struct kube_client *kube, const struct cli_opts *o, FILE *out, char *err,
@@ -387,8 +410,11 @@ int cli_queues(struct kube_client *kube, const struct cli_opts *o, FILE *out, ch
         ext_errf(err, errlen, rc,
                  "no Queues: the API server does not serve queues.muster.dev (is muster's CRD "
                  "installed? manifests/crd-queue.yaml)");
-    if (rc == EXT_OK)
-        rc = cli__queues_print(items, truncated, o, out, err, errlen);
+    if (rc != EXT_OK) {
+        cJSON_Delete(items);
+        return cli__exit_of(rc);
+    }
+    rc = cli__queues_print(items, truncated, o, out, err, errlen);
     cJSON_Delete(items);
-    return rc == EXT_OK ? CLI_EXIT_OK : cli__exit_of(rc);
+    return rc;
 }

@@ -35,7 +35,7 @@ static int get_maybe(struct why *w, const char *path, cJSON **out)
     int rc = kube_request(w->kube, "GET", path, NULL, NULL, &status, &reply, w->err, w->errlen);
 
     if (rc == EXT_OK && !cJSON_IsObject(reply))
-        rc = ext_errf(w->err, w->errlen, EXT_EINVAL, "GET %s: not an object", path);
+        rc = ext_errf(w->err, w->errlen, EXT_EPROTO, "GET %s: not an object", path);
     if (rc != EXT_OK) {
         cJSON_Delete(reply);
         return rc == EXT_ENOTFOUND || status == 403 ? EXT_ENOTFOUND : rc;
@@ -573,11 +573,12 @@ int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, 
 {
     struct why w = {.kube = kube, .o = o, .ns = ns, .name = name, .err = err, .errlen = errlen};
     int rc = EXT_ENOMEM;
+    bool partial;
 
     w.a = ext_arena_new();
     if (w.a == NULL) {
         ext_errf(err, errlen, rc, "out of memory");
-        return CLI_EXIT_FAIL;
+        return CLI_EXIT_NOMEM;
     }
     rc = find_gang(&w);
     if (rc == EXT_OK)
@@ -595,6 +596,11 @@ int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, 
         if (!why_report(&w, out))
             rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     }
+    /* Printed whole but for the gang's Queue: said in the report, and by the exit status. */
+    partial = rc == EXT_OK && (w.queue_err[0] || (w.have_queue && w.queue.status_err != NULL));
+    if (partial)
+        ext_errf(err, errlen, EXT_OK, "Queue %s could not be read whole (see Queue: above)",
+                 w.queue_name);
     why_cleanup(&w);
-    return rc == EXT_OK ? CLI_EXIT_OK : cli__exit_of(rc);
+    return partial ? CLI_EXIT_PARTIAL : cli__exit_of(rc);
 }

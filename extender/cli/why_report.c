@@ -120,6 +120,7 @@ static cJSON *queue_json(const struct why *w)
         return o;
     }
     cJSON_AddItemToObject(o, "parent", str_or_null(w->queue.parent));
+    cJSON_AddItemToObject(o, "statusError", str_or_null(w->queue.status_err));
     cJSON_AddNumberToObject(o, "priority", w->queue.priority);
     if (w->queue.has_status)
         cJSON_AddNumberToObject(o, "pendingGangs", w->queue.pending_gangs);
@@ -152,7 +153,9 @@ static void add_counts(const struct why *w, cJSON *o)
     cJSON_AddNumberToObject(o, "minMembers", w->lone ? 1 : min);
     cJSON_AddNumberToObject(o, "members", w->have_view ? w->view.members : 0);
     cJSON_AddNumberToObject(o, "bound", w->bound);
-    if (cJSON_IsNumber(waiting))
+    /* muster's word, through --muster-url: a count, or nothing (a double past int32 has no int) */
+    if (cJSON_IsNumber(waiting) && waiting->valuedouble >= 0 && waiting->valuedouble <= INT32_MAX &&
+        waiting->valuedouble == (double)(int32_t)waiting->valuedouble)
         cJSON_AddNumberToObject(o, "waitingAtBind", waiting->valuedouble);
     else
         cJSON_AddNullToObject(o, "waitingAtBind");
@@ -245,7 +248,9 @@ static void print_queue(const cJSON *q, FILE *out)
         return;
     }
     fprintf(out, "%s: ", s_of(q, "name"));
-    if (cJSON_IsNumber(pending))
+    if (cli__str(q, "statusError") != NULL)
+        fprintf(out, "status cannot be read (%s); ", cli__str(q, "statusError"));
+    else if (cJSON_IsNumber(pending))
         fprintf(out, "GPU %s allocated, %s reserved; ", s_of(gpu, "allocated"),
                 s_of(gpu, "reserved"));
     else

@@ -566,7 +566,7 @@ static int reply_parse(const char *method, const char *path, const struct kube_b
     }
     json = cJSON_ParseWithLength(b->data, b->len);
     if (!json) {
-        return ext_errf(err, errlen, EXT_EIO, "%s %s: reply is not JSON", method, path);
+        return ext_errf(err, errlen, EXT_EPROTO, "%s %s: reply is not JSON", method, path);
     }
     *reply = json;
     return EXT_OK;
