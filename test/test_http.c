@@ -978,7 +978,8 @@ START_TEST(test_pipelined_tls)
         got += (size_t)k;
     }
     reply[got] = '\0';
-    health = strstr(reply, "\r\n\r\nok"); /* the filter's answer, the health check's, the filter's */
+    /* The filter's answer, the health check's, the filter's. */
+    health = strstr(reply, "\r\n\r\nok");
     ck_assert_msg(health != NULL && strstr(reply, "NodeNames") != NULL &&
                       strstr(reply, "NodeNames") < health && strstr(health, "NodeNames") != NULL,
                   "three answers, in order, wanted:\n%s", reply);
