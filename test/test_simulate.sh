@@ -161,6 +161,7 @@ bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster defaul
 bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
 bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
 bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
+bad kai-subgroup-cycle.yaml 'bad/kai-subgroup-cycle.yaml:9: PodGroup: spec.subGroups[1].parent: "b" forms a cycle (a -> b -> a)'
 
 # Flags.
 run nofile -f does-not-exist.yaml

@@ -453,7 +453,9 @@ static bool by_scheduler(const struct why *w, const cJSON *e)
 
     if (pod == NULL || !is_reason(e, "FailedScheduling"))
         return false;
-    return is_text(why_event_writer(e), sched != NULL && *sched != '\0' ? sched : "default-scheduler");
+    if (sched == NULL || *sched == '\0')
+        sched = "default-scheduler";
+    return is_text(why_event_writer(e), sched);
 }
 
 /*
