@@ -1448,6 +1448,36 @@ static const struct gang_reject_case gang_reject_cases[] = {
      "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\"}], "
      "\"minTaskMember\": {\"a\": 1}}}",
      "spec: both minTaskMember and subGroups"},
+    /* KAI's subgroup graph, as its webhook refuses it (KAI-Scheduler
+     * pkg/apis/scheduling/v2alpha2/podgroup_webhook_test.go, TestValidateSubGroups): they were
+     * accepted silently, a loop's members dropped as parents (issue 21). "Self-parent subgroup
+     * (cycle of length 1)": */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"x\", "
+     "\"minMember\": 1}, {\"name\": \"a\", \"parent\": \"a\", \"minMember\": 1}]}}",
+     "spec.subGroups[1].parent: \"a\" forms a cycle (a -> a)"},
+    /* "Cycle in graph (a -> b -> c -> a)" */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"parent\": \"c\", \"minMember\": 1}, {\"name\": \"b\", \"parent\": \"a\", "
+     "\"minMember\": 1}, {\"name\": \"c\", \"parent\": \"b\", \"minMember\": 1}]}}",
+     "spec.subGroups[0].parent: \"c\" forms a cycle (a -> c -> b -> a)"},
+    /* "Multiple disjoint cycles": the first is named; a leaf under a loop does not hide it */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"leaf\", "
+     "\"parent\": \"c\", \"minMember\": 1}, {\"name\": \"a\", \"parent\": \"b\"}, "
+     "{\"name\": \"b\", \"parent\": \"a\"}, {\"name\": \"c\", \"parent\": \"d\"}, "
+     "{\"name\": \"d\", \"parent\": \"c\"}]}}",
+     "spec.subGroups[1].parent: \"b\" forms a cycle (a -> b -> a)"},
+    /* "Missing parent" */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"minMember\": 1}, {\"name\": \"b\", \"parent\": \"x\", \"minMember\": 1}]}}",
+     "spec.subGroups[1].parent: \"x\" names no subgroup of spec.subGroups"},
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"parent\": 7}]}}",
+     "spec.subGroups parent: must be a string"},
     {GANG_WL, "{\"metadata\": {\"name\": \"w\"}}", "Workload: spec missing"},
     {GANG_WL, "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": []}}",
      "Workload: spec.podGroupTemplates: none"},

@@ -158,7 +158,10 @@ int kube_delete(struct kube_client *c, const char *path, char *err, size_t errle
 /*
  * A core/v1 Event about pod ns/pod_name (pod_uid may be NULL), reported by
  * component "muster". type is "Normal" or "Warning"; message is cut at 1 KiB.
+ * Who wrote it, as `muster why` checks: source.component and
+ * reportingComponent KUBE_EVENT_COMPONENT, reportingInstance the host's name.
  */
+#define KUBE_EVENT_COMPONENT "muster"
 int kube_event_create(struct kube_client *c, const char *ns, const char *pod_name,
                       const char *pod_uid, const char *reason, const char *message,
                       const char *type, char *err, size_t errlen);

@@ -134,14 +134,15 @@ static int sim_fail(const struct cfg_docs *d, const cJSON *where, const cJSON *f
                     const char *fmt, ...)
 {
     unsigned line = cfg_docs_line(d, where);
+    char msg[1024];
     va_list ap;
 
     if (line == 0)
         line = cfg_docs_line(d, fallback);
-    fprintf(stderr, "%s:%u: ", d->name, line > 0 ? line : 1);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    ext_text_printf(stderr, "%s:%u: %s", d->name, line > 0 ? line : 1, msg); /* the input's words */
     fputc('\n', stderr);
     return SIM_EXIT_USAGE;
 }
@@ -788,7 +789,8 @@ static int sim_read_files(struct sim_run *r, const struct sim_args *a, cJSON *ho
         const char *path = strcmp(a->files[f], "-") == 0 ? "/dev/stdin" : a->files[f];
 
         if (cfg_docs_load_file(d, path, err, sizeof(err)) != CFG_OK) {
-            fprintf(stderr, "%s\n", err);
+            ext_text_put(err, stderr);
+            fputc('\n', stderr);
             return SIM_EXIT_USAGE;
         }
         r->ndocs++;
