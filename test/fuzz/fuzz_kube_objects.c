@@ -111,7 +111,8 @@ static void fuzz_gang(gang_decoder decode, const cJSON *doc, const struct kube_d
     ns = kube__map_value(kube__get(doc, "metadata"), "namespace");
     name = kube__map_value(kube__get(doc, "metadata"), "name");
     fuzz_require(name != NULL, "a decoded Workload has a name");
-    fuzz_require(kube_refs_workload(refs, ns != NULL && *ns ? ns : "default", name, &g) == EXT_OK,
+    fuzz_require(kube_refs_workload(refs, ns != NULL && *ns ? ns : "default", name, &g,
+                                    kube_workload_single_template(doc)) == EXT_OK,
                  "a Workload is recorded");
 }
 
