@@ -90,6 +90,8 @@ struct psubgroup {
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
+    char *queue;    /* the queue this source names; NULL: none */
+    char *topology; /* the node label its pods share a value of; NULL: none */
     int32_t min;
     struct psubgroup *subs;
     size_t nsubs;
@@ -144,6 +146,7 @@ struct pgang {
     enum policy_gang_source composed_by;
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
+    char *topology; /* from the first source naming one (topology.c); NULL = none */
     uint64_t arrival;
     int32_t priority;  /* cached: pgang_refresh */
     bool preemptible;  /* cached: pgang_refresh */
@@ -161,6 +164,10 @@ struct pgang {
                             * (stable.c): that gang does not wait for it; -1 = none */
     int32_t waits_for;     /* turned away last for this gang (ahead, or yielded to); -1 */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
+    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room and node
+     * epochs then: unplaceable.c answers from that verdict while they hold. */
+    int64_t unplaceable_at;
+    uint64_t unplaceable_room, unplaceable_nodes;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
@@ -231,6 +238,7 @@ struct policy_cluster {
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
+    uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     /* Bumped by every change from outside the engine (a pod made or gone, a node, queue or gang
      * changed), never by its own decisions: what it placed since the last one is no victim
@@ -474,6 +482,39 @@ void pstatement_discard(struct policy_cluster *c, struct pstatement *st);
 void pstatement_keep(struct pstatement *st);
 
 /* ---- plan.c: all or nothing --------------------------------------------- */
+
+
+/* ---- unplaceable.c: a gang that cannot be planned, asked again at once ------- */
+
+/* Keep g's failed plan as its verdict (g->reason), as the cluster stands at now. */
+void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* Does that verdict still hold: nothing given back, no node or queue or gang changed, within
+ * PUNPLACEABLE_MS of it? */
+bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now);
+
+/* ---- topology.c: a gang in one domain of a node label ----------------------- */
+
+/* The key in force: the first source's (in source order) that names one. */
+void ptopo_refresh(struct pgang *g);
+/* Node n's value of label key; NULL: none. */
+const char *ptopo_value(const struct pnode *n, const char *key);
+/* The domain g's placed or bound members are in; NULL: none placed, or no key. */
+const char *ptopo_domain(const struct policy_cluster *c, const struct pgang *g);
+/* A way to place a gang's members on the nodes of order, into st (-1 with why when it cannot;
+ * the caller rolls st back). */
+typedef int (*pplace_fn)(struct policy_cluster *c, const int32_t *order, size_t norder,
+                         struct pstatement *st, char *why, size_t len, void *ctx);
+/* place within one domain of g's key: its members' domain, else the first of order's domains
+ * where it succeeds; without a key, place over all of order. */
+int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order, size_t norder,
+                struct pstatement *st, pplace_fn place, void *ctx, char *why, size_t len);
+/* Is member p, placed in its gang's domain, asked about candidates none of which is in that
+ * domain (one of kube-scheduler's placements)? Then why says so. */
+bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
+                     const char *const *cands, size_t n, char *why, size_t len);
+/* The candidates in p's (else its gang's) domain, into out (n slots); all without a domain. */
+size_t ptopo_within(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
+                    const char *const *cands, size_t n, const char **out);
 
 /* Plan every missing minimum member of a gang into st; the rest of the
  * cluster's reservations are taken. On failure nothing of it stays in st and

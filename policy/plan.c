@@ -441,6 +441,61 @@ static void least_need(const struct policy_cluster *c, struct ppod **pool, size_
     pgang_least_need(c, g, (const struct ppod *const *)pool, npool, m->sub, m->total, need);
 }
 
+/* What a pass places, handed to ptopo_place: it tries each domain with the counts as they
+ * were (each try starts from a copy). */
+struct place_ctx {
+    const struct pgang *g;
+    struct ppod **pool;
+    size_t npool;
+    const struct missing *m;
+    enum policy_strategy strategy;
+};
+
+static int place_greedy(struct policy_cluster *c, const int32_t *order, size_t norder,
+                        struct pstatement *st, char *why, size_t len, void *ctx_)
+{
+    const struct place_ctx *x = ctx_;
+    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
+    struct missing m = *x->m;
+    int rc;
+
+    if (!sub) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
+    m.sub = sub;
+    rc = place_missing(c, x->g, x->pool, x->npool, &m, x->strategy, order, norder, st, why, len);
+    if (sub != stack)
+        free(sub);
+    return rc;
+}
+
+static int place_by_search(struct policy_cluster *c, const int32_t *order, size_t norder,
+                           struct pstatement *st, char *why, size_t len, void *ctx_)
+{
+    const struct place_ctx *x = ctx_;
+    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
+    struct missing m = *x->m;
+    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = &m,
+                             .order = order, .norder = norder, .st = st,
+                             .budget = SEARCH_BUDGET};
+    bool ok;
+
+    if (!sub) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
+    m.sub = sub;
+    ok = search_from(&d, 0);
+    if (sub != stack)
+        free(sub);
+    if (!ok)
+        snprintf(why, len, "gang %s: no choice of its members fits", x->g->key);
+    return ok ? 0 : -1;
+}
+
 /*
  * One pass over the pending members, heaviest or lightest first, placed into st whole or not
  * at all. *spare: some pending member was left out (another pass may choose differently).
@@ -521,17 +576,10 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
-    if (search) {
-        struct search_state d = {.c = c, .g = g, .pool = pool, .npool = npool, .m = &m,
-                                 .order = order, .norder = norder, .st = st,
-                                 .budget = SEARCH_BUDGET};
-
-        if (!search_from(&d, 0)) {
-            pstatement_rollback(c, st, mark);
-            snprintf(why, len, "gang %s: no choice of its members fits", g->key);
-            goto out;
-        }
-    } else if (place_missing(c, g, pool, npool, &m, strategy, order, norder, st, why, len) != 0) {
+    if (ptopo_place(c, g, order, norder, st, search ? place_by_search : place_greedy,
+                    &(struct place_ctx){.g = g, .pool = pool, .npool = npool, .m = &m,
+                                        .strategy = strategy},
+                    why, len) != 0) {
         pstatement_rollback(c, st, mark);
         goto out;
     }
