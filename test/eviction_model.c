@@ -63,6 +63,8 @@ struct em_gang {
     int bound_round; /* the round it last became bound whole; -1 */
     int evicted_epoch; /* the epoch it was last evicted whole in; -1 */
     int evicted_by;    /* the gang it was last evicted for; -1 */
+    int by_lost;       /* how many times that gang had lost pods then */
+    int lost;          /* how many times it lost pods to evictions */
 };
 
 struct em {
@@ -72,6 +74,7 @@ struct em {
     int64_t now;
     int round, epoch;
     uint64_t reasons_hash;
+    bool full_offers; /* kube-scheduler offers every node its own count passes */
     int nnodes, nqueues, ngangs, npods;
     struct em_node nodes[EM_NODES];
     struct em_queue q[EM_QUEUES];
@@ -1125,7 +1128,9 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
             gone += pj >= 0 && e->p[pj].gang == vg;
         }
         if (gone == bound && e->g[vg].evicted_epoch == e->epoch) {
-            if (e->g[vg].evicted_by == d->by)
+            /* The same gang again, having lost none of its own since: thrash. Having lost some
+             * (a third gang took them), it asks again for what it lost: a cascade. */
+            if (e->g[vg].evicted_by == d->by && e->g[vg].by_lost == e->g[d->by].lost)
                 violation(e, EM_TWICE, "%s evicted whole again for %s in one epoch",
                           e->g[vg].key, e->g[d->by].key);
             else
@@ -1137,6 +1142,8 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
         if (gone == bound)
             e->g[vg].evicted_epoch = e->epoch;
         e->g[vg].evicted_by = d->by;
+        e->g[vg].by_lost = e->g[d->by].lost;
+        e->g[vg].lost++;
     }
 }
 
@@ -1258,7 +1265,7 @@ static int offered(struct em *e, int pi, const char **names)
         const struct em_pod *p = &e->p[pi];
 
         if (cpu[k] + p->cpu <= e->nodes[k].cpu && mem[k] + p->mem <= e->nodes[k].mem &&
-            gpus[k] + p->gpus <= e->nodes[k].gpus && (n == 0 || !chance(e, 10)))
+            gpus[k] + p->gpus <= e->nodes[k].gpus && (n == 0 || e->full_offers || !chance(e, 10)))
             names[n++] = e->nodes[k].name;
     }
     return n;
@@ -1415,10 +1422,17 @@ static void settle(struct em *e)
         if (chance(e, 50))
             moved |= look(e);
         /* kube-scheduler keeps retrying while anything a pod waits for still changes: done
-         * when a pass moved nothing and told no pod anything new. */
-        if (!moved && !reasons_changed(e) && pass > 2)
-            break;
+         * when a pass moved nothing and told no pod anything new, and one more pass offering
+         * every node its count passes (a node left out of a sample) did not either. */
+        if (!moved && !reasons_changed(e) && pass > 2) {
+            if (e->full_offers)
+                break;
+            e->full_offers = true;
+        } else {
+            e->full_offers = false;
+        }
     }
+    e->full_offers = false;
     cancel_waits(e);
 }
 
