@@ -164,10 +164,10 @@ struct pgang {
                             * (stable.c): that gang does not wait for it; -1 = none */
     int32_t waits_for;     /* turned away last for this gang (ahead, or yielded to); -1 */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
-    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room and node
-     * epochs then: unplaceable.c answers from that verdict while they hold. */
+    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room, node and
+     * change epochs then: unplaceable.c answers from that verdict while they hold. */
     int64_t unplaceable_at;
-    uint64_t unplaceable_room, unplaceable_nodes;
+    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
