@@ -38,8 +38,10 @@ static void complete_partial_gangs(struct policy_cluster *c, int64_t now)
         pgang_counts(c, g, NULL, &bound, &holding, NULL);
         if (bound == 0 || bound >= pgang_min(c, g))
             continue;
-        if (!g->planned && pplan_gang(c, g, NULL, now) == 0)
+        if (!g->planned && pplan_gang(c, g, NULL, now) == 0) {
+            pgang_note_bound(c, g); /* all that was missing was room held for a member to come */
             continue;
+        }
         left |= !g->planned;
     }
     c->maybe_partial = left;
@@ -132,6 +134,7 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
     /* The order must not make the other gang wait for this one in turn. */
     g->yields_to = would_evict ? ahead->id : -1;
     g->waits_for = ahead->id;
+    powner_explain(c, g, why, sizeof(why));
     pgang_set_reason(g, PREASON_AHEAD, why);
     pset_str(&p->reason, why);
     if (!(out->ahead = pstrdup(ahead->key)))

@@ -90,6 +90,8 @@ struct psubgroup {
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
+    enum policy_owner_kind owner_kind;
+    char *owner;    /* the RayJob's or RayService's "ns/name" this source names; NULL: none */
     char *queue;    /* the queue this source names; NULL: none */
     char *topology; /* the node label its pods share a value of; NULL: none */
     int32_t min;
@@ -122,6 +124,9 @@ struct ppod {
     bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
+    /* A stand-in for a member that does not exist yet (phold): it is planned and charged like
+     * a member, but never filtered, bound or evicted, and not one of the pods views list. */
+    bool held;
     uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
@@ -132,6 +137,16 @@ struct ppod {
     struct pplace place;   /* charged placement; node -1 when nothing charged */
     char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     char *reason;
+};
+
+/* Room held in a gang for a member to come (policy_hold_spec): while WAITING its stand-in
+ * (a held ppod, in subgroup sub) is a member of the gang. */
+struct phold {
+    char *sub;
+    char *owner;
+    enum policy_hold_state state;
+    int32_t pod;      /* the stand-in while WAITING; -1 otherwise */
+    int64_t asked_at; /* its pod was asked for then; 0: not yet */
 };
 
 struct pgang {
@@ -147,6 +162,10 @@ struct pgang {
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
     char *topology; /* from the first source naming one (topology.c); NULL = none */
+    enum policy_owner_kind owner_kind; /* from the first source naming one (hold.c) */
+    char *owner;
+    struct phold *holds; /* room held for members to come (hold.c) */
+    size_t nholds;
     uint64_t arrival;
     int32_t priority;  /* cached: pgang_refresh */
     bool preemptible;  /* cached: pgang_refresh */
@@ -188,6 +207,7 @@ struct pqueue {
     uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
+    bool upgrade_burst; /* a RayService's upgrade may go over its limit by the running cluster */
     struct policy_resources allocated, reserved; /* rolled up; saturated (arith.h) */
     struct policy_resources nonpreemptible;      /* of allocated + reserved, rolled up */
     /* charge.c's exact sums behind the three above */
@@ -245,6 +265,8 @@ struct policy_cluster {
      * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
     uint64_t change_epoch;
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
+    struct pids owned;    /* gangs with an owner (a RayJob, a RayService): hold.c's siblings */
+    struct pids holding;  /* gangs with holds (hold.c) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
@@ -252,6 +274,7 @@ struct policy_cluster {
     struct policy_subgroup_view *view_subs;
     size_t view_subs_cap;
     char view_text[POLICY_REASON_LEN * 2];
+    struct policy_hold_view view_holds[4];
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
@@ -418,6 +441,39 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 /* Every planned (not yet at bind) member gives its place back. */
 void pplan_release(struct policy_cluster *c, struct pgang *g);
+
+/* ---- hold.c: room held for members to come; owners -------------------------- */
+
+/* The owner in force: the first source's (in source order) that names one; g joins or leaves
+ * c->owned. */
+int powner_refresh(struct policy_cluster *c, struct pgang *g);
+/* A RayService's cluster that runs while g (another of its clusters) waits: g is its upgrade.
+ * NULL: g is no upgrade. */
+struct pgang *powner_upgrade_of(const struct policy_cluster *c, const struct pgang *g);
+/* Are a and b clusters of one RayService (the one never evicted for the other)? */
+bool powner_siblings(const struct pgang *a, const struct pgang *b);
+/* Put what a waiting gang's owner is in front of why: "upgrade of RayService lab/s waits: ",
+ * "RayJob lab/j: ". */
+void powner_explain(const struct policy_cluster *c, const struct pgang *g, char *why, size_t len);
+/* What g's upgrade may go over queue q's limit by: what its running sibling holds under q, when
+ * q lets upgrades burst (policy_queue_spec.upgrade_burst); else nothing. */
+void powner_burst(const struct policy_cluster *c, const struct pgang *g, const struct pqueue *q,
+                  struct policy_resources *extra);
+/* Each hold's subgroup joins the composition: minimum 1 while its stand-in waits. */
+int phold_compose(struct pgang *g, struct psubgroup **subs, size_t *nsubs, int32_t *min);
+/* A pod of a held subgroup arrived in g: it takes the stand-in's room, if it fits there. */
+void phold_arrive(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now);
+/* g runs but for its holds (its real minimum bound): a stand-in without a place (its node
+ * went, or the hold came after the gang was bound) is placed on its own, or the room is lost.
+ * True when a stand-in changed. */
+bool phold_settle_gang(struct policy_cluster *c, struct pgang *g);
+/* The same for every gang with holds, each then admitted if that was all it missed. */
+void phold_settle(struct policy_cluster *c);
+/* g neither runs nor is planned: its stand-ins give their room back (planned with it again). */
+void phold_release(struct policy_cluster *c, struct pgang *g);
+/* Holds whose pods were asked for longer than planTTL ago give their room back. */
+void phold_expire(struct policy_cluster *c, int64_t now);
+void phold_free_all(struct pgang *g);
 
 /* ---- expire.c: every deadline ------------------------------------------- */
 
@@ -626,6 +682,16 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
 void pevict_gone(struct policy_cluster *c, struct ppod *p);
 
 /* ---- model.c: upsert and forget ----------------------------------------- */
+
+/* The gang of this key, made (undeclared) if it is not known; NULL when out of memory. */
+struct pgang *pmodel_gang(struct policy_cluster *c, const char *key);
+/* A stand-in member of g (held), from s: in the pods table but in no name index. */
+int pmodel_standin(struct policy_cluster *c, struct pgang *g, const struct policy_pod_spec *s,
+                   int64_t now, int32_t *id);
+/* A pod (a stand-in) leaves the engine: its charge is given back, its gang settles. */
+void pmodel_pod_remove(struct policy_cluster *c, int32_t id);
+/* An undeclared gang with no member left (nor a hold still waiting) goes. */
+void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);

@@ -619,19 +619,23 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
     }
     rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind, why,
                      len);
-    if (rc == 0 || *kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
-        return rc;
-    if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
-                             kind, why, len) == 0)
+    if (rc == 0)
         return 0;
-    if (*kind == PREASON_CAPACITY) {
-        char searched[POLICY_REASON_LEN];
-        enum preason_kind k;
-
-        if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
-                        searched, sizeof(searched)) == 0)
+    if (*kind != PREASON_MEMBERS && *kind != PREASON_INVALID) {
+        if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
+                                 kind, why, len) == 0)
             return 0;
+        if (*kind == PREASON_CAPACITY) {
+            char searched[POLICY_REASON_LEN];
+            enum preason_kind k;
+
+            if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
+                            searched, sizeof(searched)) == 0)
+                return 0;
+        }
     }
+    /* A RayJob's or RayService's cluster says whose it is: its key is KubeRay's name. */
+    powner_explain(c, g, why, len);
     return -1;
 }
 

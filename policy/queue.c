@@ -82,13 +82,19 @@ int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const cha
     }
     for (q = leaf, depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH;
          q = pqueue_parent(c, q), depth++) {
-        struct policy_resources used;
+        struct policy_resources used, burst, limit, quota;
 
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
+        /* A RayService's upgrade, where the queue lets it, goes over by what the running
+         * cluster holds (hold.c): counted off what is in use. */
+        powner_burst(c, g, q, &burst);
+        for (int k = 0; k < POLICY_RES_COUNT; k++) {
             used.v[k] = pqueue_used(q, k);
-        if ((r = over(&q->limit, &used, need)) >= 0)
+            limit.v[k] = q->limit.v[k] < 0 ? -1 : parith_add(q->limit.v[k], burst.v[k]);
+            quota.v[k] = q->quota.v[k] < 0 ? -1 : parith_add(q->quota.v[k], burst.v[k]);
+        }
+        if ((r = over(&limit, &used, need)) >= 0)
             return refuse("limit", q, r, q->limit.v[r], used.v[r], g, need, kind, why, len);
-        if (g && !g->preemptible && (r = over(&q->quota, &q->nonpreemptible, need)) >= 0)
+        if (g && !g->preemptible && (r = over(&quota, &q->nonpreemptible, need)) >= 0)
             return refuse("quota (non-preemptible work stays within it)", q, r, q->quota.v[r],
                           q->nonpreemptible.v[r], g, need, kind, why, len);
     }
