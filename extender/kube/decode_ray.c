@@ -56,6 +56,21 @@ static int kube__rayjob_mode(struct kube__ctx *c, const cJSON *spec, enum kube_r
                       m);
 }
 
+/* Is node in tree (tree itself or below it)? */
+static bool kube__within(const cJSON *tree, const cJSON *node)
+{
+    const cJSON *c;
+
+    if (tree == node)
+        return node != NULL;
+    cJSON_ArrayForEach(c, tree)
+    {
+        if (kube__within(c, node))
+            return true;
+    }
+    return false;
+}
+
 /* What the submitter pod asks: its template decoded as a pod (requests as Kubernetes computes
  * them, nodeSelector, tolerations), else KubeRay's default container. */
 static int kube__submitter_ask(struct kube__ctx *c, const cJSON *spec, const char *ns,
@@ -63,6 +78,7 @@ static int kube__submitter_ask(struct kube__ctx *c, const cJSON *spec, const cha
 {
     const cJSON *tpl = kube__get(kube__get(spec, "submitterPodTemplate"), "spec");
     cJSON *pod, *meta;
+    const cJSON *where = NULL;
     struct policy_pod_spec ps;
     int rc;
 
@@ -82,14 +98,15 @@ static int kube__submitter_ask(struct kube__ctx *c, const cJSON *spec, const cha
         cJSON_Delete(pod);
         return kube__fail(c, EXT_ENOMEM, tpl, "out of memory");
     }
-    rc = kube_pod_decode(pod, o, c->a, &ps, c->err, c->errlen, c->where);
+    rc = kube_pod_decode(pod, o, c->a, &ps, c->err, c->errlen, &where);
     cJSON_Delete(pod);
     if (rc != EXT_OK) {
-        /* Say where: the template's spec, not the pod made around it. */
+        /* Where in the template's spec, not in the pod made around it (freed now). */
         char inner[256];
 
         snprintf(inner, sizeof(inner), "%s", c->err ? c->err : "");
-        return kube__fail(c, rc, tpl, "spec.submitterPodTemplate: %s", inner);
+        return kube__fail(c, rc, kube__within(tpl, where) ? where : tpl,
+                          "spec.submitterPodTemplate: %s", inner);
     }
     h->cpu_milli = ps.cpu_milli;
     h->memory_bytes = ps.memory_bytes;

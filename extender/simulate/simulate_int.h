@@ -34,6 +34,15 @@ struct sim_eviction {
     const char *ns, *name, *gang, *by, *reason;
 };
 
+/* A RayJob whose submitter KubeRay makes once its cluster is ready (K8sJobMode). */
+struct sim_rayjob {
+    const struct cfg_docs *d;
+    const cJSON *doc;
+    struct kube_rayjob job;  /* points into the run's arena and doc */
+    const char *cluster_key; /* the gang whose being bound makes the submitter; NULL: none */
+    bool made;               /* its submitter pod was made */
+};
+
 struct sim_run {
     struct cfg_docs docs[SIM_MAX_FILES];
     size_t ndocs;
@@ -56,6 +65,8 @@ struct sim_run {
     size_t nnamed, capnamed;
     struct sim_eviction *evictions; /* in the order they were decided */
     size_t nevictions, capevictions;
+    struct sim_rayjob *rayjobs; /* whose submitters are still to be made */
+    size_t nrayjobs, caprayjobs;
 };
 
 /* Prints the result of a finished run on out. */
