@@ -5,11 +5,16 @@
 # same node, counted in team-a from the start), the other waits whole with a reason naming it;
 # a pod of another queue that would fit only in the held room waits until the submitter has
 # come and gone; deleting the first RayJob (the garbage collector takes its cluster and Job)
-# frees the queue, and the second is placed whole, submitter included. About 60-90 s.
+# frees the queue, and the second is placed whole, submitter included.
+# kwok makes pods Ready at once and the operator makes the submitter's Job a second later: to
+# look at the held room, a ValidatingAdmissionPolicy holds the Job's pod back (the Job
+# controller retries) until the intruder has been turned away. The invariants are polled
+# throughout (no gang partly bound, no node or queue over). About 15-40 s.
 NS_20A=lab-20a
 
 _20a_cleanup() {
   local rc=$?
+  e2e_invariants_poll_stop || rc=1
   ((rc == 0)) || {
     kubectl_ -n $NS_20A get rayjobs,rayclusters,jobs,pods -o wide >&2
     curl -sf "$(e2e_muster_url muster)/debug/state" >&2 || true
@@ -17,7 +22,36 @@ _20a_cleanup() {
   }
   kubectl_ -n $NS_20A delete rayjobs.ray.io --all --wait=false >/dev/null 2>&1
   kubectl_ -n $NS_20A delete pods --all --grace-period=0 --force >/dev/null 2>&1
+  kubectl_ delete validatingadmissionpolicybinding,validatingadmissionpolicy hold-back-submitters-20a \
+    --ignore-not-found >/dev/null 2>&1 || true
   return $rc
+}
+
+# While it stands, no Job's pod is made in the namespace (the Job controller retries).
+_20a_hold_back() {
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: hold-back-submitters-20a}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  validations:
+    - expression: "!has(object.metadata.labels) || !('batch.kubernetes.io/job-name' in object.metadata.labels)"
+      message: held back by e2e 20a
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: hold-back-submitters-20a}
+spec:
+  policyName: hold-back-submitters-20a
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: $NS_20A}
+EOF
 }
 
 # rayjob NAME: 1-cpu head, three 1-GPU workers, a 500m submitter of muster's, queue team-a.
@@ -95,6 +129,14 @@ kind: Queue
 metadata: {name: team-b}
 spec: {resources: {cpu: {quota: 1}}}
 EOF
+  e2e_invariants_poll_start
+  _20a_hold_back
+  # The policy is in force once a Job's pod is refused: try one.
+  refused() {
+    ! kubectl_ -n $NS_20A run probe --image=busybox --restart=Never --dry-run=server \
+      --labels=batch.kubernetes.io/job-name=probe >/dev/null 2>&1
+  }
+  wait_for 30 "the admission policy holding Job pods back in force" refused
   { _20a_rayjob first; echo ---; _20a_rayjob second; } | kubectl_ apply -f - >/dev/null
 
   named() { [[ -n $(_20a_cluster first) && -n $(_20a_cluster second) ]]; }
@@ -102,16 +144,29 @@ EOF
   local ca cb winner loser cw cl
   ca=$(_20a_cluster first) cb=$(_20a_cluster second)
   one_bound() { [[ $(_20a_bound "$ca") == 4 || $(_20a_bound "$cb") == 4 ]]; }
-  wait_for 120 "one RayJob's cluster bound whole (head + 3 workers)" one_bound
+  wait_for 120 "one RayJob's cluster bound whole (head + 3 workers), no submitter yet" one_bound
   if [[ $(_20a_bound "$ca") == 4 ]]; then winner=first loser=second cw=$ca cl=$cb; else winner=second loser=first cw=$cb cl=$ca; fi
   e2e_log "RayJob $winner's cluster $cw runs; $loser's $cl must wait whole"
 
-  # The held room: gpu-lab-worker's 16 cpu hold the cluster's 4 and the submitter's 0.5. A
-  # filler of team-b takes the 11.5 left; then an intruder of team-b asking 500m fits only in
-  # the room held for the submitter.
-  local g
+  # The operator made the submitter's Job (RayJob Running); its pod is held back. muster holds
+  # its room on the node, in team-a.
+  job_made() { [[ $(kubectl_ -n $NS_20A get rayjob "$winner" -o jsonpath='{.status.jobDeploymentStatus}') == Running ]] &&
+               kubectl_ -n $NS_20A get job "$winner" -o name >/dev/null 2>&1; }
+  wait_for 60 "the operator makes RayJob $winner's submitter Job" job_made
+  local g held
   g=$(_20a_gang_of "$winner")
-  e2e_log "muster's gang of RayJob $winner: held $(_20a_field "$g" 'g["held"]')"
+  held=$(_20a_field "$g" '"%s %s %s %s" % (g["held"][0]["state"], g["held"][0]["node"], g["held"][0]["ask"]["cpu"], g["held"][0]["asked"])')
+  e2e_log "muster's gang of RayJob $winner ($(_20a_field "$g" 'g["composition"]')): held $held"
+  [[ $held == "Waiting gpu-lab-worker 500m True" ]] || { e2e_err "held: $held"; return 1; }
+  [[ -z $(_20a_submitter "$winner") ]] || { e2e_err "the submitter's pod was not held back"; return 1; }
+  local reserved
+  reserved=$(curl -sf "$(e2e_muster_url muster)/debug/state" | python3 -c '
+import json, sys
+print([q["reserved"]["cpu"] for q in json.load(sys.stdin)["queues"] if q["name"] == "team-a"][0])')
+  [[ $reserved == 500m ]] || { e2e_err "team-a reserves $reserved, want the held 500m"; return 1; }
+
+  # gpu-lab-worker's 16 cpu hold the cluster's 4 and the submitter's 0.5. A filler of team-b
+  # takes the 11.5 left; an intruder of team-b asking 500m would fit only in the held room.
   kubectl_ apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -132,29 +187,31 @@ spec:
   containers:
     - {name: c, image: busybox, resources: {requests: {cpu: 500m, memory: 256Mi}, limits: {cpu: 500m, memory: 256Mi}}}
 EOF
-  # Until the submitter is bound, the intruder is never bound: the held room is not given to
-  # another gang.
-  local end=$((SECONDS + 120)) sub="" ibound seen_held=0
+  turned_away() { kubectl_ -n $NS_20A get events --field-selector involvedObject.name=intruder,reason=GangWaiting -o name | grep -q .; }
+  wait_for 30 "the intruder turned away (the only room left is the submitter's)" turned_away
+  kubectl_ -n $NS_20A get events --field-selector involvedObject.name=intruder,reason=GangWaiting \
+    -o jsonpath='{range .items[*]}muster on the intruder: {.message}{"\n"}{end}' | head -n 1
+  [[ -z $(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}') ]] ||
+    { e2e_err "the intruder took the submitter's room"; return 1; }
+
+  # Let the Job controller make the submitter: it takes the held room, as a member of the gang.
+  kubectl_ delete validatingadmissionpolicybinding,validatingadmissionpolicy hold-back-submitters-20a >/dev/null
+  local end=$((SECONDS + 90)) sub=""
   while ((SECONDS < end)); do
-    ibound=$(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}')
     sub=$(_20a_submitter "$winner")
     [[ $sub == *" gpu-lab-worker "* ]] && break
-    [[ -z $ibound ]] || { e2e_err "intruder bound to $ibound before RayJob $winner's submitter ($sub)"; return 1; }
-    [[ -n $sub ]] || seen_held=1
-    sleep 0.2
+    [[ -z $(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}') ]] ||
+      { e2e_err "intruder bound before RayJob $winner's submitter ($sub)"; return 1; }
+    sleep 0.5
   done
   [[ $sub == *" gpu-lab-worker "* ]] || { e2e_err "submitter of $winner not bound: '$sub'"; return 1; }
-  e2e_log "submitter of $winner: $sub (the intruder was tried while the submitter did not exist yet: $seen_held)"
-  # One gang: muster's pod entry puts the submitter in the cluster's gang, the room it held taken.
+  e2e_log "submitter of $winner: $sub"
+  grep -q "filter pod=$NS_20A/${sub%% *} gang=$NS_20A/$cw verdict=planned node=gpu-lab-worker" \
+    "$MUSTER_E2E_DIR/logs/muster.log" ||
+    { e2e_err "muster did not plan the submitter as a member of gang $cw"; return 1; }
   g=$(_20a_gang_of "$winner")
   [[ $(_20a_field "$g" 'g["held"][0]["state"]') == Arrived ]] ||
     { e2e_err "RayJob $winner's hold: $(_20a_field "$g" 'g["held"]')"; return 1; }
-  curl -sf "$(e2e_muster_url muster)/debug/state" | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-p = [p for p in s["pods"] if p["pod"] == sys.argv[1]]
-assert p and p[0]["gang"] == sys.argv[2], (p, sys.argv[2])' "$NS_20A/${sub%% *}" "$NS_20A/$cw" ||
-    { e2e_err "the submitter is not in the gang of cluster $cw"; return 1; }
   # kwok runs the submitter to Succeeded: its room is free, the intruder binds.
   intruder_bound() { [[ -n $(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}') ]]; }
   wait_for 60 "the intruder bound once the submitter finished" intruder_bound
