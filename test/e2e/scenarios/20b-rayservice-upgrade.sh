@@ -106,7 +106,10 @@ scenario() {
   local port
   port=$(e2e_free_port)
   _e2e_start fake-ray-dashboard python3 "$E2E_LIB_DIR/fake-ray-dashboard.py" "$port"
-  HTTP_PROXY="http://127.0.0.1:$port" http_proxy="http://127.0.0.1:$port" e2e_kuberay
+  # The proxy is for the operator's dashboard client only: e2e_kuberay's curl of the operator's
+  # own /readyz (on loopback) goes direct.
+  HTTP_PROXY="http://127.0.0.1:$port" http_proxy="http://127.0.0.1:$port" \
+    NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost e2e_kuberay
   e2e_gpu_node gpu-lab-worker 8
   kubectl_ get namespace "$NS_20B" >/dev/null 2>&1 || kubectl_ create namespace "$NS_20B"
   _20b_queue 8
