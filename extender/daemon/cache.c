@@ -550,6 +550,19 @@ static int64_t bound_on_engine_clock(int64_t bound_at_unix, int64_t now)
     return t != 0 ? t : -1;
 }
 
+/* A muster Queue's status says what it used lately, as muster wrote it before a restart: the
+ * engine takes it until it has sampled the queue itself (policy_queue_usage_seed). */
+static void seed_usage(struct cache *c, const struct decoded *d)
+{
+    double share[POLICY_RES_COUNT];
+    int64_t at;
+
+    if (!kube_queue_recent_usage(d->obj, share, &at))
+        return;
+    policy_queue_usage_seed(c->engine, d->spec.queue.name, share,
+                            bound_on_engine_clock(at, ext_now_ms()));
+}
+
 /* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
  * keep. */
 static bool apply(struct cache *c, struct decoded *d)
@@ -575,10 +588,12 @@ static bool apply(struct cache *c, struct decoded *d)
             break;
         case CACHE_QUEUES:
         case CACHE_QUEUES_KAI:
-            if (!policy_queue_changes(c->engine, &d->spec.queue))
-                break;
-            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
-            c->nudge = true;
+            if (policy_queue_changes(c->engine, &d->spec.queue)) {
+                rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
+                c->nudge = true;
+            }
+            if (rc == EXT_OK && d->src == CACHE_QUEUES)
+                seed_usage(c, d);
             break;
         case CACHE_PRIORITYCLASSES:
             pthread_mutex_lock(&c->refs_lock);
@@ -986,7 +1001,11 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
                                 .default_queue = s->default_queue,
                                 .no_reclaim = !s->evictions.reclaim,
                                 .no_preemption = !s->evictions.preemption,
-                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms,
+                                .fairness = {.half_life_ms = s->fairness.half_life_ms,
+                                             .window_ms = s->fairness.window_ms,
+                                             .k_milli = s->fairness.k_milli,
+                                             .entry_penalty_ms = s->fairness.entry_penalty_ms}};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
