@@ -26,6 +26,32 @@ static bool status_amounts(const cJSON *status, const char *key, struct policy_r
     return any;
 }
 
+/* status.recentUsage (numbers) with status.fairShareWithoutRecentUsage: both or neither. */
+static void recent_usage(const cJSON *status, struct cli_queue *q)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(status, "recentUsage");
+
+    if (!cJSON_IsObject(u) ||
+        !status_amounts(status, "fairShareWithoutRecentUsage", &q->fair_share_plain))
+        return;
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(u, policy_resource_name(r));
+
+        q->recent_usage[r] = cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+    }
+    q->has_recent_usage = true;
+}
+
+void cli__usage_text(double u, char *buf, size_t len)
+{
+    if (u > 0 && u < 0.001)
+        snprintf(buf, len, "<0.1%%");
+    else if (u < 0.1)
+        snprintf(buf, len, "%.1f%%", u * 100);
+    else
+        snprintf(buf, len, "%.0f%%", u * 100);
+}
+
 int cli__queue_read(const cJSON *obj, struct ext_arena *a, struct cli_queue *q, char *err,
                     size_t errlen)
 {
@@ -53,6 +79,7 @@ int cli__queue_read(const cJSON *obj, struct ext_arena *a, struct cli_queue *q, 
     if (cJSON_IsNumber(pending))
         q->pending_gangs = (int32_t)pending->valuedouble;
     q->has_status = q->has_status || cJSON_IsNumber(pending);
+    recent_usage(status, q);
     return EXT_OK;
 }
 
@@ -77,5 +104,11 @@ cJSON *cli__queue_amounts_json(const struct cli_queue *q, enum policy_resource r
     cJSON_AddItemToObject(o, "fairShare", amount_json(q->fair_share.v[r], r, q->has_fair_share));
     cJSON_AddItemToObject(o, "allocated", amount_json(q->allocated.v[r], r, q->has_status));
     cJSON_AddItemToObject(o, "reserved", amount_json(q->reserved.v[r], r, q->has_status));
+    if (q->has_recent_usage)
+        cJSON_AddNumberToObject(o, "recentUsage", q->recent_usage[r]);
+    else
+        cJSON_AddNullToObject(o, "recentUsage");
+    cJSON_AddItemToObject(o, "fairShareWithoutRecentUsage",
+                          amount_json(q->fair_share_plain.v[r], r, q->has_recent_usage));
     return o;
 }
