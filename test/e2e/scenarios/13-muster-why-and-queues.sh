@@ -94,8 +94,16 @@ scenario() {
   json_check "$out/queues.json" 'j["total"]["gpu"]["quota"] == "8" and j["total"]["gpu"]["limit"] == "8" and j["total"]["pendingGangs"] == 1'
   kubectl_muster queues > "$out/queues.txt"
   cat "$out/queues.txt"
-  expect_line "$out/queues.txt" '└─ team-a +100 +2 +2 +[-0-9.]+ +0 +0 +1'
-  expect_line "$out/queues.txt" 'TOTAL +8 +8 +[-0-9.]+ +0 +0 +1'
+  expect_line "$out/queues.txt" '└─ team-a +100 +2 +2 +[-0-9.]+ +0 +[-0-9.<]+% +0 +1'
+  expect_line "$out/queues.txt" 'TOTAL +8 +8 +[-0-9.]+ +0 +[-0-9.<]+% +0 +1'
+  # Fair over time's part of the status, through the real API server's schema (issue 25): the
+  # Queue keeps what muster wrote, and `kubectl get queues` prints its columns.
+  kubectl_ get queue team-a -o json > "$out/queue-a.json"
+  json_check "$out/queue-a.json" 'set(j["status"]["recentUsage"]) == {"cpu", "memory", "gpu"} and j["status"]["fairShareWithoutRecentUsage"]["gpu"] == j["status"]["fairShare"]["gpu"]'
+  kubectl_ get queues -o wide > "$out/get-queues.txt"
+  cat "$out/get-queues.txt"
+  grep -q "GPU RECENT USE" "$out/get-queues.txt" && grep -q "GPU FAIR SHARE WITHOUT RECENT USE" "$out/get-queues.txt" ||
+    { e2e_err "kubectl get queues -o wide: no fair-over-time columns"; return 1; }
 
   # Raise the limit: the gang binds whole, and both commands say so.
   kubectl_ patch queue team-a --type merge -p '{"spec":{"resources":{"gpu":{"limit":3}}}}'
