@@ -247,7 +247,7 @@ struct policy_cluster {
      * decayed integral then (what penalties are weighed against). */
     struct policy_resources capacity;
     struct policy_usage capacity_used[POLICY_RES_COUNT];
-    bool usage_started;
+    bool usage_started, usage_published_once;
     int64_t usage_clock;
     int64_t usage_published;
     double usage_total[POLICY_RES_COUNT];

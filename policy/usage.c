@@ -259,6 +259,7 @@ static void publish(struct policy_cluster *c, int64_t now)
         q->usage->published = true;
     }
     c->usage_published = now;
+    c->usage_published_once = true;
     c->fair_dirty = true;
 }
 
@@ -323,7 +324,7 @@ int policy_usage_sample(struct policy_cluster *c, int64_t now)
             policy_usage_add(&u->used[r], f, from, now, (double)q->allocated.v[r]);
     }
     c->usage_clock = now;
-    if (!c->usage_published || now - c->usage_published >= f->refresh_ms ||
+    if (!c->usage_published_once || now - c->usage_published >= f->refresh_ms ||
         now < c->usage_published)
         publish(c, now);
     return rc;

@@ -764,6 +764,38 @@ START_TEST(late_or_stale_seeds_change_nothing)
 }
 END_TEST
 
+struct published {
+    int64_t at;
+};
+
+static void see_published(const struct policy_queue_view *v, void *ctx)
+{
+    if (strcmp(v->name, "team-a") == 0)
+        ((struct published *)ctx)->at = v->has_recent_usage ? v->recent_usage_at : -1;
+}
+
+/* U' is taken anew every refresh_ms (KAI's fetchInterval), from the first sample on, time 0
+ * included: samples between integrate, but publish nothing. */
+START_TEST(usage_is_published_every_refresh)
+{
+    struct policy_fairness f = {.half_life_ms = HOUR, .window_ms = DAY, .k_milli = 1000};
+    struct world w;
+    struct published p = {-7};
+
+    world_init(&w, &f, 0);
+    policy_each_queue(w.c, see_published, &p);
+    ck_assert_int_eq(p.at, 0);
+    tick(&w, 8000);
+    tick(&w, 59999);
+    policy_each_queue(w.c, see_published, &p);
+    ck_assert_int_eq(p.at, 0);
+    tick(&w, 60000);
+    policy_each_queue(w.c, see_published, &p);
+    ck_assert_int_eq(p.at, 60000);
+    policy_cluster_free(w.c);
+}
+END_TEST
+
 /* Off: nothing published, fair shares as today whatever was bound. */
 START_TEST(off_publishes_nothing)
 {
@@ -803,6 +835,7 @@ static Suite *usage_suite(void)
     tcase_add_loop_test(tc, engine_usage_matches_the_brute_force, 0, 3);
     tcase_add_test(tc, a_restart_seeded_from_the_status_sees_what_the_running_engine_sees);
     tcase_add_test(tc, late_or_stale_seeds_change_nothing);
+    tcase_add_test(tc, usage_is_published_every_refresh);
     tcase_add_test(tc, off_publishes_nothing);
     suite_add_tcase(s, tc);
     return s;
