@@ -239,24 +239,27 @@ static void queue_first_sample(struct policy_cluster *c, struct pqueue *q,
     }
 }
 
+/* q's U' at now, against the capacity's integral as last published. */
+static void publish_queue(struct policy_cluster *c, struct pqueue *q, int64_t now)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        double used = policy_usage_at(&q->usage->used[r], &c->opts.fairness, now);
+        double share = c->usage_total[r] > 0 ? used / c->usage_total[r] : 0;
+
+        q->usage->recent[r] = share > MAX_SHARE ? MAX_SHARE : share > 0 ? share : 0;
+    }
+    q->usage->published = true;
+}
+
 static void publish(struct policy_cluster *c, int64_t now)
 {
-    const struct policy_fairness *f = &c->opts.fairness;
-
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        c->usage_total[r] = policy_usage_at(&c->capacity_used[r], f, now);
+        c->usage_total[r] = policy_usage_at(&c->capacity_used[r], &c->opts.fairness, now);
     for (size_t i = 0; i < c->queues.n; i++) {
         struct pqueue *q = c->queues.items[i];
 
-        if (!q || !q->usage)
-            continue;
-        for (int r = 0; r < POLICY_RES_COUNT; r++) {
-            double used = policy_usage_at(&q->usage->used[r], f, now);
-            double share = c->usage_total[r] > 0 ? used / c->usage_total[r] : 0;
-
-            q->usage->recent[r] = share > MAX_SHARE ? MAX_SHARE : share > 0 ? share : 0;
-        }
-        q->usage->published = true;
+        if (q && q->usage)
+            publish_queue(c, q, now);
     }
     c->usage_published = now;
     c->usage_published_once = true;
@@ -318,6 +321,12 @@ int policy_usage_sample(struct policy_cluster *c, int64_t now)
             queue_first_sample(c, q, u, from, now);
             u->sampled = true;
             u->seeded = false;
+            /* A queue new since the last publication has its U' (0, or its seed's) now, not
+             * up to a refresh later. */
+            if (c->usage_published_once) {
+                publish_queue(c, q, now);
+                c->fair_dirty = true;
+            }
             continue;
         }
         for (int r = 0; r < POLICY_RES_COUNT; r++)

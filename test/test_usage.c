@@ -786,6 +786,21 @@ START_TEST(usage_is_published_every_refresh)
     policy_each_queue(w.c, see_published, &p);
     ck_assert_int_eq(p.at, 0);
     tick(&w, 8000);
+    /* A queue that comes between two publications has its U' (0) from its first sample. */
+    {
+        struct policy_queue_spec late = {.name = "team-a"};
+        struct published q = {-7};
+
+        policy_queue_forget(w.c, "team-a");
+        policy_each_queue(w.c, see_published, &q);
+        ck_assert_int_eq(q.at, -7); /* gone */
+        policy_queue_upsert(w.c, &late);
+        policy_each_queue(w.c, see_published, &q);
+        ck_assert_int_eq(q.at, -1); /* there, not sampled yet */
+        tick(&w, 9000);
+        policy_each_queue(w.c, see_published, &q);
+        ck_assert_int_eq(q.at, 0); /* its U' is there, the publication's time unchanged */
+    }
     tick(&w, 59999);
     policy_each_queue(w.c, see_published, &p);
     ck_assert_int_eq(p.at, 0);
