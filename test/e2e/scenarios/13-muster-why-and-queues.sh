@@ -86,9 +86,9 @@ scenario() {
   # The queue tree, once muster has written team-a's status: its limit and its pending gang.
   queues_say_pending() {
     kubectl_muster queues -o json > "$out/queues.json" &&
-      json_check "$out/queues.json" '[q for q in j["queues"] if q["name"] == "team-a"][0]["pendingGangs"] == 1'
+      json_check "$out/queues.json" '(lambda a: a["pendingGangs"] == 1 and a["gpu"]["recentUsage"] is not None)([q for q in j["queues"] if q["name"] == "team-a"][0])'
   }
-  wait_for 60 "kubectl muster queues: team-a has 1 pending gang" queues_say_pending
+  wait_for 60 "kubectl muster queues: team-a has 1 pending gang, and a recent use" queues_say_pending
   json_check "$out/queues.json" '[(q["name"], q["depth"]) for q in j["queues"]] == [("org", 0), ("default", 1), ("team-a", 1)]'
   json_check "$out/queues.json" '(lambda a: a["quota"] == "2" and a["limit"] == "2" and a["allocated"] == "0")([q for q in j["queues"] if q["name"] == "team-a"][0]["gpu"])'
   json_check "$out/queues.json" 'j["total"]["gpu"]["quota"] == "8" and j["total"]["gpu"]["limit"] == "8" and j["total"]["pendingGangs"] == 1'
