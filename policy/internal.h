@@ -156,6 +156,8 @@ struct pgang {
      * counts from then. false for a gang found running. */
     bool entered;
     int64_t entered_at;
+    double penalty_left;    /* pusage_penalize's factor, computed for the clock below */
+    int64_t penalty_clock;
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
@@ -456,7 +458,7 @@ bool pusage_on(const struct policy_cluster *c);
 int64_t pusage_weighed(const struct policy_cluster *c, const struct pqueue *q, int r);
 /* The entry penalty a bound pod of gang g adds to its queues at the engine's clock, into
  * q->penalty (before the roll-up). */
-void pusage_penalize(const struct policy_cluster *c, const struct pgang *g,
+void pusage_penalize(const struct policy_cluster *c, struct pgang *g,
                      const struct policy_resources *ask, struct pqueue *q);
 void pqueue_usage_free(struct pqueue_usage *u);
 

@@ -341,12 +341,11 @@ int policy_usage_sample(struct policy_cluster *c, int64_t now)
 
 /* ---- what the division weighs ---------------------------------------------------------- */
 
-void pusage_penalize(const struct policy_cluster *c, const struct pgang *g,
+void pusage_penalize(const struct policy_cluster *c, struct pgang *g,
                      const struct policy_resources *ask, struct pqueue *q)
 {
     const struct policy_fairness *f = &c->opts.fairness;
     int64_t age;
-    double left;
 
     if (!g || !g->entered || f->entry_penalty_ms <= 0)
         return;
@@ -354,10 +353,14 @@ void pusage_penalize(const struct policy_cluster *c, const struct pgang *g,
     if (age < 0 || age >= f->entry_penalty_ms)
         return;
     /* Kueue charges one sampling interval of the ask at admission; here the part of
-     * entry_penalty_ms the gang has not run yet, decayed as it will be when it has. */
-    left = held(f, 0, (double)(f->entry_penalty_ms - age));
+     * entry_penalty_ms the gang has not run yet, decayed as it will be when it has. Once per
+     * gang and clock: its members share it. */
+    if (g->penalty_clock != c->clock || g->penalty_left <= 0) {
+        g->penalty_left = held(f, 0, (double)(f->entry_penalty_ms - age));
+        g->penalty_clock = c->clock;
+    }
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        q->penalty[r] += (double)ask->v[r] * left;
+        q->penalty[r] += (double)ask->v[r] * g->penalty_left;
 }
 
 int64_t pusage_weighed(const struct policy_cluster *c, const struct pqueue *q, int r)
