@@ -3,8 +3,10 @@
 bench/kai_scale.sh, test/e2e/scenarios/12-*.sh). Python's standard library only.
 
   e2e_load.py nodes COUNT [--gpus 8 --cpu 32 --memory 256Gi --prefix kwok-node-]
+                          [--domains D --domain-key KEY]  (node i labelled KEY=d<i mod D>)
   e2e_load.py run --ns NS --pods N [--gang G] [--scheduler NAME] [--queue Q] [--gpus-per-pod 1]
-                  [--podgroup] [--threads 16] [--timeout 600] [--metrics name=url ...]
+                  [--podgroup | --workload [--topology-key KEY]]
+                  [--threads 16] [--timeout 600] [--metrics name=url ...]
                   [--pid name=pid ...] [--hold-scheduler FILE]
   e2e_load.py delete --ns NS
   e2e_load.py count --ns NS               pods and bound pods in NS
@@ -12,8 +14,10 @@ bench/kai_scale.sh, test/e2e/scenarios/12-*.sh). Python's standard library only.
 The API server, CA and token come from $MUSTER_E2E_DIR/env (lib.sh writes it).
 
 `run` creates the namespace, the gangs' declarations first (RayCluster objects when --gang > 1,
-or one scheduling.x-k8s.io PodGroup per gang with --podgroup; no operator runs, so nothing else
-creates pods), opens a watch on the namespace's pods, then creates the pods from THREADS
+or one scheduling.x-k8s.io PodGroup per gang with --podgroup, or with --workload a
+scheduling.k8s.io/v1beta1 Workload of one template "workers" (gang minCount G, with
+--topology-key a schedulingConstraints.topology of it) and PodGroup <gang>-0 per gang, whose
+pods name it by spec.schedulingGroup; no operator runs, so nothing else creates pods), opens a watch on the namespace's pods, then creates the pods from THREADS
 connections and waits until every pod has spec.nodeName. It prints one JSON line:
   {"pods":N, "bound":N, "seconds": first create to last nodeName, "rate": bound/seconds,
    "flowing_rate": pods/s from the first nodeName to the last,
@@ -138,7 +142,8 @@ def node_obj(name, a):
                      "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                                 "kubernetes.io/arch": "amd64", "type": "kwok",
                                 "nvidia.com/gpu.present": "true",
-                                "nvidia.com/gpu.memory": "81920"}},
+                                "nvidia.com/gpu.memory": "81920",
+                                **domain_label(name, a)}},
         "spec": {},
         "status": {"capacity": res, "allocatable": res,
                    "conditions": [cond("Ready", "True", "KubeletReady"),
@@ -148,10 +153,16 @@ def node_obj(name, a):
                    "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
                                  {"type": "Hostname", "address": name}],
                    "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux",
-                                "kubeletVersion": "v1.36.3", "containerRuntimeVersion": "fake://0",
+                                "kubeletVersion": os.environ.get("K8S_VERSION", "v1.37.2"), "containerRuntimeVersion": "fake://0",
                                 "machineID": "", "systemUUID": "", "bootID": "",
                                 "kernelVersion": "", "osImage": "fake", "kubeProxyVersion": ""}},
     }
+
+
+def domain_label(name, a):
+    if not getattr(a, "domains", 0) or not a.domain_key:
+        return {}
+    return {a.domain_key: "d%d" % (int(name[len(a.prefix):]) % a.domains)}
 
 
 def cmd_nodes(a):
@@ -192,6 +203,8 @@ def pod_specs(a):
             elif a.podgroup:
                 name, gpus, cpu, mem = "pg-%04d-%03d" % (g, m), a.gpus_per_pod, "2", "8Gi"
                 labels["scheduling.x-k8s.io/pod-group"] = "pg-%04d" % g
+            elif a.workload:
+                name, gpus, cpu, mem = "wl-%04d-%03d" % (g, m), a.gpus_per_pod, "2", "8Gi"
             else:
                 head = m == 0
                 cluster = "rc-%04d" % g
@@ -201,12 +214,15 @@ def pod_specs(a):
                                "ray.io/node-type": "head" if head else "worker",
                                "ray.io/group": "headgroup" if head else "gpu",
                                "app.kubernetes.io/created-by": "kuberay-operator"})
-            out.append((name, {
+            pod = {
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": a.ns, "labels": labels},
                 "spec": {"schedulerName": a.scheduler, "containers": container(gpus, cpu, mem),
                          "terminationGracePeriodSeconds": 0},
-            }))
+            }
+            if a.gang > 1 and a.workload:
+                pod["spec"]["schedulingGroup"] = {"podGroupName": "wl-%04d-0" % g}
+            out.append((name, pod))
     return out
 
 
@@ -214,6 +230,24 @@ def gang_objects(a):
     gangs = a.pods // a.gang
     if a.gang == 1:
         return []
+    if a.workload:
+        policy = {"gang": {"minCount": a.gang}}
+        constraints = ({"schedulingConstraints": {"topology": [{"key": a.topology_key}]}}
+                       if a.topology_key else {})
+        out = []
+        for g in range(1, gangs + 1):
+            out.append(("/apis/scheduling.k8s.io/v1beta1/namespaces/%s/workloads" % a.ns, {
+                "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
+                "metadata": {"name": "wl-%04d" % g, "namespace": a.ns},
+                "spec": {"podGroupTemplates": [dict({"name": "workers",
+                                                     "schedulingPolicy": policy}, **constraints)]}}))
+            out.append(("/apis/scheduling.k8s.io/v1beta1/namespaces/%s/podgroups" % a.ns, {
+                "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": "wl-%04d-0" % g, "namespace": a.ns},
+                "spec": dict({"workloadRef": {"workloadName": "wl-%04d" % g,
+                                              "templateName": "workers"},
+                              "schedulingPolicy": policy}, **constraints)}))
+        return out
     if a.podgroup:
         return [("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % a.ns, {
             "apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
@@ -398,7 +432,9 @@ def cmd_delete(a):
     body = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
     for path in ("/api/v1/namespaces/%s/pods" % a.ns,
                  "/apis/ray.io/v1/namespaces/%s/rayclusters" % a.ns,
-                 "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % a.ns):
+                 "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups" % a.ns,
+                 "/apis/scheduling.k8s.io/v1beta1/namespaces/%s/workloads" % a.ns,
+                 "/apis/scheduling.k8s.io/v1beta1/namespaces/%s/podgroups" % a.ns):
         try:
             api.call("DELETE", path, body, ok=(200, 404))
         except RuntimeError:
@@ -551,11 +587,15 @@ def main():
     n.add_argument("--cpu", default="32")
     n.add_argument("--memory", default="256Gi")
     n.add_argument("--prefix", default="kwok-node-")
+    n.add_argument("--domains", type=int, default=0)
+    n.add_argument("--domain-key", default="")
     r = sub.add_parser("run")
     r.add_argument("--ns", required=True)
     r.add_argument("--pods", type=int, required=True)
     r.add_argument("--gang", type=int, default=1)
     r.add_argument("--podgroup", action="store_true")
+    r.add_argument("--workload", action="store_true")
+    r.add_argument("--topology-key", default="")
     r.add_argument("--scheduler", default="muster")
     r.add_argument("--queue", default="")
     r.add_argument("--gpus-per-pod", type=int, default=1)

@@ -121,6 +121,7 @@ void puncharge(struct policy_cluster *c, struct ppod *p)
         p->place = (struct pplace){.node = -1};
         return;
     }
+    c->room_epoch++;
     node_add(n, p, -1);
     for (int32_t i = 0; i < p->place.ngroups; i++) {
         int32_t gi = pnode_group_find(n, p->place.groups[i]);

@@ -104,6 +104,24 @@ static int move_within(struct policy_cluster *c, struct ppod *p, const char *con
     return -1;
 }
 
+/* move_within, over the offered nodes in the gang's topology domain (all of them without one). */
+static int move_within_domain(struct policy_cluster *c, const struct pgang *g, struct ppod *p,
+                              const char *const *cands, size_t n, char *why, size_t len)
+{
+    const char **mine;
+    int rc;
+
+    if (!g->topology)
+        return move_within(c, p, cands, n, why, len);
+    if (!(mine = malloc((n ? n : 1) * sizeof(*mine)))) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, mine), why, len);
+    free(mine);
+    return rc;
+}
+
 /* Turned away for a gang ahead of it: say so, and name it so the caller hands it back. */
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
                        const struct pgang *ahead, struct policy_filter_result *out)
@@ -208,6 +226,24 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     return POLICY_OK;
 }
 
+/* filter_alone over the offered nodes in the gang's topology domain, if it has one (a member
+ * past the minimum of a gang bound in one domain goes there too). */
+static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, struct pgang *g,
+                                  const char *const *cands, size_t n, int64_t now,
+                                  struct policy_filter_result *out)
+{
+    const char **mine;
+    int rc;
+
+    if (!g->topology || g->singleton)
+        return filter_alone(c, p, g, cands, n, now, out);
+    if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
+        return POLICY_ENOMEM;
+    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), now, out);
+    free(mine);
+    return rc;
+}
+
 /* The first member filtered plans the whole gang's minimum. */
 static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g,
                        int64_t now, struct policy_filter_result *out)
@@ -217,15 +253,26 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     enum preason_kind kind;
     struct pgang *ahead;
 
+    /* kube-scheduler's gang cycle asks about every member, once per candidate placement:
+     * a gang that just could not be planned, with nothing changed since, is answered so again
+     * (unplaceable.c) without planning again. */
+    if (punplaceable_known(c, g, now))
+        return g->awaiting > 0 ? awaiting_victims(c, g, out)
+                               : all_fail(out,
+                                          g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE
+                                                                            : POLICY_UNSCHEDULABLE,
+                                          g->reason);
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
         pstatement_cleanup(&st);
         pgang_set_reason(g, kind, why);
         if (try_evictions(c, g, NULL, now, out) == 0)
             return POLICY_OK;
         pgang_tell_pending(c, g, why);
+        punplaceable_note(c, g, now);
         return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
                         why);
     }
+    g->unplaceable_at = 0;
     if ((ahead = porder_blocker(c, g, NULL, &st))) {
         pstatement_discard(c, &st);
         pstatement_cleanup(&st);
@@ -258,7 +305,7 @@ static int filter_pending(struct policy_cluster *c, struct ppod *p, struct pgang
         g->running_since = now;
     }
     if (g->singleton || g->admitted)
-        return filter_alone(c, p, g, cands, n, now, out);
+        return filter_alone_in_domain(c, p, g, cands, n, now, out);
     return filter_gang(c, p, g, now, out);
 }
 
@@ -309,9 +356,14 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
             return all_fail(out, POLICY_UNSCHEDULABLE, why);
         return answer_planned(c, p, cands, out);
     }
-    if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n) &&
-        move_within(c, p, cands, n, why, sizeof(why)) != 0)
-        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n)) {
+        /* One of kube-scheduler's placements without the plan's domain: answered from the
+         * plan (topology.c); else the member moves, within its gang's domain. */
+        if (ptopo_elsewhere(c, g, p, cands, n, why, sizeof(why)))
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        if (move_within_domain(c, g, p, cands, n, why, sizeof(why)) != 0)
+            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    }
     return answer_planned(c, p, cands, out);
 }
 

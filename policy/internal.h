@@ -90,6 +90,8 @@ struct psubgroup {
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
+    char *queue;    /* the queue this source names; NULL: none */
+    char *topology; /* the node label its pods share a value of; NULL: none */
     int32_t min;
     struct psubgroup *subs;
     size_t nsubs;
@@ -143,6 +145,7 @@ struct pgang {
     enum policy_gang_source composed_by;
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
+    char *topology; /* from the first source naming one (topology.c); NULL = none */
     uint64_t arrival;
     int32_t priority;  /* cached: pgang_refresh */
     bool preemptible;  /* cached: pgang_refresh */
@@ -163,6 +166,10 @@ struct pgang {
     int64_t asked;         /* the last filter of one of its members; 0 = never */
     int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
+    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room and node
+     * epochs then: unplaceable.c answers from that verdict while they hold. */
+    int64_t unplaceable_at;
+    uint64_t unplaceable_room, unplaceable_nodes;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
@@ -254,6 +261,7 @@ struct policy_cluster {
     int64_t usage_published;
     double usage_total[POLICY_RES_COUNT];
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
@@ -479,6 +487,41 @@ void pstatement_cleanup(struct pstatement *st);
 /* Plan every missing minimum member of a gang into st; the rest of the
  * cluster's reservations are taken. On failure nothing of it stays in st and
  * kind/why say why. The gang's own state is not touched. */
+/* Place members in order on the nodes of order, each charged and recorded in st; -1 with
+ * why when one finds no node (the caller undoes st). */
+int pplace_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
+                   size_t n, const int32_t *order, size_t norder, struct pstatement *st,
+                   char *why, size_t len);
+
+/* ---- unplaceable.c: a gang that cannot be planned, asked again at once ------- */
+
+/* Keep g's failed plan as its verdict (g->reason), as the cluster stands at now. */
+void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* Does that verdict still hold: nothing given back, no node or queue or gang changed, within
+ * PUNPLACEABLE_MS of it? */
+bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now);
+
+/* ---- topology.c: a gang in one domain of a node label ----------------------- */
+
+/* The key in force: the first source's (in source order) that names one. */
+void ptopo_refresh(struct pgang *g);
+/* Node n's value of label key; NULL: none. */
+const char *ptopo_value(const struct pnode *n, const char *key);
+/* The domain g's placed or bound members are in; NULL: none placed, or no key. */
+const char *ptopo_domain(const struct policy_cluster *c, const struct pgang *g);
+/* pplace_members within one domain of g's key: its members' domain, else the first of order's
+ * domains that holds them all; without a key, pplace_members over all of order. */
+int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod **members, size_t n,
+                const int32_t *order, size_t norder, struct pstatement *st, char *why,
+                size_t len);
+/* Is member p, placed in its gang's domain, asked about candidates none of which is in that
+ * domain (one of kube-scheduler's placements)? Then why says so. */
+bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
+                     const char *const *cands, size_t n, char *why, size_t len);
+/* The candidates in p's (else its gang's) domain, into out (n slots); all without a domain. */
+size_t ptopo_within(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
+                    const char *const *cands, size_t n, const char **out);
+
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                    struct pstatement *st, enum preason_kind *kind, char *why, size_t len);
 /* The same, made the gang's plan (or its reason). */

@@ -136,8 +136,12 @@ static void gang_free(struct pgang *g)
 {
     if (!g)
         return;
-    for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++)
+    for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++) {
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
+        free(g->decl[s].queue);
+        free(g->decl[s].topology);
+    }
+    free(g->topology);
     free(g->decl);
     psubs_free(g->subs, g->nsubs);
     free(g->conflict);
@@ -262,6 +266,11 @@ static bool node_offer_same(const struct pnode *a, const struct pnode *b)
                    b->taints[i].value ? b->taints[i].value : "") != 0)
             return false;
     return true;
+}
+
+uint64_t policy_offer_epoch(const struct policy_cluster *c)
+{
+    return c->nodes_epoch;
 }
 
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *s)
@@ -419,9 +428,21 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
            q->preempt_min_runtime != s->preempt_min_runtime_ms;
 }
 
+/* A spec's queue and topology key as a declaration keeps them: an empty name is none. */
+static const char *spec_queue(const struct policy_gang_spec *s)
+{
+    return s->queue && *s->queue ? s->queue : NULL;
+}
+
+static const char *spec_topology(const struct policy_gang_spec *s)
+{
+    return s->topology_key && *s->topology_key ? s->topology_key : NULL;
+}
+
 static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
 {
     if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
+        !same_text(d->queue, spec_queue(s)) || !same_text(d->topology, spec_topology(s)) ||
         d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
         d->preemptible != s->preemptible)
         return false;
@@ -436,8 +457,7 @@ bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gan
 {
     const struct pgang *g = pgang_at(c, pidx_get(&c->gang_ix, s->key));
 
-    return !g || s->source >= POLICY_GANG_SOURCES || !decl_same(pgang_decl(g, s->source), s) ||
-           (s->queue && *s->queue && !same_text(g->queue, s->queue));
+    return !g || s->source >= POLICY_GANG_SOURCES || !decl_same(pgang_decl(g, s->source), s);
 }
 
 int policy_queue_forget(struct policy_cluster *c, const char *name)
@@ -536,6 +556,8 @@ static void gang_remove_member(struct pgang *g, int32_t pod)
 
 static void decl_clear(struct pdecl *d)
 {
+    free(d->queue);
+    free(d->topology);
     psubs_free(d->subs, d->nsubs);
     memset(d, 0, sizeof(*d));
 }
@@ -544,18 +566,29 @@ static void decl_clear(struct pdecl *d)
 static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 {
     struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
+    char *queue = spec_queue(s) ? pstrdup(s->queue) : NULL;
+    char *topology = spec_topology(s) ? pstrdup(s->topology_key) : NULL;
 
-    if (s->nsubgroups && !subs)
+    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) ||
+        (spec_topology(s) && !topology)) {
+        free(subs);
+        free(queue);
+        free(topology);
         return POLICY_ENOMEM;
+    }
     for (size_t i = 0; i < s->nsubgroups; i++) {
         subs[i].min = s->subgroups[i].min_members;
         if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : ""))) {
             psubs_free(subs, i);
+            free(queue);
+            free(topology);
             return POLICY_ENOMEM;
         }
     }
     decl_clear(d);
     *d = (struct pdecl){.on = true,
+                        .queue = queue,
+                        .topology = topology,
                         .min = s->min_members > 0 ? s->min_members : 0,
                         .subs = subs,
                         .nsubs = s->nsubgroups,
@@ -565,11 +598,44 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
     return POLICY_OK;
 }
 
+/*
+ * The gang's queue: the one named by the first source that names one, in the order of
+ * enum policy_gang_source (a RayCluster's labels, then a PodGroup's spec.queue, then a
+ * Workload's labels), the order compositions take precedence in. Not the last one told: a
+ * PodGroup whose queue Volcano's CRD defaulted to "default" would take a RayCluster's gang
+ * out of the queue its labels name on every status update of either. With no source naming
+ * one the gang keeps the queue it had (its members' otherwise).
+ */
+static void gang_queue_refresh(struct policy_cluster *c, struct pgang *g)
+{
+    const char *q = NULL;
+    bool moved = false;
+
+    for (int s = 0; s < POLICY_GANG_SOURCES && !q; s++)
+        if (pgang_decl(g, s)->on)
+            q = pgang_decl(g, s)->queue;
+    if (!q || (g->queue && strcmp(g->queue, q) == 0))
+        return;
+    pset_str(&g->queue, q);
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && strcmp(p->queue, g->queue) != 0) {
+            if (p->place.node >= 0)
+                moved = true;
+            pset_str(&p->queue, g->queue);
+            p->queue_epoch = 0;
+        }
+    }
+    /* Only members that hold room move usage between queues. */
+    if (moved)
+        pqueue_recount(c);
+}
+
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *s)
 {
     int32_t id;
     struct pgang *g;
-    bool requeue = false;
 
     if (!s || !s->key || !*s->key || s->source >= POLICY_GANG_SOURCES)
         return POLICY_EINVAL;
@@ -583,27 +649,8 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     }
     if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
-    if (s->queue && *s->queue && (!g->queue || strcmp(g->queue, s->queue) != 0)) {
-        pset_str(&g->queue, s->queue);
-        requeue = true;
-    }
-    if (requeue) {
-        bool moved = false;
-
-        for (size_t i = 0; i < g->nmembers; i++) {
-            struct ppod *p = ppod_at(c, g->members[i]);
-
-            if (p && strcmp(p->queue, g->queue) != 0) {
-                if (p->place.node >= 0)
-                    moved = true;
-                pset_str(&p->queue, g->queue);
-                p->queue_epoch = 0;
-            }
-        }
-        /* Only members that hold room move usage between queues. */
-        if (moved)
-            pqueue_recount(c);
-    }
+    gang_queue_refresh(c, g);
+    ptopo_refresh(g);
     if (!g->admitted) {
         c->maybe_partial = true;
         pgang_mark_waiting(c, g);
@@ -625,6 +672,8 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     }
     decl_clear(&g->decl[source]);
     pgang_compose(c, g);
+    gang_queue_refresh(c, g);
+    ptopo_refresh(g);
     c->fair_dirty = true;
     if (pgang_declared(g))
         return POLICY_OK; /* another source still declares it */
@@ -824,6 +873,7 @@ static void pod_remove(struct policy_cluster *c, int32_t id)
 
     if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
         c->bound_unplaced--;
+    c->room_epoch++; /* a pod gone changes what plans may choose, held room or not */
     puncharge(c, p);
     if (p->phase == POLICY_POD_EVICTING)
         pevict_gone(c, p);

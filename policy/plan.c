@@ -214,9 +214,9 @@ static void subgroup_reason(const struct pgang *g, struct ppod *const *members, 
 }
 
 /* Place members in order; same-shaped neighbours continue from one cursor. */
-static int place_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
-                         size_t n, const int32_t *order, size_t norder, struct pstatement *st,
-                         char *why, size_t len)
+int pplace_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
+                   size_t n, const int32_t *order, size_t norder, struct pstatement *st,
+                   char *why, size_t len)
 {
     const struct ppod *prev = NULL;
     size_t cursor = 0;
@@ -403,7 +403,7 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
-    if (place_members(c, g, chosen, n, order, norder, st, why, len) != 0) {
+    if (ptopo_place(c, g, chosen, n, order, norder, st, why, len) != 0) {
         while (st->n > mark) {
             struct ppod *p = st->pods[--st->n];
 

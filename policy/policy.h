@@ -238,6 +238,10 @@ struct policy_gang_spec {
     int32_t priority;
     enum policy_preemptible preemptible;
     enum policy_gang_source source;
+    /* A node label all of the gang's pods share one value of (a Workload-API PodGroup's
+     * schedulingConstraints.topology[0].key, as kube-scheduler's TopologyAwareWorkloadScheduling
+     * reads it); NULL or "": none. The gang is planned within one domain of it. */
+    const char *topology_key;
 };
 
 enum policy_strategy {
@@ -284,6 +288,10 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *spec);
 /* Would this spec change what the engine knows? (Status-only updates do not.) */
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
+/* Changes whenever what a node offers changes (a node comes, or its allocatable, labels,
+ * taints or cordon change) or a queue's limits do: kube-scheduler may have asked about a
+ * waiting pod on its own node event before muster saw the node. */
+uint64_t policy_offer_epoch(const struct policy_cluster *c);
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
 
 /* A pod seen for the first time gets the next arrival number, and `now` as when it was seen. */
@@ -635,6 +643,8 @@ struct policy_gang_view {
      * which muster follows". */
     const char *conflict;
     bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
+    const char *topology_key; /* NULL: none */
+    const char *domain;       /* its value on the nodes the gang is placed on; NULL: none yet */
 };
 
 struct policy_queue_view {

@@ -189,6 +189,8 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .running_since = g->admitted ? g->running_since : 0,
         .conflict = g->conflict,
         .since = gang_since(c, g),
+        .topology_key = g->topology,
+        .domain = ptopo_domain(c, g),
     };
     for (int src = 0; src < POLICY_GANG_SOURCES; src++)
         v->declared[src] = pgang_decl(g, src)->on;

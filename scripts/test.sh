@@ -3,9 +3,10 @@
 #   1. unit and integration tests (Check, CTest) on the normal build
 #   2. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. every libFuzzer target for a bounded time (FUZZ_SECONDS, default 15) and its kept reproducers
-#   4. end to end: kube-apiserver, kube-scheduler, etcd, the KubeRay operator and helm built from
-#      the Go module proxy (cached in ~/.cache/muster), muster deployed from manifests/ and from
-#      the Helm chart
+#   4. end to end: kube-apiserver, kube-scheduler, kube-controller-manager, etcd, kwok, the KubeRay
+#      operator and helm built from the Go module proxy (cached in ~/.cache/muster), muster
+#      deployed from manifests/ and from the Helm chart; on Kubernetes v1.37.2, then a smaller
+#      leg on v1.36.3
 # The last line counts every test: "N passed, M failed".
 #   scripts/test.sh [--no-e2e] [--no-fuzz]
 set -uo pipefail
@@ -63,9 +64,13 @@ if ((FUZZ)); then
 fi
 
 if ((E2E)); then
-  stage "end to end against real components"
+  stage "end to end against real components: Kubernetes v1.37.2"
   { bash test/e2e/build-components.sh && bash test/e2e/run.sh build/extender/muster; } 2>&1 | tee "$log"
   count e2e "$log" "${PIPESTATUS[0]}"
+  # The smaller leg: the scenarios whose "# legs:" line names 1.36 (test/e2e/run.sh).
+  stage "end to end against real components: Kubernetes v1.36.3"
+  K8S_VERSION=v1.36.3 bash test/e2e/run.sh build/extender/muster 2>&1 | tee "$log"
+  count e2e-1.36 "$log" "${PIPESTATUS[0]}"
 fi
 rm -f "$log"
 

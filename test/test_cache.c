@@ -179,6 +179,12 @@ static const struct nudge_case {
     {"queue_team_a.json", "queue_team_b.json", "ADDED", true},
     {"pg_trainers.json", "pg_trainers_status.json", "MODIFIED", false},
     {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", true},
+    /* kube-scheduler retries on its own Node event, maybe before muster saw the node (e2e 04c:
+     * the node grown from 1 GPU to 8, the gang still told "1 free"): more room nudges,
+     * kwok's and kubelets' heartbeats do not */
+    {"node_n1.json", "node_n1_heartbeat.json", "MODIFIED", false},
+    {"node_n1.json", "node_n1_gpus8.json", "MODIFIED", true},
+    {"node_n1.json", "node_n2.json", "ADDED", true},
 };
 
 START_TEST(test_nudge)
@@ -313,6 +319,94 @@ START_TEST(test_wa_order)
 }
 END_TEST
 
+/*
+ * v1beta1 lets a controller change a PodGroup's gang.minCount after creation, and
+ * kube-scheduler's gang cycle enforces the PodGroup's own. The gang muster declares for the
+ * Workload follows it: workers' PodGroup lowered to 3 makes the gang driver 1, workers 3; its
+ * deletion gives the template's 4 back. Status-only updates change nothing.
+ */
+struct wa_min {
+    int32_t min, workers;
+};
+
+static void wa_min_of(const struct policy_gang_view *v, void *ctx)
+{
+    struct wa_min *m = ctx;
+
+    if (strcmp(v->key, "lab/train") != 0)
+        return;
+    m->min = v->min_members;
+    for (size_t i = 0; i < v->nsubgroups; i++)
+        if (strcmp(v->subgroups[i].name, "workers") == 0)
+            m->workers = v->subgroups[i].min_members;
+}
+
+static struct wa_min wa_min_now(struct cache *c)
+{
+    struct wa_min m = {-1, -1};
+
+    pthread_mutex_lock(&c->lock);
+    policy_each_gang(c->engine, wa_min_of, &m);
+    pthread_mutex_unlock(&c->lock);
+    return m;
+}
+
+START_TEST(test_wa_min_count_followed)
+{
+#define WA_PG(name, tpl, min)                                                                       \
+    "{\"apiVersion\": \"scheduling.k8s.io/v1beta1\", \"kind\": \"PodGroup\", \"metadata\": "          \
+    "{\"name\": \"" name "\", \"namespace\": \"lab\"}, \"spec\": {\"workloadRef\": "                 \
+    "{\"workloadName\": \"train\", \"templateName\": \"" tpl "\"}, \"schedulingPolicy\": "           \
+    "{\"gang\": {\"minCount\": " min "}}}}"
+    static const char *workload =
+        "{\"apiVersion\": \"scheduling.k8s.io/v1beta1\", \"kind\": \"Workload\", \"metadata\": "
+        "{\"name\": \"train\", \"namespace\": \"lab\"}, \"spec\": {\"podGroupTemplates\": ["
+        "{\"name\": \"driver\", \"schedulingPolicy\": {\"gang\": {\"minCount\": 1}}}, "
+        "{\"name\": \"workers\", \"schedulingPolicy\": {\"gang\": {\"minCount\": 4}}}]}}";
+    static const char *texts[] = {WA_PG("train-driver", "driver", "1"),
+                                  WA_PG("train-workers", "workers", "4"),
+                                  WA_PG("train-workers", "workers", "3")};
+#undef WA_PG
+    struct cfg_settings s;
+    struct cache c;
+    struct wa_min m;
+    cJSON *wl = cJSON_Parse(workload), *driver = cJSON_Parse(texts[0]);
+    cJSON *workers4 = cJSON_Parse(texts[1]), *workers3 = cJSON_Parse(texts[2]);
+    char err[256];
+
+    ck_assert_ptr_nonnull(wl);
+    ck_assert_ptr_nonnull(workers3);
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    daemon_test_apply(&c, "ADDED", wl);
+    m = wa_min_now(&c);
+    ck_assert_int_eq(m.min, 5);
+    ck_assert_int_eq(m.workers, 4);
+    daemon_test_apply(&c, "ADDED", driver);
+    daemon_test_apply(&c, "ADDED", workers4);
+    m = wa_min_now(&c);
+    ck_assert_int_eq(m.workers, 4);
+    daemon_test_apply(&c, "MODIFIED", workers3); /* minCount lowered after creation */
+    m = wa_min_now(&c);
+    ck_assert_int_eq(m.min, 4);
+    ck_assert_int_eq(m.workers, 3);
+    /* the Workload again (a label or status change): its PodGroups still count */
+    daemon_test_apply(&c, "MODIFIED", wl);
+    m = wa_min_now(&c);
+    ck_assert_int_eq(m.workers, 3);
+    daemon_test_apply(&c, "DELETED", workers3);
+    m = wa_min_now(&c);
+    ck_assert_int_eq(m.min, 5);
+    ck_assert_int_eq(m.workers, 4);
+    cJSON_Delete(wl);
+    cJSON_Delete(driver);
+    cJSON_Delete(workers4);
+    cJSON_Delete(workers3);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 /* ---- what the engine refuses -------------------------------------------------------------- */
 
 /* What the daemon logs (warnings and up) while the cache applies obj; malloc'd. */
@@ -437,6 +531,7 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
     tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
+    tcase_add_test(tc, test_wa_min_count_followed);
     tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);
     tcase_add_test(tc, test_pod_bound_before_a_restart);
     suite_add_tcase(s, tc);

@@ -52,6 +52,18 @@ static void expect_output(const struct result *r, const char *want_file)
     free(want);
 }
 
+/* Nothing in out acts on a terminal: no control byte but the printer's own newlines (and the
+ * tabs cJSON indents with), no C1 control (U+0080..U+009F as UTF-8). */
+static void expect_terminal_safe(const char *out, bool json)
+{
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++) {
+        ck_assert_msg((*p >= 0x20 && *p != 0x7f) || *p == '\n' || (json && *p == '\t'),
+                      "byte 0x%02x at %td of:\n%s", *p, (const char *)p - out, out);
+        ck_assert_msg(!(p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f), "C1 control at %td of:\n%s",
+                      (const char *)p - out, out);
+    }
+}
+
 /* The canned server's port, which changes every run, as PORT. */
 static void hide_port(struct result *r, int port)
 {
@@ -73,6 +85,20 @@ static void queues(struct kube_client *kube, const struct cli_opts *o, struct re
     r->err[0] = '\0';
     r->rc = cli_queues(kube, o, m, r->err, sizeof(r->err));
     fclose(m);
+}
+
+/* `muster queues` against a canned API server that answers every request with reply. */
+static void queues_on(const char *reply, const struct cli_opts *o, struct result *r)
+{
+    const char *script[] = {reply};
+    struct canned_api api;
+    struct kube_client *kube;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    queues(kube, o, r);
+    kube_client_free(kube);
+    canned_api_stop(&api);
 }
 
 static void why(struct kube_client *kube, const struct cli_opts *o, const char *name,
@@ -122,23 +148,237 @@ START_TEST(test_queues)
 }
 END_TEST
 
-START_TEST(test_queues_no_crd)
+/* A parentQueue, a name and a bad field full of escape sequences and forged lines (Kubernetes
+ * does not validate them): the text shows them escaped, the JSON as JSON escapes. Failed before
+ * the text was escaped (issue 21). */
+START_TEST(test_queues_hostile)
 {
-    static const char *const script[] = {"notfound.http"};
-    struct canned_api api;
-    struct kube_client *kube;
+    struct cli_opts o = text_opts;
+    struct result r;
+    const cJSON *q;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    queues_on("queues_hostile.http", &o, &r);
+    ck_assert_msg(r.rc == CLI_EXIT_PARTIAL, "%d: %s", r.rc, r.err); /* two Queues unreadable */
+    expect_terminal_safe(r.out, _i == 1);
+    if (_i == 0) {
+        expect_output(&r, "queues_hostile.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        q = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), 0);
+        ck_assert_str_eq(cli__str(q, "parent"),
+                         "gone\x1b]0;pwned\x07\r\nTOTAL                                 999");
+        cJSON_Delete(j);
+    }
+    free(r.out);
+}
+END_TEST
+
+/* Each failure its own exit status and message (issue 21): a reply that is not JSON read as
+ * "cannot reach the cluster" (2), a refusal as 1, and continue tokens were followed without end. */
+static const struct {
+    const char *reply;
+    int rc;
+    const char *err;
+} failure_cases[] = {
+    {"notfound.http", CLI_EXIT_NOT_FOUND,
+     "no Queues: the API server does not serve queues.muster.dev (is muster's CRD installed? "
+     "manifests/crd-queue.yaml)"},
+    {"not_json.http", CLI_EXIT_BAD_REPLY,
+     "GET /apis/muster.dev/v1alpha1/queues?limit=500: reply is not JSON"},
+    {"forbidden.http", CLI_EXIT_REFUSED,
+     "GET /apis/muster.dev/v1alpha1/queues?limit=500: HTTP 403 Forbidden: events is forbidden: "},
+    {"queues_endless.http", CLI_EXIT_BAD_REPLY,
+     "GET /apis/muster.dev/v1alpha1/queues: more than 100 pages (the API server keeps sending "
+     "continue tokens)"},
+};
+
+START_TEST(test_queues_failures)
+{
     struct result r;
 
-    canned_api_start(&api, DIR, script, 1);
-    kube = canned_api_client(&api, NULL);
-    queues(kube, &text_opts, &r);
-    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
-    ck_assert_str_eq(r.err, "no Queues: the API server does not serve queues.muster.dev (is "
-                            "muster's CRD installed? manifests/crd-queue.yaml)");
+    queues_on(failure_cases[_i].reply, &text_opts, &r);
+    ck_assert_msg(r.rc == failure_cases[_i].rc, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(strncmp(r.err, failure_cases[_i].err, strlen(failure_cases[_i].err)) == 0, "%s",
+                  r.err);
     ck_assert_uint_eq(r.len, 0);
     free(r.out);
-    kube_client_free(kube);
-    canned_api_stop(&api);
+}
+END_TEST
+
+/* Status values muster would not write: pendingGangs 1e300 (a float-to-int conversion out of
+ * range: undefined behaviour), 2.5 and -3; allocated -1 (printed "unlimited") and "lots". The
+ * Queue is shown without its status, a warning names the field, the exit status says some of it
+ * could not be read. Failed before (issue 21). A recentUsage of 1e300 (fair over time, which is
+ * U' of 0 to 10) is shown as none, the rest of that status stands; a good one as a percentage. */
+START_TEST(test_queues_bad_status)
+{
+    struct cli_opts o = text_opts;
+    struct result r;
+    const cJSON *q;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    queues_on("queues_bad_status.http", &o, &r);
+    ck_assert_msg(r.rc == CLI_EXIT_PARTIAL, "exit %d: %s", r.rc, r.err);
+    if (_i == 0) {
+        expect_output(&r, "queues_bad_status.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 5);
+        q = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), 2); /* "huge" */
+        ck_assert_str_eq(cli__str(q, "name"), "huge");
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItem(q, "pendingGangs")));
+        q = cJSON_GetObjectItem(j, "total");
+        ck_assert_int_eq((int)cJSON_GetObjectItem(q, "pendingGangs")->valuedouble, 2);
+        cJSON_Delete(j);
+    }
+    free(r.out);
+}
+END_TEST
+
+/* A Queue named name under parent (NULL: none), GPU quota 1, as the API server lists it. */
+static cJSON *queue_item(const char *name, const char *parent)
+{
+    cJSON *q = cJSON_CreateObject(), *spec;
+
+    cJSON_AddStringToObject(q, "apiVersion", "muster.dev/v1alpha1");
+    cJSON_AddStringToObject(q, "kind", "Queue");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(q, "metadata"), "name", name);
+    spec = cJSON_AddObjectToObject(q, "spec");
+    if (parent != NULL)
+        cJSON_AddStringToObject(spec, "parentQueue", parent);
+    cJSON_AddNumberToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "resources"), "gpu"), "quota", 1);
+    return q;
+}
+
+/* The depth the JSON gives each queue, by name. */
+static int depth_of(const cJSON *list, const char *name)
+{
+    const cJSON *q;
+
+    cJSON_ArrayForEach(q, list)
+    {
+        if (strcmp(cli__str(q, "name"), name) == 0)
+            return (int)cJSON_GetObjectItem(q, "depth")->valuedouble;
+    }
+    return -1;
+}
+
+#define DEEP 8000
+
+/* "c%05d" ascending with the depth (case 0), or descending (case 1: a parent sorts after its
+ * children, so name order is not tree order). */
+static void chain_name(char *buf, size_t len, int k, int loop)
+{
+    snprintf(buf, len, "c%05d", loop == 0 ? k : DEEP - 1 - k);
+}
+
+/* A chain of 8,000 Queues: drawn whole, each at its depth, without recursion. Failed before
+ * (issue 21): the recursion overflowed the stack (SIGSEGV), after walking every chain from every
+ * queue (quadratic). */
+START_TEST(test_queues_deep_chain)
+{
+    struct cli_opts o = text_opts;
+    cJSON *items = cJSON_CreateArray(), *j;
+    char name[16], parent[16], err[256], *text = NULL;
+    size_t len = 0, lines = 0;
+    FILE *m;
+
+    for (int k = 0; k < DEEP; k++) {
+        chain_name(name, sizeof(name), k, _i);
+        chain_name(parent, sizeof(parent), k - 1, _i);
+        cJSON_AddItemToArray(items, queue_item(name, k > 0 ? parent : NULL));
+    }
+    o.output = CLI_OUTPUT_JSON;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "queues")), DEEP);
+    for (int k = 0; k < DEEP; k++) { /* depth first: the chain in its order */
+        const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "queues"), k);
+
+        chain_name(name, sizeof(name), k, _i);
+        ck_assert_str_eq(cli__str(q, "name"), name);
+        ck_assert_int_eq((int)cJSON_GetObjectItem(q, "depth")->valuedouble, k);
+    }
+    ck_assert_str_eq(cli__str(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "total"), "gpu"), "quota"),
+                     "1"); /* the top's only */
+    cJSON_Delete(j);
+    free(text);
+    o.output = CLI_OUTPUT_TEXT;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    ck_assert_uint_eq(lines, 1 + DEEP + 1 + 2); /* head, queues, TOTAL, the "-" note */
+    chain_name(name, sizeof(name), DEEP - 1, _i);
+    snprintf(parent, sizeof(parent), "\n%*s", 3 * 23, "");
+    ck_assert_ptr_nonnull(strstr(text, parent)); /* 23 levels drawn, then the rest elided */
+    snprintf(err, sizeof(err), "… 7999 └─ %s ", name);
+    ck_assert_ptr_nonnull(strstr(text, err));
+    free(text);
+    cJSON_Delete(items);
+}
+END_TEST
+
+/* Loops of parentQueue: a queue its own parent, a loop of 5,000 with a tail of 3,000 hanging from
+ * it. Every queue on a loop is drawn at the top ("in a loop"); the tail beneath it, each at its
+ * depth (before, every queue walked its whole chain: about 10 s for these, quadratic). */
+START_TEST(test_queues_loops)
+{
+    static const int loop = 5000, tail = 3000;
+    struct cli_opts o = text_opts;
+    cJSON *items = cJSON_CreateArray(), *j, *list;
+    char name[16], parent[16], err[256], *text = NULL;
+    size_t len = 0;
+    FILE *m;
+
+    cJSON_AddItemToArray(items, queue_item("self", "self"));
+    for (int k = 0; k < loop; k++) {
+        snprintf(name, sizeof(name), "l%04d", k);
+        snprintf(parent, sizeof(parent), "l%04d", (k + 1) % loop);
+        cJSON_AddItemToArray(items, queue_item(name, parent));
+    }
+    for (int k = 0; k < tail; k++) {
+        snprintf(name, sizeof(name), "t%04d", k);
+        snprintf(parent, sizeof(parent), k == 0 ? "l2500" : "t%04d", k - 1);
+        cJSON_AddItemToArray(items, queue_item(name, parent));
+    }
+    o.output = CLI_OUTPUT_JSON;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    j = cJSON_Parse(text);
+    list = cJSON_GetObjectItem(j, "queues");
+    ck_assert_int_eq(cJSON_GetArraySize(list), 1 + loop + tail);
+    ck_assert_int_eq(depth_of(list, "self"), 0);
+    ck_assert_int_eq(depth_of(list, "l0000"), 0);
+    ck_assert_int_eq(depth_of(list, "l4999"), 0);
+    ck_assert_int_eq(depth_of(list, "t0000"), 1);
+    ck_assert_int_eq(depth_of(list, "t2999"), tail);
+    /* the top: the 5,001 queues on loops, each quota 1 */
+    ck_assert_str_eq(cli__str(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "total"), "gpu"), "quota"),
+                     "5001");
+    cJSON_Delete(j);
+    free(text);
+    o.output = CLI_OUTPUT_TEXT;
+    m = open_memstream(&text, &len);
+    ck_assert_int_eq(cli__queues_print(items, false, &o, m, err, sizeof(err)), EXT_OK);
+    fclose(m);
+    ck_assert_ptr_nonnull(strstr(text, "\nself (parent self in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\nl2500 (parent l2501 in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\nl2501 (parent l2502 in a loop)   "));
+    ck_assert_ptr_nonnull(strstr(text, "\n└─ t0000   "));
+    free(text);
+    cJSON_Delete(items);
 }
 END_TEST
 
@@ -242,7 +482,7 @@ START_TEST(test_why_events_cap)
     ck_assert_int_eq(r.rc, CLI_EXIT_OK);
     ck_assert_ptr_nonnull(strstr(r.out, "EVENTS (the newest 1 of 4)\n"));
     ck_assert_ptr_nonnull(
-        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   Warning   FailedScheduling"));
+        strstr(r.out, "\n5s    Pod/demo-gpu-worker-4tq9z   muster   Warning   FailedScheduling"));
     ck_assert_ptr_null(strstr(r.out, "GangWaiting   queue"));
     ck_assert_ptr_nonnull(
         strstr(r.out, "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)"));
@@ -274,6 +514,19 @@ static const struct {
     {"pods.http", "events_composition.http",
      "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
      "(muster's Event GangWaiting on Pod demo-gpu-worker-4tq9z, 12s ago)\n"},
+    /* Newer GangWaiting Events muster did not write (issue 21): from another writer, with muster
+     * as source.component only, with no reportingInstance. muster writes all of source.component,
+     * reportingComponent and reportingInstance (kube/client.c); only its own give the reason. */
+    {"pods.http", "events_forged.http",
+     "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
+     "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)\n"},
+    /* A newer FailedScheduling from a writer that is not the pod's scheduler (its schedulerName
+     * "muster": kube-scheduler's profile of that name writes as "muster"). */
+    {"pods.http", "events_scheduler_forged.http",
+     "Why:          0/2 nodes are available: 2 queue team-a: gpu limit 4, in use 3, gang needs "
+     "2.5. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming "
+     "pod.\n",
+     "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
 };
 
 START_TEST(test_why_reason_sources)
@@ -290,6 +543,39 @@ START_TEST(test_why_reason_sources)
     ck_assert_int_eq(r.rc, CLI_EXIT_OK);
     ck_assert_msg(strstr(r.out, reason_cases[_i].why) != NULL, "%s", r.out);
     ck_assert_msg(strstr(r.out, reason_cases[_i].from) != NULL, "%s", r.out);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A RayCluster groupName, an Event message and a Queue's parentQueue that would retitle and clear
+ * the terminal and forge "Gang: Bound" lines: escaped in the text, JSON escapes in the JSON.
+ * Failed before the text was escaped (issue 21). */
+START_TEST(test_why_hostile)
+{
+    static const char *const script[] = {"raycluster_hostile.http", "pods.http",
+                                         "events_hostile.http", "queue_hostile.http"};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+    cJSON *j;
+
+    o.output = _i == 0 ? CLI_OUTPUT_TEXT : CLI_OUTPUT_JSON;
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_terminal_safe(r.out, _i == 1);
+    if (_i == 0) {
+        expect_output(&r, "why_hostile.txt");
+    } else {
+        j = cJSON_Parse(r.out);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_ptr_nonnull(strstr(cli__str(j, "reason"), "\r\n\x1b[1;32mGang:"));
+        cJSON_Delete(j);
+    }
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -449,10 +735,32 @@ START_TEST(test_why_missing)
     canned_api_start(&api, DIR, script, 1);
     kube = canned_api_client(&api, NULL);
     why(kube, &text_opts, "nope", &r);
-    ck_assert_int_eq(r.rc, CLI_EXIT_FAIL);
+    ck_assert_int_eq(r.rc, CLI_EXIT_NOT_FOUND);
     ck_assert_str_eq(r.err, "no RayCluster, PodGroup or Pod named lab/nope");
     ck_assert_uint_eq(r.len, 0);
     canned_api_expect(&api, "why_missing.req", 4);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* A reply that is not JSON is the API server's answer, not a cluster out of reach (it read as
+ * "cannot reach the cluster", exit 2, before: issue 21). */
+START_TEST(test_why_not_json)
+{
+    static const char *const script[] = {"not_json.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 1);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_BAD_REPLY);
+    ck_assert_str_eq(r.err,
+                     "GET /apis/ray.io/v1/namespaces/lab/rayclusters/demo: reply is not JSON");
+    ck_assert_uint_eq(r.len, 0);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -598,8 +906,8 @@ static const struct {
      "kubectl muster: \"serve\" is for the muster binary itself: muster serve\n"},
     {"frobnicate", 2, "kubectl muster: unknown command \"frobnicate\""},
     {"why --help", 0, "Usage: muster why [NAMESPACE/]NAME"},
-    {"why", 2, "muster why: which object? give [NAMESPACE/]NAME (muster why --help)\n"},
-    {"queues -o yaml", 2, "muster queues: bad value \"yaml\" for --output (text or json)"},
+    {"why", 6, "muster why: which object? give [NAMESPACE/]NAME (muster why --help)\n"},
+    {"queues -o yaml", 6, "muster queues: bad value \"yaml\" for --output (text or json)"},
 };
 
 /* Run through a symlink named kubectl-muster, as `kubectl muster` runs it. */
@@ -696,8 +1004,13 @@ static Suite *cli_suite(void)
     TCase *tc;
 
     tc = tcase_create("queues");
+    tcase_set_timeout(tc, 60); /* 8,000-queue trees: about a second alone, more on a busy machine */
     tcase_add_loop_test(tc, test_queues, 0, N(queues_cases));
-    tcase_add_test(tc, test_queues_no_crd);
+    tcase_add_loop_test(tc, test_queues_hostile, 0, 2);
+    tcase_add_loop_test(tc, test_queues_failures, 0, N(failure_cases));
+    tcase_add_loop_test(tc, test_queues_bad_status, 0, 2);
+    tcase_add_loop_test(tc, test_queues_deep_chain, 0, 2);
+    tcase_add_test(tc, test_queues_loops);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("why");
@@ -706,6 +1019,7 @@ static Suite *cli_suite(void)
     tcase_add_loop_test(tc, test_why_waiting, 0, N(waiting_cases));
     tcase_add_test(tc, test_why_events_cap);
     tcase_add_loop_test(tc, test_why_reason_sources, 0, N(reason_cases));
+    tcase_add_loop_test(tc, test_why_hostile, 0, 2);
     tcase_add_test(tc, test_why_muster);
     tcase_add_test(tc, test_why_muster_down);
     tcase_add_test(tc, test_why_bound);
@@ -713,6 +1027,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_why_solo);
     tcase_add_test(tc, test_why_kai_queue);
     tcase_add_test(tc, test_why_missing);
+    tcase_add_test(tc, test_why_not_json);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("unreachable");

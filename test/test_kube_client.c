@@ -256,7 +256,7 @@ static const struct status_case {
     {"status_500.http", EXT_EHTTP, 500,
      "GET /api/v1/x: HTTP 500 InternalError: etcdserver: request timed out"},
     {"status_401_plain.http", EXT_EHTTP, 401, "GET /api/v1/x: HTTP 401: (no Status message)"},
-    {"not_json.http", EXT_EIO, 200, "GET /api/v1/x: reply is not JSON"},
+    {"not_json.http", EXT_EPROTO, 200, "GET /api/v1/x: reply is not JSON"},
 };
 
 START_TEST(test_status)

@@ -732,7 +732,7 @@ START_TEST(test_refs_workload_members)
                   "its Workload is not known yet: the subgroup may still change");
     /* with its Workload of three templates: the subgroup is the template */
     ck_assert_int_eq(kube_workload_gang(wj, &k.opts, a, &wl, NULL, 0, NULL), EXT_OK);
-    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl), EXT_OK);
+    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl, NULL), EXT_OK);
     ck_assert(kube_refs_pod_group_known(k.refs, "ml", "training-workers-0"));
     ck_assert(!kube_refs_pod_group_known(k.refs, "lab", "training-workers-0"));
     ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
@@ -741,7 +741,7 @@ START_TEST(test_refs_workload_members)
     /* a Workload of one template is a count: no subgroup */
     wl.nsubgroups = 0;
     wl.subgroups = NULL;
-    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl), EXT_OK);
+    ck_assert_int_eq(kube_refs_workload(k.refs, "ml", "training", &wl, "workers"), EXT_OK);
     ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &s, NULL, 0, NULL), EXT_OK);
     ck_assert_ptr_null(s.subgroup);
     /* forgetting: the Workload declared ml/training, the PodGroup nothing */
@@ -760,6 +760,172 @@ START_TEST(test_refs_workload_members)
     cJSON_Delete(wj);
     cJSON_Delete(pgj);
     cJSON_Delete(pod);
+}
+END_TEST
+
+/*
+ * kube-scheduler's gang cycle enforces each PodGroup's own gang.minCount, which v1beta1 lets a
+ * controller change after creation (k8s.io/api v0.37.2 scheduling/v1beta1 GangSchedulingPolicy:
+ * "mutable to support workload scaling"). The Workload's gang muster declares follows it: a
+ * template's minimum is the sum of its PodGroups' minCounts, the template's own while none is
+ * known, and again once the last one goes.
+ */
+static cJSON *wapg_v1beta1(const char *name, const char *workload, const char *tpl, int min)
+{
+    char json[512];
+
+    snprintf(json, sizeof(json),
+             "{\"metadata\": {\"name\": \"%s\", \"namespace\": \"ml\"}, \"spec\": "
+             "{\"workloadRef\": {\"workloadName\": \"%s\", \"templateName\": \"%s\"}, "
+             "\"schedulingPolicy\": {\"gang\": {\"minCount\": %d}}}}",
+             name, workload, tpl, min);
+    return cJSON_Parse(json);
+}
+
+static void record_pg(struct kube_refs *r, struct ext_arena *a, const char *name,
+                      const char *workload, const char *tpl, int min)
+{
+    cJSON *j = wapg_v1beta1(name, workload, tpl, min);
+    struct kube_pod_group pg;
+
+    ck_assert_int_eq(kube_pod_group_decode(j, NULL, a, &pg, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(pg.min_count, min);
+    ck_assert_int_eq(kube_refs_pod_group(r, &pg), EXT_OK);
+    cJSON_Delete(j);
+}
+
+START_TEST(test_refs_workload_follows_its_pod_groups_min_counts)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct kube_refs *r = kube_refs_new();
+    struct policy_gang_spec wl, g;
+    cJSON *multi = load_fixture("wl_v1beta1_composite.json");
+    cJSON *one = cJSON_Parse("{\"metadata\": {\"name\": \"infer\", \"namespace\": \"ml\"}, "
+                             "\"spec\": {\"podGroupTemplates\": [{\"name\": \"replicas\", "
+                             "\"schedulingPolicy\": {\"gang\": {\"minCount\": 4}}}]}}");
+
+    /* a Workload of one template: a count, the template's until a PodGroup says otherwise */
+    ck_assert_str_eq(kube_workload_single_template(one), "replicas");
+    ck_assert_int_eq(kube_workload_gang(one, NULL, a, &wl, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(kube_refs_workload(r, "ml", "infer", &wl, "replicas"), EXT_OK);
+    ck_assert(!kube_refs_workload_gang(r, "ml/nothing", a, &g));
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_str_eq(g.key, "ml/infer");
+    ck_assert_int_eq(g.min_members, 4);
+    ck_assert_int_eq(g.nsubgroups, 0);
+    record_pg(r, a, "infer-0", "infer", "replicas", 4);
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_int_eq(g.min_members, 4);
+    record_pg(r, a, "infer-0", "infer", "replicas", 3); /* minCount lowered after creation */
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_int_eq(g.min_members, 3);
+    record_pg(r, a, "other-0", "other", "replicas", 9); /* another Workload's: not counted */
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_int_eq(g.min_members, 3);
+    ck_assert(kube_refs_forget(r, KUBE_REF_POD_GROUP, "ml/infer-0", NULL, 0));
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_int_eq(g.min_members, 4);
+    /* subgroups: each template its PodGroups' sum; the others keep the template's */
+    ck_assert_int_eq(kube_workload_gang(multi, NULL, a, &wl, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(kube_refs_workload(r, "ml", "jobset", &wl, NULL), EXT_OK);
+    record_pg(r, a, "jobset-slice-a-0", "jobset", "slice-a", 3);
+    record_pg(r, a, "jobset-slice-a-1", "jobset", "slice-a", 2);
+    ck_assert(kube_refs_workload_gang(r, "ml/jobset", a, &g));
+    ck_assert_int_eq(g.nsubgroups, 3);
+    ck_assert_str_eq(g.subgroups[0].name, "leader");
+    ck_assert_int_eq(g.subgroups[0].min_members, 1);
+    ck_assert_str_eq(g.subgroups[1].name, "slice-a");
+    ck_assert_int_eq(g.subgroups[1].min_members, 5);
+    ck_assert_str_eq(g.subgroups[2].name, "slice-b");
+    ck_assert_int_eq(g.subgroups[2].min_members, 2);
+    ck_assert_int_eq(g.min_members, 8);
+    kube_refs_free(r);
+    ext_arena_free(a);
+    cJSON_Delete(multi);
+    cJSON_Delete(one);
+}
+END_TEST
+
+/* Kubernetes 1.37's TopologyAwareWorkloadScheduling: a PodGroup's (or its template's)
+ * schedulingConstraints.topology[0].key is the gang's topology key; a PodGroup's beats its
+ * Workload's template's; a key that is not a string, or empty, is refused. */
+START_TEST(test_pod_group_topology_key)
+{
+    static const char *const cases[][3] = {
+        /* spec fragment, key, error */
+        {"\"schedulingConstraints\": {\"topology\": [{\"key\": \"topology.kubernetes.io/rack\"}]}",
+         "topology.kubernetes.io/rack", NULL},
+        {"\"schedulingConstraints\": {\"topology\": []}", NULL, NULL},
+        {"\"schedulingConstraints\": {}", NULL, NULL},
+        {"\"schedulingConstraints\": {\"topology\": [{\"key\": \"\"}]}", NULL,
+         "schedulingConstraints.topology: key missing"},
+        {"\"schedulingConstraints\": {\"topology\": [{\"key\": 7}]}", NULL,
+         "schedulingConstraints.topology key: must be a string"},
+    };
+    struct ext_arena *a = ext_arena_new();
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char json[512], err[256] = "";
+        struct kube_pod_group pg;
+        cJSON *j;
+        int rc;
+
+        snprintf(json, sizeof(json),
+                 "{\"metadata\": {\"name\": \"pg\", \"namespace\": \"ml\"}, \"spec\": "
+                 "{\"schedulingPolicy\": {\"gang\": {\"minCount\": 2}}, %s}}",
+                 cases[i][0]);
+        j = cJSON_Parse(json);
+        ck_assert_ptr_nonnull(j);
+        rc = kube_pod_group_decode(j, NULL, a, &pg, err, sizeof(err), NULL);
+        if (cases[i][2]) {
+            ck_assert_int_eq(rc, EXT_EINVAL);
+            ck_assert_msg(strstr(err, cases[i][2]) != NULL, "case %zu: %s", i, err);
+        } else {
+            ck_assert_int_eq(rc, EXT_OK);
+            if (cases[i][1]) {
+                ck_assert_str_eq(pg.topology_key, cases[i][1]);
+                ck_assert_str_eq(pg.spec.topology_key, cases[i][1]); /* standalone: its own */
+            } else {
+                ck_assert_ptr_null(pg.topology_key);
+                ck_assert_ptr_null(pg.spec.topology_key);
+            }
+        }
+        cJSON_Delete(j);
+    }
+    ext_arena_free(a);
+}
+END_TEST
+
+START_TEST(test_refs_workload_topology_key)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct kube_refs *r = kube_refs_new();
+    struct policy_gang_spec wl, g;
+    struct kube_pod_group pg;
+    cJSON *w = cJSON_Parse(
+        "{\"metadata\": {\"name\": \"infer\", \"namespace\": \"ml\"}, \"spec\": "
+        "{\"podGroupTemplates\": [{\"name\": \"replicas\", \"schedulingPolicy\": {\"gang\": "
+        "{\"minCount\": 4}}, \"schedulingConstraints\": {\"topology\": [{\"key\": \"zone\"}]}}]}}");
+    cJSON *p = cJSON_Parse(
+        "{\"metadata\": {\"name\": \"infer-0\", \"namespace\": \"ml\"}, \"spec\": "
+        "{\"workloadRef\": {\"workloadName\": \"infer\", \"templateName\": \"replicas\"}, "
+        "\"schedulingPolicy\": {\"gang\": {\"minCount\": 4}}, \"schedulingConstraints\": "
+        "{\"topology\": [{\"key\": \"rack\"}]}}}");
+
+    ck_assert_int_eq(kube_workload_gang(w, NULL, a, &wl, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(wl.topology_key, "zone");
+    ck_assert_int_eq(kube_refs_workload(r, "ml", "infer", &wl, "replicas"), EXT_OK);
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_str_eq(g.topology_key, "zone");
+    ck_assert_int_eq(kube_pod_group_decode(p, NULL, a, &pg, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(pg.spec.key); /* made from the Workload: it declares nothing itself */
+    ck_assert_int_eq(kube_refs_pod_group(r, &pg), EXT_OK);
+    ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
+    ck_assert_str_eq(g.topology_key, "rack");
+    kube_refs_free(r);
+    ext_arena_free(a);
+    cJSON_Delete(w);
+    cJSON_Delete(p);
 }
 END_TEST
 
@@ -1282,6 +1448,36 @@ static const struct gang_reject_case gang_reject_cases[] = {
      "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\"}], "
      "\"minTaskMember\": {\"a\": 1}}}",
      "spec: both minTaskMember and subGroups"},
+    /* KAI's subgroup graph, as its webhook refuses it (KAI-Scheduler
+     * pkg/apis/scheduling/v2alpha2/podgroup_webhook_test.go, TestValidateSubGroups): they were
+     * accepted silently, a loop's members dropped as parents (issue 21). "Self-parent subgroup
+     * (cycle of length 1)": */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"x\", "
+     "\"minMember\": 1}, {\"name\": \"a\", \"parent\": \"a\", \"minMember\": 1}]}}",
+     "spec.subGroups[1].parent: \"a\" forms a cycle (a -> a)"},
+    /* "Cycle in graph (a -> b -> c -> a)" */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"parent\": \"c\", \"minMember\": 1}, {\"name\": \"b\", \"parent\": \"a\", "
+     "\"minMember\": 1}, {\"name\": \"c\", \"parent\": \"b\", \"minMember\": 1}]}}",
+     "spec.subGroups[0].parent: \"c\" forms a cycle (a -> c -> b -> a)"},
+    /* "Multiple disjoint cycles": the first is named; a leaf under a loop does not hide it */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"leaf\", "
+     "\"parent\": \"c\", \"minMember\": 1}, {\"name\": \"a\", \"parent\": \"b\"}, "
+     "{\"name\": \"b\", \"parent\": \"a\"}, {\"name\": \"c\", \"parent\": \"d\"}, "
+     "{\"name\": \"d\", \"parent\": \"c\"}]}}",
+     "spec.subGroups[1].parent: \"b\" forms a cycle (a -> b -> a)"},
+    /* "Missing parent" */
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"minMember\": 1}, {\"name\": \"b\", \"parent\": \"x\", \"minMember\": 1}]}}",
+     "spec.subGroups[1].parent: \"x\" names no subgroup of spec.subGroups"},
+    {GANG_PG,
+     "{\"metadata\": {\"name\": \"p\"}, \"spec\": {\"subGroups\": [{\"name\": \"a\", "
+     "\"parent\": 7}]}}",
+     "spec.subGroups parent: must be a string"},
     {GANG_WL, "{\"metadata\": {\"name\": \"w\"}}", "Workload: spec missing"},
     {GANG_WL, "{\"metadata\": {\"name\": \"w\"}, \"spec\": {\"podGroupTemplates\": []}}",
      "Workload: spec.podGroupTemplates: none"},
@@ -1470,6 +1666,9 @@ static Suite *kube_decode_suite(void)
 
     tc = tcase_create("refs");
     tcase_add_test(tc, test_refs_workload_members);
+    tcase_add_test(tc, test_refs_workload_follows_its_pod_groups_min_counts);
+    tcase_add_test(tc, test_pod_group_topology_key);
+    tcase_add_test(tc, test_refs_workload_topology_key);
     tcase_add_test(tc, test_refs_priority_classes);
     suite_add_tcase(s, tc);
 #undef N

@@ -1668,6 +1668,62 @@ static struct queue_probe probe(const char *name)
     return p;
 }
 
+/*
+ * KubeRay's --batch-scheduler=volcano writes a PodGroup ray-<cluster>-pg owned by the RayCluster,
+ * and Volcano's CRD defaults its spec.queue to "default" when the RayCluster has no
+ * volcano.sh/queue-name label to copy (e2e 04d). The RayCluster's own label (muster.dev/queue)
+ * names the gang's queue whichever source spoke last: the queue follows the sources' order,
+ * not the order of their watch events, and a repeated declaration is no change. When the
+ * RayCluster goes, the PodGroup's queue is the one left.
+ */
+static const struct queue_order_case {
+    const char *name;
+    enum policy_gang_source first, second;
+} queue_order_cases[] = {
+    {"RayCluster then PodGroup", POLICY_GANG_WORKLOAD, POLICY_GANG_PODGROUP},
+    {"PodGroup then RayCluster", POLICY_GANG_PODGROUP, POLICY_GANG_WORKLOAD},
+};
+
+START_TEST(a_rayclusters_queue_beats_its_podgroups_defaulted_one_in_any_order)
+{
+    const struct queue_order_case *t = &queue_order_cases[_i];
+    struct policy_gang_spec rc = {
+        .key = "lab/vc", .min_members = 2, .queue = "team-b", .source = POLICY_GANG_WORKLOAD};
+    struct policy_gang_spec pg = {
+        .key = "lab/vc", .min_members = 2, .queue = "default", .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_spec *first = t->first == POLICY_GANG_WORKLOAD ? &rc : &pg;
+    struct policy_gang_spec *second = first == &rc ? &pg : &rc;
+    struct policy_gang_view g;
+    char why[512];
+
+    add_node("n1", 32, 8);
+    add_queue("team-b", NULL, -1, -1);
+    ck_assert_int_eq(policy_gang_upsert(C, first), POLICY_OK);
+    ck_assert_int_eq(policy_gang_upsert(C, second), POLICY_OK);
+    add_pod("lab", "lab/vc", NULL, (struct pod_ask){"vc-head", 1, 0, 0, true});
+    add_pod("lab", "lab/vc", NULL, (struct pod_ask){"vc-w", 1, 1, 0, false});
+    ck_assert_int_eq(schedule("lab", "vc-head", why, sizeof(why)), POLICY_BIND_WAIT);
+    ck_assert_int_eq(schedule("lab", "vc-w", why, sizeof(why)), POLICY_BIND_COMMIT);
+    ck_assert(policy_gang_view_get(C, "lab/vc", &g));
+    ck_assert_msg(strcmp(g.queue, "team-b") == 0, "%s: queue %s", t->name, g.queue);
+    ck_assert_int_eq(probe("team-b").allocated, 1 * POLICY_GPU_MILLI);
+    ck_assert_int_eq(probe("default").allocated, 0);
+    /* Status updates of either object declare the same again: no change, no move. */
+    ck_assert(!policy_gang_changes(C, &rc));
+    ck_assert(!policy_gang_changes(C, &pg));
+    ck_assert_int_eq(policy_gang_upsert(C, &pg), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/vc", &g));
+    ck_assert_str_eq(g.queue, "team-b");
+    ck_assert_int_eq(probe("team-b").allocated, 1 * POLICY_GPU_MILLI);
+    /* The RayCluster goes (its label with it): the PodGroup's queue is what names one now. */
+    ck_assert_int_eq(policy_gang_forget(C, "lab/vc", POLICY_GANG_WORKLOAD), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "lab/vc", &g));
+    ck_assert_str_eq(g.queue, "default");
+    ck_assert_int_eq(probe("team-b").allocated, 0);
+    ck_assert_int_eq(probe("default").allocated, 1 * POLICY_GPU_MILLI);
+}
+END_TEST
+
 /* Issue 9's end-to-end scenario in the engine: team-a (quota 0) borrows all 8 GPUs; team-b
  * (quota 8) submits 6: team-a's gang is evicted whole, team-b's runs whole, and team-a's
  * re-created gang waits whole and never reclaims back: its 8 GPUs are more than team-a's fair
@@ -3377,6 +3433,8 @@ static Suite *policy_suite(void)
                                            sizeof(invalid_cases) / sizeof(invalid_cases[0])));
     CASE(gangs, tcase_add_test(tc, gang_waits_until_every_member_exists);
          tcase_add_test(tc, workload_wins_over_a_podgroup_count_and_the_mismatch_is_said);
+         tcase_add_loop_test(tc, a_rayclusters_queue_beats_its_podgroups_defaulted_one_in_any_order,
+                             0, sizeof(queue_order_cases) / sizeof(queue_order_cases[0]));
          tcase_add_loop_test(tc, a_workload_beats_a_podgroup_count, 0,
                              sizeof(precedence_cases) / sizeof(precedence_cases[0]));
          tcase_add_test(tc, gang_without_its_raycluster_is_not_planned);

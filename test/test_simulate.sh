@@ -114,6 +114,38 @@ grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" |
 grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 
+# Names Kubernetes does not validate, full of escape sequences and CR LF (issue 21): the table
+# shows them escaped, so no line is forged and nothing acts on the terminal; the JSON and the
+# HTML page carry them as JSON escapes, which read back as the same names.
+# safe FILE: no control byte but newline, no C1 control (U+0080..U+009F), no DEL
+safe() {
+    python3 - "$1" <<'PY'
+import re, sys
+data = open(sys.argv[1], "rb").read()
+bad = re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", data)
+if bad:
+    print("unsafe byte %r at %d" % (bad.group(), bad.start()), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+run hostile -f nodes.yaml -f hostile.yaml -o table
+[ "$rc" = 0 ] || fail "hostile: exit $rc: $(cat "$TMP/hostile.err")"
+safe "$TMP/hostile.out" || fail "hostile: the table is not safe for a terminal"
+grep -q '^gang' "$TMP/hostile.out" && fail "hostile: a forged line"
+grep -qF 'master^[]0;pwned\x07\r\ngang vc/vc-job is Bound, 9/9 pods 0/1, worker 0/1' "$TMP/hostile.out" ||
+    fail "hostile: the Volcano task, escaped"
+grep -qF 'sub\u009b2J\u202e 0/1' "$TMP/hostile.out" || fail "hostile: the KAI subgroup, escaped"
+grep -qF 'head 1/1, gpu\r^[[1A^[[2Kgang lab/rc is Bound' "$TMP/hostile.out" || fail "hostile: groupName"
+grep -qF 'lab       org^[[2J^[[H\r\ngang lab/forged' "$TMP/hostile.out" || fail "hostile: parentQueue"
+run hostile-json -f nodes.yaml -f hostile.yaml -o json
+safe "$TMP/hostile-json.out" || fail "hostile: the JSON is not safe for a terminal"
+check hostile-json '[g["composition"] for g in j["gangs"] if g["key"] == "test/kai-job"] == ["sub\u009b2J\u202e 0/1"]'
+check hostile-json 'queues["lab"]["parent"] == "org\x1b[2J\x1b[H\r\ngang lab/forged is Bound, 9/9 pods"'
+(cd "$FIX" && "$MUSTER" simulate -f nodes.yaml -f hostile.yaml -o html) >"$TMP/hostile.html" ||
+    fail "hostile: -o html"
+safe "$TMP/hostile.html" || fail "hostile: the HTML is not safe for a terminal"
+[ "$(grep -o '</script>' "$TMP/hostile.html" | wc -l)" = 2 ] || fail "hostile: a name closed a <script>"
+
 # Bad input: exit 2, nothing on stdout, "file:line: what" on stderr.
 bad() {
     local file=$1 want=$2
@@ -131,6 +163,7 @@ bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster defaul
 bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
 bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
 bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
+bad kai-subgroup-cycle.yaml 'bad/kai-subgroup-cycle.yaml:9: PodGroup: spec.subGroups[1].parent: "b" forms a cycle (a -> b -> a)'
 
 bad bad-arrival.yaml 'bad/bad-arrival.yaml:7: annotation simulate.muster.dev/arrival: want a duration from the start such as "90m" or "26h", got soon'
 

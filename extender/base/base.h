@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 
@@ -27,7 +28,8 @@
     XX(ECONFLICT, -7, "conflict")                                                                  \
     XX(EGONE, -8, "resource version too old (410 Gone)")                                           \
     XX(ETIMEOUT, -9, "timed out")                                                                  \
-    XX(ESTOPPED, -10, "shutting down")
+    XX(ESTOPPED, -10, "shutting down")                                                             \
+    XX(EPROTO, -11, "the reply is not what the protocol says")
 
 enum ext_err {
 #define EXT_ERR_ENUM(name, code, text) EXT_##name = code,
@@ -143,6 +145,31 @@ int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, 
 /* How muster's gang Events (GangWaiting, GangBound) end: the reason, then this and the
  * gang's composition; `muster why` takes the reason as what comes before it. */
 #define EXT_EVENT_COMPOSITION "; composition: "
+
+/* ---- text for a terminal (text.c) ------------------------------------------- */
+
+/*
+ * What the cluster says, safe to print: every control character (C0, DEL,
+ * C1), bidi control, line separator and byte that is not UTF-8 escaped
+ * visibly (ESC as "^[", CR LF TAB as "\r" "\n" "\t", others "\xNN" or
+ * "\uNNNN"), as kubectl escapes since CVE-2021-25743. The one rule every text
+ * printer applies to cluster data; escaping twice changes nothing.
+ */
+/* Writes the escaped s and its NUL into out (NULL: only counts); the length, NUL not counted. */
+size_t ext_text_escape(const char *s, char *out);
+/* The escaped copy of s in a; NULL when s is NULL or memory ran out. */
+char *ext_text_safe(struct ext_arena *a, const char *s);
+/* s escaped onto out. */
+void ext_text_put(const char *s, FILE *out);
+/* The formatted text, escaped whole onto out: a newline to keep goes in a call of its own. */
+void ext_text_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cJSON_Print (formatted) or cJSON_PrintUnformatted of item, with what acts on a terminal inside
+ * its strings (C1, bidi, U+2028/9, DEL) as \uNNNN and bytes that are no UTF-8 as \ufffd: the same
+ * data, safe to print. malloc'd; NULL when out of memory. */
+struct cJSON;
+char *ext_json_print(const struct cJSON *item, bool formatted);
+/* How many columns s takes: its characters (UTF-8 continuation bytes do not count). */
+size_t ext_text_width(const char *s);
 
 /* ---- the log ---------------------------------------------------------------- */
 /*

@@ -27,10 +27,15 @@
 
 #include "kube.h"
 
-/* Exit statuses of both commands. */
+/* Exit statuses of both commands, one per kind of failure (docs/deploy.md lists them). */
 #define CLI_EXIT_OK 0
-#define CLI_EXIT_FAIL 1        /* no such object, the API server refused, out of memory */
-#define CLI_EXIT_UNREACHABLE 2 /* the cluster cannot be reached (or bad flags) */
+#define CLI_EXIT_NOT_FOUND 1   /* no such object; the cluster does not serve Queues */
+#define CLI_EXIT_UNREACHABLE 2 /* no API server answered: no usable kubeconfig, connection, TLS */
+#define CLI_EXIT_REFUSED 3     /* the API server answered with an error status (401, 403, 5xx) */
+#define CLI_EXIT_BAD_REPLY 4   /* its answer cannot be read: not JSON, not the object, no end */
+#define CLI_EXIT_PARTIAL 5     /* printed, but some objects could not be read: warnings say which */
+#define CLI_EXIT_USAGE 6       /* bad flags or arguments */
+#define CLI_EXIT_NOMEM 7       /* out of memory */
 
 /* argv[0] is the command's name. Returns the exit status. */
 int queues_main(int argc, char **argv);
@@ -53,7 +58,7 @@ struct cli_opts {
 /*
  * The commands' work, on a client the caller made (borrowed): text or JSON on
  * out, and a CLI_EXIT_* status; on failure nothing is printed and err holds
- * one line. CLI_EXIT_UNREACHABLE when a request found no API server.
+ * one line (CLI_EXIT_PARTIAL: printed, the warnings are in what was printed).
  */
 int cli_queues(struct kube_client *kube, const struct cli_opts *o, FILE *out, char *err,
                size_t errlen);

@@ -15,6 +15,7 @@
 
 #define CLI_PAGE 500        /* items per LIST page */
 #define CLI_MAX_ITEMS 20000 /* a LIST stops there (and says so) */
+#define CLI_MAX_PAGES 100   /* ... and fails past so many pages: 40 hold CLI_MAX_ITEMS */
 
 /* One GET. EXT_ENOTFOUND on a 404: no such object, or no such resource (a CRD not installed). */
 int cli__get(struct kube_client *c, const char *path, cJSON **out, char *err, size_t errlen);
@@ -22,7 +23,8 @@ int cli__get(struct kube_client *c, const char *path, cJSON **out, char *err, si
 /*
  * Every page of a collection (path without a query, or with one to which
  * limit and continue are added), into *items, a new array. *truncated: the
- * collection holds more than CLI_MAX_ITEMS.
+ * collection holds more than CLI_MAX_ITEMS. EXT_EPROTO past CLI_MAX_PAGES
+ * pages: an API server that never stops sending continue tokens.
  */
 int cli__list(struct kube_client *c, const char *path, cJSON **items, bool *truncated, char *err,
               size_t errlen);
@@ -30,7 +32,7 @@ int cli__list(struct kube_client *c, const char *path, cJSON **items, bool *trun
 /* Did a request find no API server to answer it (connection, TLS, timeout)? */
 bool cli__unreachable(int rc);
 
-/* The exit status for a failed request. */
+/* The exit status for an ext_err code (CLI_EXIT_*). */
 int cli__exit_of(int rc);
 
 /* ---- words and numbers (text.c) ---------------------------------------------------- */
@@ -65,12 +67,19 @@ struct cli_table {
 
 void cli__table_init(struct cli_table *t, struct ext_arena *a, size_t ncols);
 void cli__table_cleanup(struct cli_table *t);
-/* The next cell (copied); NULL prints as "<none>". */
+/* The next cell (copied, escaped for the terminal: ext_text_escape); NULL prints as "<none>". */
 void cli__table_add(struct cli_table *t, const char *text);
 void cli__table_addf(struct cli_table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Widths count characters, not bytes (the tree's lines are UTF-8). */
 void cli__table_print(const struct cli_table *t, FILE *out);
+
+/* ---- muster queues (queues.c) ------------------------------------------------------ */
+
+/* The Queue objects of a LIST (items), as a tree with totals, onto out. A CLI_EXIT_* status
+ * (CLI_EXIT_PARTIAL: printed with warnings). */
+int cli__queues_print(const cJSON *items, bool truncated, const struct cli_opts *o, FILE *out,
+                      char *err, size_t errlen);
 
 /* ---- a Queue as the commands show it (queue.c) ------------------------------------- */
 
@@ -79,9 +88,10 @@ struct cli_queue {
     int32_t priority;
     struct policy_resources quota, limit; /* -1 = unlimited */
     struct policy_resources allocated, reserved, fair_share;
-    bool has_status;     /* muster wrote its status */
-    bool has_fair_share; /* ... with a fair share in it */
-    int32_t pending_gangs;
+    bool has_status;        /* muster wrote its status */
+    bool has_fair_share;    /* ... with a fair share in it */
+    int32_t pending_gangs;  /* 0 to INT32_MAX */
+    const char *status_err; /* why its status cannot be read (then it has none), or NULL */
     /* Fair over time: its recentUsage (U', a fraction of the cluster's capacity over the
      * window) and the fair share it would have if that did not count, when muster wrote them. */
     bool has_recent_usage;
@@ -92,7 +102,8 @@ struct cli_queue {
 /* "62%", "0.4%", "<0.1%" of a U' (0.62). */
 void cli__usage_text(double u, char *buf, size_t len);
 
-/* A Queue object into q (strings in a). An ext_err code; err says what is wrong. */
+/* A Queue object into q (strings in a). An ext_err code when its spec cannot be read, and err
+ * says why; a status that cannot be read leaves q without one, q->status_err says why. */
 int cli__queue_read(const cJSON *obj, struct ext_arena *a, struct cli_queue *q, char *err,
                     size_t errlen);
 

@@ -34,7 +34,11 @@ static const char queues_usage[] =
     "      --kubeconfig FILE the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
     "      --context NAME    a context of the kubeconfig other than its current one\n"
     "  -h, --help            this text\n\n"
-    "Exit status: 0; 1 when the Queues cannot be read; 2 when the cluster cannot be reached.\n";
+    "Exit status: 0 done; 1 the cluster serves no Queues; 2 the cluster cannot be reached;\n"
+    "3 the API server refused; 4 its answer cannot be read (not JSON, not a list, pages\n"
+    "without end); 5 printed, but a Queue or its status could not be read (a warning says\n"
+    "which); 6 bad flags; 7 out of memory. Names and messages from the cluster are printed\n"
+    "with control characters escaped (ESC as ^[, CR LF as \\r\\n).\n";
 
 static const char why_usage[] =
     "Usage: muster why [NAMESPACE/]NAME [-n NAMESPACE] [-o text|json] [--muster-url URL]\n"
@@ -58,14 +62,50 @@ static const char why_usage[] =
     "      --kubeconfig FILE the cluster (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
     "      --context NAME    a context of the kubeconfig other than its current one\n"
     "  -h, --help            this text\n\n"
-    "Exit status: 0; 1 when there is no such object; 2 when the cluster cannot be reached.\n";
+    "Exit status: 0 done; 1 no such object; 2 the cluster cannot be reached; 3 the API\n"
+    "server refused; 4 its answer cannot be read (not JSON, not the object asked for, pages\n"
+    "without end); 5 printed, but the gang's Queue could not be read whole; 6 bad flags;\n"
+    "7 out of memory. Names and messages from the cluster are printed with control\n"
+    "characters escaped (ESC as ^[, CR LF as \\r\\n). The reason is taken only from Events\n"
+    "muster wrote (source.component and reportingComponent muster, a reportingInstance) and\n"
+    "kube-scheduler's FailedScheduling under the pod's schedulerName.\n";
 
 static int bad_flag(const struct cli_args *a, const char *fmt, const char *what)
 {
     fprintf(stderr, "muster %s: ", a->cmd);
-    fprintf(stderr, fmt, what);
+    ext_text_printf(stderr, fmt, what);
     fprintf(stderr, " (muster %s --help)\n", a->cmd);
-    return CLI_EXIT_UNREACHABLE;
+    return CLI_EXIT_USAGE;
+}
+
+/* What a failure is, around the API server's address, before its detail. */
+static const struct {
+    int rc;
+    const char *before, *after;
+} failures[] = {
+    {CLI_EXIT_UNREACHABLE, "cannot reach the cluster", ""},
+    {CLI_EXIT_REFUSED, "the API server", " refused"},
+    {CLI_EXIT_BAD_REPLY, "cannot read the answer of the API server", ""},
+};
+
+/*
+ * The one line a failure prints: "muster why: [what the failure is: ]detail",
+ * the API server's words and the cluster's names escaped. server NULL: no
+ * API server was found to name.
+ */
+static void say(const struct cli_args *a, int rc, const char *server, const char *err)
+{
+    fprintf(stderr, "muster %s: ", a->cmd);
+    for (size_t i = 0; i < sizeof(failures) / sizeof(failures[0]); i++) {
+        if (failures[i].rc != rc)
+            continue;
+        fputs(failures[i].before, stderr);
+        if (server != NULL)
+            ext_text_printf(stderr, " at %s", server);
+        fprintf(stderr, "%s: ", failures[i].after);
+    }
+    ext_text_put(err[0] != '\0' ? err : ext_strerror(EXT_ENOMEM), stderr);
+    fputc('\n', stderr);
 }
 
 static int parse_value(struct cli_args *a, int ch, const char *v)
@@ -190,7 +230,7 @@ static int split_target(const struct cli_args *a, const char *context_ns, char *
         *name = strdup(a->target);
     }
     if (*ns == NULL || *name == NULL)
-        return CLI_EXIT_FAIL;
+        return CLI_EXIT_NOMEM;
     if (!kube_name_valid(*ns) || !kube_name_valid(*name) || strchr(*name, '/') != NULL)
         return bad_flag(a, "\"%s\" is not [NAMESPACE/]NAME", a->target);
     return CLI_EXIT_OK;
@@ -204,7 +244,7 @@ static int run(struct cli_args *a, bool why)
 
     kube = cluster_client(a, &context_ns, err, sizeof(err));
     if (kube == NULL) {
-        fprintf(stderr, "muster %s: cannot reach the cluster: %s\n", a->cmd, err);
+        say(a, CLI_EXIT_UNREACHABLE, NULL, err);
         goto out;
     }
     if (why && a->muster_url != NULL) {
@@ -220,11 +260,8 @@ static int run(struct cli_args *a, bool why)
         rc = cli_why(kube, &a->o, ns, name, stdout, err, sizeof(err));
     else if (!why)
         rc = cli_queues(kube, &a->o, stdout, err, sizeof(err));
-    if (rc == CLI_EXIT_UNREACHABLE && err[0])
-        fprintf(stderr, "muster %s: cannot reach the cluster at %s: %s\n", a->cmd,
-                kube_client_server(kube), err);
-    else if (rc != CLI_EXIT_OK && err[0])
-        fprintf(stderr, "muster %s: %s\n", a->cmd, err);
+    if (rc != CLI_EXIT_OK && rc != CLI_EXIT_USAGE) /* a bad flag said so already */
+        say(a, rc, kube_client_server(kube), err);
 out:
     kube_client_free(a->o.muster);
     kube_client_free(kube);

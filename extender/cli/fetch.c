@@ -10,9 +10,24 @@ bool cli__unreachable(int rc)
     return rc == EXT_EIO || rc == EXT_ETIMEOUT;
 }
 
+/* What each error of a request means for the command. */
+static const struct {
+    int rc, exit;
+} exits[] = {
+    {EXT_ENOTFOUND, CLI_EXIT_NOT_FOUND}, {EXT_EIO, CLI_EXIT_UNREACHABLE},
+    {EXT_ETIMEOUT, CLI_EXIT_UNREACHABLE}, {EXT_EHTTP, CLI_EXIT_REFUSED},
+    {EXT_ECONFLICT, CLI_EXIT_REFUSED},    {EXT_EGONE, CLI_EXIT_REFUSED},
+    {EXT_EPROTO, CLI_EXIT_BAD_REPLY},     {EXT_ETOOBIG, CLI_EXIT_BAD_REPLY},
+    {EXT_EINVAL, CLI_EXIT_BAD_REPLY},     {EXT_ENOMEM, CLI_EXIT_NOMEM},
+};
+
 int cli__exit_of(int rc)
 {
-    return cli__unreachable(rc) ? CLI_EXIT_UNREACHABLE : CLI_EXIT_FAIL;
+    for (size_t i = 0; i < sizeof(exits) / sizeof(exits[0]); i++) {
+        if (exits[i].rc == rc)
+            return exits[i].exit;
+    }
+    return rc == EXT_OK ? CLI_EXIT_OK : CLI_EXIT_BAD_REPLY;
 }
 
 int cli__get(struct kube_client *c, const char *path, cJSON **out, char *err, size_t errlen)
@@ -24,27 +39,30 @@ int cli__get(struct kube_client *c, const char *path, cJSON **out, char *err, si
         return rc;
     if (!cJSON_IsObject(reply)) {
         cJSON_Delete(reply);
-        return ext_errf(err, errlen, EXT_EINVAL, "GET %s: the answer is not an object", path);
+        return ext_errf(err, errlen, EXT_EPROTO, "GET %s: the answer is not an object", path);
     }
     *out = reply;
     return EXT_OK;
 }
 
-/* Moves the items of one page into all; its continue token into next (or ""). */
-static int take_page(cJSON *page, cJSON *all, char *next, size_t len, bool *truncated)
+/* Moves the items of one page into all (*n of them there); its continue token into next (or ""). */
+static int take_page(cJSON *page, cJSON *all, size_t *n, char *next, size_t len, bool *truncated)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items"), *item;
     const char *cont = cli__str(cJSON_GetObjectItemCaseSensitive(page, "metadata"), "continue");
 
     if (items != NULL && !cJSON_IsArray(items) && !cJSON_IsNull(items))
-        return EXT_EINVAL;
+        return EXT_EPROTO;
+    if (cont != NULL && strlen(cont) >= len)
+        return EXT_ETOOBIG;
     while (items != NULL && (item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
-        if (cJSON_GetArraySize(all) >= CLI_MAX_ITEMS) {
+        if (*n >= CLI_MAX_ITEMS) {
             cJSON_Delete(item);
             *truncated = true;
             break;
         }
         cJSON_AddItemToArray(all, item);
+        (*n)++;
     }
     snprintf(next, len, "%s", cont != NULL && !*truncated ? cont : "");
     return EXT_OK;
@@ -55,8 +73,9 @@ int cli__list(struct kube_client *c, const char *path, cJSON **items, bool *trun
 {
     struct ext_arena *a = ext_arena_new();
     cJSON *all = cJSON_CreateArray(), *page;
-    char next[4096] = "", url[8192];
-    int rc = EXT_ENOMEM;
+    char next[2048] = "", url[8192]; /* a token escaped is 3 x its bytes at most */
+    int rc = EXT_ENOMEM, pages = 0;
+    size_t n = 0;
 
     *truncated = false;
     if (a == NULL || all == NULL)
@@ -68,12 +87,25 @@ int cli__list(struct kube_client *c, const char *path, cJSON **items, bool *trun
             rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
             break;
         }
+        if (pages++ == CLI_MAX_PAGES) {
+            rc = ext_errf(err, errlen, EXT_EPROTO,
+                          "GET %s: more than %d pages (the API server keeps sending continue "
+                          "tokens)",
+                          path, CLI_MAX_PAGES);
+            break;
+        }
         snprintf(url, sizeof(url), "%s%climit=%d%s%s", path, strchr(path, '?') ? '&' : '?',
                  CLI_PAGE, *token ? "&continue=" : "", token);
         page = NULL;
         rc = cli__get(c, url, &page, err, errlen);
-        if (rc == EXT_OK && take_page(page, all, next, sizeof(next), truncated) != EXT_OK)
-            rc = ext_errf(err, errlen, EXT_EINVAL, "GET %s: items is not a list", path);
+        if (rc == EXT_OK) {
+            rc = take_page(page, all, &n, next, sizeof(next), truncated);
+            if (rc == EXT_ETOOBIG)
+                ext_errf(err, errlen, rc, "GET %s: a continue token over %zu bytes", path,
+                         sizeof(next) - 1);
+            else if (rc != EXT_OK)
+                ext_errf(err, errlen, rc, "GET %s: items is not a list", path);
+        }
         cJSON_Delete(page);
     } while (rc == EXT_OK && *next);
 out:

@@ -121,9 +121,10 @@ void cli__table_cleanup(struct cli_table *t)
     memset(t, 0, sizeof(*t));
 }
 
+/* Every cell is escaped here, whatever its source: no caller can forget. */
 void cli__table_add(struct cli_table *t, const char *text)
 {
-    const char *copy = ext_arena_strdup(t->a, text != NULL ? text : "<none>");
+    const char *copy = ext_text_safe(t->a, text != NULL ? text : "<none>");
 
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
@@ -151,16 +152,6 @@ void cli__table_addf(struct cli_table *t, const char *fmt, ...)
     cli__table_add(t, buf);
 }
 
-/* Characters, not bytes: UTF-8 continuation bytes do not count. */
-static size_t width_of(const char *s)
-{
-    size_t w = 0;
-
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xc0) != 0x80;
-    return w;
-}
-
 void cli__table_print(const struct cli_table *t, FILE *out)
 {
     size_t *width = calloc(t->ncols, sizeof(*width));
@@ -168,7 +159,7 @@ void cli__table_print(const struct cli_table *t, FILE *out)
     if (width == NULL || t->ncols == 0)
         goto out;
     for (size_t i = 0; i < t->n; i++) {
-        size_t w = width_of(t->cells[i]);
+        size_t w = ext_text_width(t->cells[i]);
 
         if (w > width[i % t->ncols])
             width[i % t->ncols] = w;
@@ -181,7 +172,7 @@ void cli__table_print(const struct cli_table *t, FILE *out)
             fputc('\n', out);
             continue;
         }
-        for (size_t pad = width_of(t->cells[i]); pad < width[c] + 3; pad++)
+        for (size_t pad = ext_text_width(t->cells[i]); pad < width[c] + 3; pad++)
             fputc(' ', out);
     }
 out:

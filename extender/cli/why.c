@@ -35,7 +35,7 @@ static int get_maybe(struct why *w, const char *path, cJSON **out)
     int rc = kube_request(w->kube, "GET", path, NULL, NULL, &status, &reply, w->err, w->errlen);
 
     if (rc == EXT_OK && !cJSON_IsObject(reply))
-        rc = ext_errf(w->err, w->errlen, EXT_EINVAL, "GET %s: not an object", path);
+        rc = ext_errf(w->err, w->errlen, EXT_EPROTO, "GET %s: not an object", path);
     if (rc != EXT_OK) {
         cJSON_Delete(reply);
         return rc == EXT_ENOTFOUND || status == 403 ? EXT_ENOTFOUND : rc;
@@ -261,16 +261,16 @@ int64_t why_event_time(const cJSON *e)
     return t;
 }
 
-static bool has_pod(const struct why *w, const char *name)
+static const cJSON *find_pod(const struct why *w, const char *name)
 {
     const cJSON *pod;
 
     cJSON_ArrayForEach(pod, w->pods)
     {
         if (strcmp(pod_name(pod), name) == 0)
-            return true;
+            return pod;
     }
-    return false;
+    return NULL;
 }
 
 /* About one of its pods, the object asked about, or its gang's object? */
@@ -282,7 +282,7 @@ static bool is_about(const struct why *w, const cJSON *e)
     if (kind == NULL || name == NULL)
         return false;
     if (strcmp(kind, "Pod") == 0)
-        return has_pod(w, name);
+        return find_pod(w, name) != NULL;
     return (strcmp(kind, w->kind) == 0 && strcmp(name, w->name) == 0) ||
            (w->gang_kind != NULL && strcmp(kind, w->gang_kind) == 0 && w->gang_name != NULL &&
             strcmp(name, w->gang_name) == 0);
@@ -409,10 +409,60 @@ static bool is_reason(const cJSON *e, const char *reason)
     return r != NULL && strcmp(r, reason) == 0;
 }
 
+const char *why_event_writer(const cJSON *e)
+{
+    const char *who = cli__str(e, "reportingComponent");
+
+    if (who == NULL || *who == '\0')
+        who = cli__str(cJSON_GetObjectItemCaseSensitive(e, "source"), "component");
+    return who != NULL && *who != '\0' ? who : NULL;
+}
+
+static bool is_text(const char *s, const char *want)
+{
+    return s != NULL && strcmp(s, want) == 0;
+}
+
 /*
- * The newest Warning about it: one muster posted itself (GangWaiting,
+ * Did muster write it? muster (kube/client.c) writes source.component and
+ * reportingComponent KUBE_EVENT_COMPONENT and reportingInstance its host's
+ * name; an Event that says less is someone else's. kube-scheduler's profile
+ * named muster reports as "muster" too, with its own reason, FailedScheduling.
+ * Events are not signed: this keeps out what does not claim to be muster's as
+ * muster writes it, not whoever may create Events and copies all three.
+ */
+static bool by_muster(const cJSON *e)
+{
+    const char *instance = cli__str(e, "reportingInstance");
+
+    return is_text(cli__str(cJSON_GetObjectItemCaseSensitive(e, "source"), "component"),
+                   KUBE_EVENT_COMPONENT) &&
+           is_text(cli__str(e, "reportingComponent"), KUBE_EVENT_COMPONENT) && instance != NULL &&
+           *instance != '\0' && !is_reason(e, "FailedScheduling");
+}
+
+/* kube-scheduler's FailedScheduling on one of the gang's pods, written under the name of that
+ * pod's scheduler (its profile's schedulerName, "default-scheduler" when the pod names none). */
+static bool by_scheduler(const struct why *w, const cJSON *e)
+{
+    const cJSON *io = cJSON_GetObjectItemCaseSensitive(e, "involvedObject");
+    const char *name = cli__str(io, "name");
+    const cJSON *pod = is_text(cli__str(io, "kind"), "Pod") && name != NULL ? find_pod(w, name)
+                                                                            : NULL;
+    const char *sched = cli__str(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "schedulerName");
+
+    if (pod == NULL || !is_reason(e, "FailedScheduling"))
+        return false;
+    if (sched == NULL || *sched == '\0')
+        sched = "default-scheduler";
+    return is_text(why_event_writer(e), sched);
+}
+
+/*
+ * The newest Warning about it that muster posted itself (GangWaiting,
  * GangIncomplete, ...), else kube-scheduler's FailedScheduling, whose message
- * carries what muster answered its filter.
+ * carries what muster answered its filter. Events from anyone else give no
+ * reason, whatever their reason says.
  */
 static const cJSON *newest_warning(const struct why *w, bool scheduler)
 {
@@ -420,16 +470,9 @@ static const cJSON *newest_warning(const struct why *w, bool scheduler)
 
     cJSON_ArrayForEach(e, w->events)
     {
-        const char *type = cli__str(e, "type");
-        const char *who = cli__str(e, "reportingComponent");
-
-        if (who == NULL || *who == '\0')
-            who = cli__str(cJSON_GetObjectItemCaseSensitive(e, "source"), "component");
-        if (type == NULL || strcmp(type, "Warning") != 0 || cli__str(e, "message") == NULL)
+        if (!is_text(cli__str(e, "type"), "Warning") || cli__str(e, "message") == NULL)
             continue;
-        if (scheduler
-                ? is_reason(e, "FailedScheduling")
-                : who != NULL && strcmp(who, "muster") == 0 && !is_reason(e, "FailedScheduling"))
+        if (scheduler ? by_scheduler(w, e) : by_muster(e))
             found = e;
     }
     return found;
@@ -585,11 +628,12 @@ int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, 
 {
     struct why w = {.kube = kube, .o = o, .ns = ns, .name = name, .err = err, .errlen = errlen};
     int rc = EXT_ENOMEM;
+    bool partial;
 
     w.a = ext_arena_new();
     if (w.a == NULL) {
         ext_errf(err, errlen, rc, "out of memory");
-        return CLI_EXIT_FAIL;
+        return CLI_EXIT_NOMEM;
     }
     rc = find_gang(&w);
     if (rc == EXT_OK)
@@ -608,6 +652,11 @@ int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, 
         if (!why_report(&w, out))
             rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     }
+    /* Printed whole but for the gang's Queue: said in the report, and by the exit status. */
+    partial = rc == EXT_OK && (w.queue_err[0] || (w.have_queue && w.queue.status_err != NULL));
+    if (partial)
+        ext_errf(err, errlen, EXT_OK, "Queue %s could not be read whole (see Queue: above)",
+                 w.queue_name);
     why_cleanup(&w);
-    return rc == EXT_OK ? CLI_EXIT_OK : cli__exit_of(rc);
+    return partial ? CLI_EXIT_PARTIAL : cli__exit_of(rc);
 }

@@ -59,6 +59,9 @@ bool why_report(struct why *w, FILE *out);
 const char *why_pod_state(const struct why *w, const cJSON *pod);
 /* muster's entry for one of the pods in /debug/state, or NULL. */
 const cJSON *why_pod_entry(const struct why *w, const cJSON *pod);
+/* Who an Event says wrote it (reportingComponent, else source.component), as kubectl shows it;
+ * NULL when it says neither. What it says, not who it is. */
+const char *why_event_writer(const cJSON *e);
 /* When an Event last happened, in seconds since the epoch; -1 if it does not say. */
 int64_t why_event_time(const cJSON *e);
 

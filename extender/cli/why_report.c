@@ -101,6 +101,7 @@ static cJSON *event_json(const cJSON *e)
              cli__str(io, "name") ? cli__str(io, "name") : "?");
     cJSON_AddItemToObject(o, "time", str_or_null(t >= 0 ? when : NULL));
     cJSON_AddStringToObject(o, "object", what);
+    cJSON_AddItemToObject(o, "source", str_or_null(why_event_writer(e)));
     cJSON_AddItemToObject(o, "type", str_or_null(cli__str(e, "type")));
     cJSON_AddItemToObject(o, "reason", str_or_null(cli__str(e, "reason")));
     cJSON_AddItemToObject(o, "message", str_or_null(cli__str(e, "message")));
@@ -119,6 +120,7 @@ static cJSON *queue_json(const struct why *w)
         return o;
     }
     cJSON_AddItemToObject(o, "parent", str_or_null(w->queue.parent));
+    cJSON_AddItemToObject(o, "statusError", str_or_null(w->queue.status_err));
     cJSON_AddNumberToObject(o, "priority", w->queue.priority);
     if (w->queue.has_status)
         cJSON_AddNumberToObject(o, "pendingGangs", w->queue.pending_gangs);
@@ -151,7 +153,9 @@ static void add_counts(const struct why *w, cJSON *o)
     cJSON_AddNumberToObject(o, "minMembers", w->lone ? 1 : min);
     cJSON_AddNumberToObject(o, "members", w->have_view ? w->view.members : 0);
     cJSON_AddNumberToObject(o, "bound", w->bound);
-    if (cJSON_IsNumber(waiting))
+    /* muster's word, through --muster-url: a count, or nothing (a double past int32 has no int) */
+    if (cJSON_IsNumber(waiting) && waiting->valuedouble >= 0 && waiting->valuedouble <= INT32_MAX &&
+        waiting->valuedouble == (double)(int32_t)waiting->valuedouble)
         cJSON_AddNumberToObject(o, "waitingAtBind", waiting->valuedouble);
     else
         cJSON_AddNullToObject(o, "waitingAtBind");
@@ -268,7 +272,9 @@ static void print_queue(const cJSON *q, FILE *out)
         return;
     }
     fprintf(out, "%s: ", s_of(q, "name"));
-    if (cJSON_IsNumber(pending))
+    if (cli__str(q, "statusError") != NULL)
+        fprintf(out, "status cannot be read (%s); ", cli__str(q, "statusError"));
+    else if (cJSON_IsNumber(pending))
         fprintf(out, "GPU %s allocated, %s reserved; ", s_of(gpu, "allocated"),
                 s_of(gpu, "reserved"));
     else
@@ -304,15 +310,16 @@ static void print_used_lately(const cJSON *u, const char *queue, FILE *out)
 static void print_head(const struct why *w, const cJSON *r, FILE *out)
 {
     const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(r, "waitingAtBind");
+    const char *ns = s_of(r, "namespace"), *name = s_of(r, "name"), *gang = s_of(r, "gang");
 
     if (w->lone)
-        fprintf(out, "Pod %s/%s (a pod of its own, in no gang)\n", w->ns, w->name);
+        fprintf(out, "Pod %s/%s (a pod of its own, in no gang)\n", ns, name);
     else if (strcmp(w->kind, "Pod") == 0)
-        fprintf(out, "Pod %s/%s, of gang %s%s%s\n", w->ns, w->name, w->key,
+        fprintf(out, "Pod %s/%s, of gang %s%s%s\n", ns, name, gang,
                 w->gang_kind ? " declared by " : " (no RayCluster or PodGroup declares it)",
                 w->gang_kind ? s_of(r, "declaredBy") : "");
     else
-        fprintf(out, "%s %s/%s\n", w->kind, w->ns, w->name);
+        fprintf(out, "%s %s/%s\n", s_of(r, "kind"), ns, name);
     fprintf(out, "%-14s%s", w->lone ? "State:" : "Gang:", s_of(r, "state"));
     if (!w->lone)
         fprintf(out, ", %d of %d pods bound, minimum %d", num_of(r, "bound"), num_of(r, "members"),
@@ -369,7 +376,7 @@ static bool print_pods(const struct why *w, const cJSON *r, FILE *out)
 
 static bool print_events(const struct why *w, const cJSON *r, FILE *out)
 {
-    static const char *const head[] = {"AGE", "OBJECT", "TYPE", "REASON", "MESSAGE"};
+    static const char *const head[] = {"AGE", "OBJECT", "SOURCE", "TYPE", "REASON", "MESSAGE"};
     const cJSON *e;
     struct cli_table t;
     int shown;
@@ -383,8 +390,8 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
         fprintf(out, "\nEVENTS: none\n");
         return true;
     }
-    cli__table_init(&t, w->a, 5);
-    for (size_t i = 0; i < 5; i++)
+    cli__table_init(&t, w->a, 6);
+    for (size_t i = 0; i < 6; i++)
         cli__table_add(&t, head[i]);
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "events"))
     {
@@ -393,6 +400,7 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
         cli__age(w->o->now, cli__time(cli__str(e, "time")), age, sizeof(age));
         cli__table_add(&t, age);
         cli__table_add(&t, cli__str(e, "object"));
+        cli__table_add(&t, cli__str(e, "source"));
         cli__table_add(&t, cli__str(e, "type"));
         cli__table_add(&t, cli__str(e, "reason"));
         cli__table_add(&t, cli__str(e, "message"));
@@ -408,8 +416,10 @@ static bool print_events(const struct why *w, const cJSON *r, FILE *out)
     return ok;
 }
 
-static void print_source(const struct why *w, FILE *out)
+static void print_source(const struct why *w, const cJSON *r, FILE *out)
 {
+    const cJSON *muster = cJSON_GetObjectItemCaseSensitive(r, "muster");
+
     if (w->pods_cut || w->events_cut)
         fprintf(out, "\nThe namespace holds more than %d %s: only the first %d were read.\n",
                 CLI_MAX_ITEMS,
@@ -422,19 +432,56 @@ static void print_source(const struct why *w, FILE *out)
                      "held at the gang's barrier) needs --muster-url.\n");
     else if (w->state_err[0])
         fprintf(out, "\nRead from the Kubernetes objects; muster could not be asked: %s\n",
-                w->state_err);
+                s_of(muster, "error"));
     else if (w->state_gang == NULL)
         fprintf(out,
                 "\nRead from the Kubernetes objects; muster at %s does not know this gang "
                 "(a standby replica, or no pod of it reached muster yet).\n",
-                kube_client_server(w->o->muster));
+                s_of(muster, "url"));
     else
         fprintf(out, "\nRead from the Kubernetes objects and muster's /debug/state at %s.\n",
-                kube_client_server(w->o->muster));
+                s_of(muster, "url"));
+}
+
+/*
+ * Every string of the report escaped for the terminal (ext_text_escape), once, before any is
+ * printed: names, groups, reasons and Event messages are the cluster's words. The report is
+ * muster's own shape, a few levels deep; its strings are what the cluster holds.
+ */
+static bool escape_report(cJSON *j)
+{
+    cJSON *e;
+
+    cJSON_ArrayForEach(e, j)
+    {
+        size_t len;
+        char *safe;
+        bool ok;
+
+        if (cJSON_IsObject(e) || cJSON_IsArray(e)) {
+            if (!escape_report(e))
+                return false;
+            continue;
+        }
+        if (!cJSON_IsString(e))
+            continue;
+        len = ext_text_escape(e->valuestring, NULL);
+        if (len == strlen(e->valuestring))
+            continue; /* nothing to escape: escaping never shortens */
+        safe = malloc(len + 1);
+        if (safe == NULL)
+            return false;
+        ext_text_escape(e->valuestring, safe);
+        ok = cJSON_SetValuestring(e, safe) != NULL;
+        free(safe);
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 /* The text, all of it or nothing: written to memory first. */
-static bool print_text(struct why *w, const cJSON *r, FILE *out)
+static bool print_text(struct why *w, cJSON *r, FILE *out)
 {
     char *text = NULL;
     size_t len = 0;
@@ -443,9 +490,14 @@ static bool print_text(struct why *w, const cJSON *r, FILE *out)
 
     if (m == NULL)
         return false;
+    if (!escape_report(r)) {
+        fclose(m);
+        free(text);
+        return false;
+    }
     print_head(w, r, m);
     ok = print_pods(w, r, m) && print_events(w, r, m);
-    print_source(w, m);
+    print_source(w, r, m);
     ok = fclose(m) == 0 && ok;
     if (ok)
         fwrite(text, 1, len, out);
@@ -466,7 +518,7 @@ bool why_report(struct why *w, FILE *out)
         cJSON_Delete(r);
         return ok;
     }
-    text = cJSON_Print(r);
+    text = ext_json_print(r, true);
     cJSON_Delete(r);
     if (text == NULL)
         return false;

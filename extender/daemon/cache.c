@@ -327,14 +327,41 @@ static void early_resolve(struct cache *c, const char *ns)
     }
 }
 
-/* A Workload or Workload-API PodGroup is gone: so is the gang it declared. */
+static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err,
+                       size_t errlen);
+
+/*
+ * Under refs_lock: declare Workload wl's gang as muster follows it, its PodGroups' minCounts
+ * counted in (kube_refs_workload_gang); nothing when the Workload is not known yet. Its
+ * strings live in the refs store, so it is told to the engine before the lock goes.
+ */
+static int workload_declare(struct cache *c, const char *wl, char *err, size_t errlen)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec s;
+    int rc = EXT_OK;
+
+    if (a == NULL)
+        return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
+    if (kube_refs_workload_gang(c->refs, wl, a, &s))
+        rc = gang_upsert(c, &s, err, errlen);
+    ext_arena_free(a);
+    return rc;
+}
+
+/* A Workload or Workload-API PodGroup is gone: so is the gang it declared; a PodGroup's
+ * Workload counts it no more. */
 static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key)
 {
-    char gang[512];
+    char gang[512], wl[600] = "", err[256];
     bool had;
 
     pthread_mutex_lock(&c->refs_lock);
+    if (kind == KUBE_REF_POD_GROUP && !kube_refs_pod_group_workload(c->refs, key, wl, sizeof(wl)))
+        wl[0] = '\0';
     had = kube_refs_forget(c->refs, kind, key, gang, sizeof(gang));
+    if (had && *wl && workload_declare(c, wl, err, sizeof(err)) != EXT_OK)
+        ext_log_warn("object skipped", "resource", "workloads", "object", wl, "error", err);
     pthread_mutex_unlock(&c->refs_lock);
     if (had && *gang)
         policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
@@ -425,7 +452,8 @@ static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *
     return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
 }
 
-/* Under refs_lock: record a Workload-API object; the gang it declared before goes into old. */
+/* Under refs_lock: record a Workload-API object (obj: the Workload's JSON, or the decoded
+ * PodGroup); the gang it declared before goes into old. */
 static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
                       const struct policy_gang_spec *s, const void *obj, char *old, size_t oldlen)
 {
@@ -438,7 +466,7 @@ static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
             return EXT_EINVAL;
         memcpy(ns, key, (size_t)(slash - key));
         ns[slash - key] = '\0';
-        return kube_refs_workload(c->refs, ns, slash + 1, s);
+        return kube_refs_workload(c->refs, ns, slash + 1, s, kube_workload_single_template(obj));
     }
     return kube_refs_pod_group(c->refs, obj);
 }
@@ -447,16 +475,22 @@ static int ref_record(struct cache *c, enum kube_ref_kind kind, const char *key,
 static int ref_upsert(struct cache *c, enum kube_ref_kind kind, const char *key,
                       const struct policy_gang_spec *s, const void *obj, char *err, size_t errlen)
 {
-    char old[512];
+    char old[512], wl[600] = "";
     int rc;
 
     pthread_mutex_lock(&c->refs_lock);
     rc = ref_record(c, kind, key, s, obj, old, sizeof(old));
-    pthread_mutex_unlock(&c->refs_lock);
     if (*old && (s->key == NULL || strcmp(old, s->key) != 0))
         policy_gang_forget(c->engine, old, POLICY_GANG_WORKLOAD_API);
-    if (rc == EXT_OK && s->key != NULL)
+    /* A Workload declares its gang with its PodGroups counted in; a PodGroup made from one
+     * changes what its Workload declares; a standalone PodGroup declares its own. */
+    if (rc == EXT_OK && kind == KUBE_REF_WORKLOAD)
+        rc = workload_declare(c, key, err, errlen);
+    else if (rc == EXT_OK && kube_refs_pod_group_workload(c->refs, key, wl, sizeof(wl)))
+        rc = workload_declare(c, wl, err, errlen);
+    else if (rc == EXT_OK && s->key != NULL)
         rc = gang_upsert(c, s, err, errlen);
+    pthread_mutex_unlock(&c->refs_lock);
     return rc;
 }
 
@@ -576,9 +610,16 @@ static bool apply(struct cache *c, struct decoded *d)
         return false;
     if (rc == EXT_OK) {
         switch (d->src) {
-        case CACHE_NODES:
+        case CACHE_NODES: {
+            uint64_t offer = policy_offer_epoch(c->engine);
+
             rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
+            /* kube-scheduler retries the pods it parked on its own event for this node, maybe
+             * before this one arrived: hand them back once more (heartbeats change nothing). */
+            if (rc == EXT_OK && policy_offer_epoch(c->engine) != offer)
+                c->nudge = true;
             break;
+        }
         case CACHE_PODS:
             now = ext_now_ms();
             d->spec.pod.bound_at = bound_on_engine_clock(d->spec.pod.bound_at, now);
@@ -602,7 +643,7 @@ static bool apply(struct cache *c, struct decoded *d)
             break;
         case CACHE_WORKLOADS_V1ALPHA2:
         case CACHE_WORKLOADS_V1BETA1:
-            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, NULL, err, len);
+            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, d->obj, err, len);
             if (rc == EXT_OK)
                 early_resolve(c, meta_string(d->obj, "namespace"));
             break;

@@ -323,6 +323,8 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     cJSON_AddBoolToObject(g, "preemptible", v->preemptible);
     add_text(g, "composition", v->composition);
     add_text(g, "conflict", v->conflict);
+    add_text(g, "topologyKey", v->topology_key);
+    add_text(g, "domain", v->domain);
     add_subgroups(g, v);
     cJSON_AddItemToArray(ctx, g);
 }

@@ -146,10 +146,11 @@ static int sleep_or_signal(const sigset_t *set, long ms)
     return sig > 0 ? sig : 0;
 }
 
-/* Worth another try: the network, the API server overloaded or restarting. */
+/* Worth another try: the network (a proxy's page instead of JSON too), the API server overloaded
+ * or restarting. */
 static bool retryable(int rc, long status)
 {
-    return rc == EXT_EIO || rc == EXT_ETIMEOUT || rc == EXT_ECONFLICT ||
+    return rc == EXT_EIO || rc == EXT_EPROTO || rc == EXT_ETIMEOUT || rc == EXT_ECONFLICT ||
            (rc == EXT_EHTTP && (status >= 500 || status == 429));
 }
 

@@ -566,7 +566,7 @@ static int reply_parse(const char *method, const char *path, const struct kube_b
     }
     json = cJSON_ParseWithLength(b->data, b->len);
     if (!json) {
-        return ext_errf(err, errlen, EXT_EIO, "%s %s: reply is not JSON", method, path);
+        return ext_errf(err, errlen, EXT_EPROTO, "%s %s: reply is not JSON", method, path);
     }
     *reply = json;
     return EXT_OK;
@@ -776,8 +776,8 @@ static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_ui
     cJSON_AddStringToObject(ev, "message", msg);
     cJSON_AddStringToObject(ev, "type", type && type[0] ? type : "Normal");
     src = cJSON_AddObjectToObject(ev, "source");
-    cJSON_AddStringToObject(src, "component", "muster");
-    cJSON_AddStringToObject(ev, "reportingComponent", "muster");
+    cJSON_AddStringToObject(src, "component", KUBE_EVENT_COMPONENT);
+    cJSON_AddStringToObject(ev, "reportingComponent", KUBE_EVENT_COMPONENT);
     cJSON_AddStringToObject(ev, "reportingInstance", host);
     cJSON_AddStringToObject(ev, "action", "Scheduling");
     cJSON_AddStringToObject(ev, "eventTime", micro);

@@ -283,63 +283,140 @@ static int kube__pg_tasks(struct kube__ctx *c, const cJSON *tasks, struct policy
     return EXT_OK;
 }
 
-/* Is this KAI subgroup some other's parent? Only leaves hold pods. */
-static bool kube__pg_is_parent(const cJSON *list, const char *name)
+/* One KAI subgroup as listed: its name, minimum and parent (an index into the list, -1: none). */
+struct kube__pg_subgroup {
+    const cJSON *item;
+    const char *name, *parent_name;
+    int64_t min;
+    int parent;
+    bool is_parent; /* some other's parent: only leaves hold pods */
+};
+
+/* Reads every item; each needs a name of its own. */
+static int kube__pg_subgroups_read(struct kube__ctx *c, const cJSON *list,
+                                   struct kube__pg_subgroup *sg)
 {
     const cJSON *e;
+    size_t i = 0;
+    int rc;
 
     cJSON_ArrayForEach(e, list)
     {
-        const char *parent = kube__map_value(e, "parent");
+        struct kube__pg_subgroup *g = &sg[i];
 
-        if (parent != NULL && strcmp(parent, name) == 0)
-            return true;
+        if (!cJSON_IsObject(e))
+            return kube__fail(c, EXT_EINVAL, e, "spec.subGroups: an item is not a mapping");
+        *g = (struct kube__pg_subgroup){.item = e, .parent = -1};
+        rc = kube__string(c, e, "name", "spec.subGroups name", KUBE_MAX_NAME, &g->name);
+        if (rc == EXT_OK)
+            rc = kube__int64(c, e, "minMember", "spec.subGroups minMember", 0, INT32_MAX, &g->min);
+        if (rc == EXT_OK)
+            rc = kube__string(c, e, "parent", "spec.subGroups parent", KUBE_MAX_NAME,
+                              &g->parent_name);
+        if (rc != EXT_OK)
+            return rc;
+        if (g->name == NULL || *g->name == '\0')
+            return kube__fail(c, EXT_EINVAL, e, "spec.subGroups: a subgroup needs a name");
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(sg[k].name, g->name) == 0)
+                return kube__fail(c, EXT_EINVAL, e, "spec.subGroups: %.64s named twice", g->name);
+        }
+        i++;
     }
-    return false;
+    return EXT_OK;
+}
+
+/* Each parent found by name: one that names no subgroup is refused, as KAI's webhook does. */
+static int kube__pg_parents(struct kube__ctx *c, struct kube__pg_subgroup *sg, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (sg[i].parent_name == NULL || *sg[i].parent_name == '\0')
+            continue;
+        for (size_t k = 0; k < n && sg[i].parent < 0; k++) {
+            if (strcmp(sg[k].name, sg[i].parent_name) == 0)
+                sg[i].parent = (int)k;
+        }
+        if (sg[i].parent < 0)
+            return kube__fail(c, EXT_EINVAL, kube__get(sg[i].item, "parent"),
+                              "spec.subGroups[%zu].parent: \"%.64s\" names no subgroup of "
+                              "spec.subGroups",
+                              i, sg[i].parent_name);
+        sg[sg[i].parent].is_parent = true;
+    }
+    return EXT_OK;
+}
+
+/*
+ * No subgroup may be its own ancestor: the first one on a loop is refused
+ * with the loop spelt out ("a -> c -> b -> a": a's parent is c, ...). KAI's
+ * webhook refuses loops too ("cycle detected in subgroups"); muster dropped
+ * their members as parents, so the gang lost them silently.
+ */
+static int kube__pg_no_loop(struct kube__ctx *c, const struct kube__pg_subgroup *sg, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[200];
+        size_t len, steps = 0;
+        int at = sg[i].parent;
+
+        while (at >= 0 && at != (int)i && steps++ < n)
+            at = sg[at].parent;
+        if (at != (int)i)
+            continue;
+        len = (size_t)snprintf(path, sizeof(path), "%.64s", sg[i].name);
+        do {
+            at = sg[at].parent;
+            if (len < sizeof(path))
+                len += (size_t)snprintf(path + len, sizeof(path) - len, " -> %.64s", sg[at].name);
+        } while (at != (int)i);
+        if (len >= sizeof(path))
+            memcpy(path + sizeof(path) - 4, "...", 4);
+        return kube__fail(c, EXT_EINVAL, kube__get(sg[i].item, "parent"),
+                          "spec.subGroups[%zu].parent: \"%.64s\" forms a cycle (%s)", i,
+                          sg[i].parent_name, path);
+    }
+    return EXT_OK;
 }
 
 /*
  * KAI's subGroups: the leaves, each with its minMember (absent 0), as KAI's
  * subgroup_info/factory.go reads them; a parent's minSubGroup (k of n) has no
  * counterpart here, so every leaf's minimum holds. KAI's Ray grouper names the
- * head's subgroup "headgroup": for a RayCluster's PodGroup that is "head".
+ * head's subgroup "headgroup": for a RayCluster's PodGroup that is "head". The
+ * graph must be what KAI's webhook admits (podgroup_webhook.go
+ * validateSubGroups): names once each, parents that exist, no loop.
  */
 static int kube__pg_subgroups(struct kube__ctx *c, const cJSON *list, bool ray,
                               struct policy_gang_spec *s)
 {
-    struct policy_subgroup_spec *sg;
-    const cJSON *e;
+    struct kube__pg_subgroup sg[KUBE_MAX_GROUPS];
+    struct policy_subgroup_spec *leaves;
     size_t n;
     int rc;
 
     rc = kube__list(c, list, "spec.subGroups", KUBE_MAX_GROUPS, &n);
+    if (rc == EXT_OK)
+        rc = kube__pg_subgroups_read(c, list, sg); /* n <= KUBE_MAX_GROUPS items */
+    if (rc == EXT_OK)
+        rc = kube__pg_parents(c, sg, n);
+    if (rc == EXT_OK)
+        rc = kube__pg_no_loop(c, sg, n);
     if (rc != EXT_OK)
         return rc;
-    sg = kube__subgroups_new(c, n, list);
-    if (sg == NULL)
+    leaves = kube__subgroups_new(c, n, list);
+    if (leaves == NULL)
         return EXT_ENOMEM;
-    s->subgroups = sg;
-    cJSON_ArrayForEach(e, list)
-    {
-        const char *name = NULL;
-        int64_t min = 0;
+    s->subgroups = leaves;
+    for (size_t i = 0; i < n && rc == EXT_OK; i++) {
+        const char *name = sg[i].name;
 
-        if (!cJSON_IsObject(e))
-            return kube__fail(c, EXT_EINVAL, e, "spec.subGroups: an item is not a mapping");
-        rc = kube__string(c, e, "name", "spec.subGroups name", KUBE_MAX_NAME, &name);
-        if (rc == EXT_OK)
-            rc = kube__int64(c, e, "minMember", "spec.subGroups minMember", 0, INT32_MAX, &min);
-        if (rc != EXT_OK)
-            return rc;
-        if (name != NULL && kube__pg_is_parent(list, name))
+        if (sg[i].is_parent)
             continue;
-        if (ray && name != NULL && strcmp(name, "headgroup") == 0)
+        if (ray && strcmp(name, "headgroup") == 0)
             name = KUBE_SUBGROUP_HEAD;
-        rc = kube__subgroup_add(c, s, sg, name, min, "spec.subGroups", e);
-        if (rc != EXT_OK)
-            return rc;
+        rc = kube__subgroup_add(c, s, leaves, name, sg[i].min, "spec.subGroups", sg[i].item);
     }
-    return EXT_OK;
+    return rc;
 }
 
 /* The composition and the minimum. minMember 0 is "no gang": nothing else holds. */

@@ -12,6 +12,8 @@
  *             spec.compositePodGroupTemplates[]{podGroupTemplates[], compositePodGroupTemplates[]}
  *                                     (v1beta1)
  *   PodGroup  spec.schedulingPolicy{basic | gang{minCount}}, spec.priorityClassName, spec.priority,
+ *             spec.schedulingConstraints.topology[]{key} (v1beta1, at most one; also on a
+ *             template),
  *             v1alpha2: spec.podGroupTemplateRef.workload{workloadName, podGroupTemplateName}
  *             v1beta1:  spec.workloadRef{workloadName, templateName}
  *   Pod       spec.schedulingGroup.podGroupName (core/v1 PodSchedulingGroup)
@@ -49,6 +51,29 @@ static int kube__scheduling_policy(struct kube__ctx *c, const cJSON *owner, cons
     if (kube__get(gang, "minCount") == NULL)
         return kube__fail(c, EXT_EINVAL, gang, "%s.schedulingPolicy.gang.minCount missing", what);
     return kube__int64(c, gang, "minCount", "schedulingPolicy.gang.minCount", 1, INT32_MAX, min);
+}
+
+/* schedulingConstraints.topology[0].key of a PodGroup or template (v1beta1, TopologyAware-
+ * WorkloadScheduling: at most one constraint); NULL when none. */
+static int kube__topology_key(struct kube__ctx *c, const cJSON *owner, const char **key)
+{
+    const cJSON *list = kube__get(kube__get(owner, "schedulingConstraints"), "topology");
+    const cJSON *first;
+    size_t n;
+    int rc;
+
+    *key = NULL;
+    rc = kube__list(c, list, "schedulingConstraints.topology", KUBE_MAX_GROUPS, &n);
+    if (rc != EXT_OK || n == 0)
+        return rc;
+    first = cJSON_GetArrayItem(list, 0);
+    if (!cJSON_IsObject(first))
+        return kube__fail(c, EXT_EINVAL, first,
+                          "schedulingConstraints.topology: an item is not a mapping");
+    rc = kube__string(c, first, "key", "schedulingConstraints.topology key", 317, key);
+    if (rc == EXT_OK && (*key == NULL || **key == '\0'))
+        return kube__fail(c, EXT_EINVAL, first, "schedulingConstraints.topology: key missing");
+    return rc;
 }
 
 /* spec.priority when set (the admission controller's), else the named class. */
@@ -108,6 +133,8 @@ static int kube__template(struct kube__workload *w, const cJSON *t, const char *
         rc = kube__scheduling_policy(w->c, t, what, &min);
     if (rc == EXT_OK)
         rc = kube__template_priority(w->c, t, w->o, &has, &prio);
+    if (rc == EXT_OK && w->s->topology_key == NULL)
+        rc = kube__topology_key(w->c, t, &w->s->topology_key);
     if (rc == EXT_OK)
         rc = kube__subgroup_add(w->c, w->s, w->sg, name, min, what, t);
     if (rc != EXT_OK)
@@ -223,6 +250,32 @@ int kube_workload_gang(const cJSON *wl, const struct kube_decode_opts *o, struct
     return EXT_OK;
 }
 
+/* The first leaf template's name, depth first (the only one of a Workload that is a count). */
+static const char *kube__first_leaf(const cJSON *owner, int depth)
+{
+    const cJSON *e;
+
+    if (depth > KUBE_MAX_TEMPLATE_DEPTH)
+        return NULL;
+    cJSON_ArrayForEach(e, kube__get(owner, "podGroupTemplates"))
+    {
+        return kube__map_value(e, "name");
+    }
+    cJSON_ArrayForEach(e, kube__get(owner, "compositePodGroupTemplates"))
+    {
+        const char *name = kube__first_leaf(e, depth + 1);
+
+        if (name != NULL)
+            return name;
+    }
+    return NULL;
+}
+
+const char *kube_workload_single_template(const cJSON *wl)
+{
+    return kube__first_leaf(kube__get(wl, "spec"), 0);
+}
+
 /* ---- PodGroup (Workload API) --------------------------------------------- */
 
 /* Its Workload and template: v1alpha2's podGroupTemplateRef.workload or v1beta1's workloadRef. */
@@ -280,9 +333,12 @@ int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, str
     if (rc == EXT_OK)
         rc = kube__template_priority(&c, spec, o, &has, &prio);
     if (rc == EXT_OK)
+        rc = kube__topology_key(&c, spec, &g.topology_key);
+    if (rc == EXT_OK)
         rc = kube__gang_labels(&c, kube__get(pg, "metadata"), o, s);
     if (rc != EXT_OK)
         return rc;
+    g.min_count = (int32_t)min;
     owner = kube__owner_raycluster(kube__get(pg, "metadata"));
     g.gang = kube__key(a, g.namespace_,
                        owner != NULL        ? owner
@@ -296,6 +352,7 @@ int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, str
         s->has_priority = has;
         s->priority = prio;
         s->source = POLICY_GANG_WORKLOAD_API;
+        s->topology_key = g.topology_key;
     } else {
         memset(s, 0, sizeof(*s));
     }

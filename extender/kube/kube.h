@@ -158,7 +158,10 @@ int kube_delete(struct kube_client *c, const char *path, char *err, size_t errle
 /*
  * A core/v1 Event about pod ns/pod_name (pod_uid may be NULL), reported by
  * component "muster". type is "Normal" or "Warning"; message is cut at 1 KiB.
+ * Who wrote it, as `muster why` checks: source.component and
+ * reportingComponent KUBE_EVENT_COMPONENT, reportingInstance the host's name.
  */
+#define KUBE_EVENT_COMPONENT "muster"
 int kube_event_create(struct kube_client *c, const char *ns, const char *pod_name,
                       const char *pod_uid, const char *reason, const char *message,
                       const char *type, char *err, size_t errlen);
@@ -358,6 +361,9 @@ int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct
  */
 int kube_workload_gang(const cJSON *wl, const struct kube_decode_opts *o, struct ext_arena *a,
                        struct policy_gang_spec *out, char *err, size_t errlen, const cJSON **where);
+/* The name of a Workload's only pod group template when kube_workload_gang made it a count
+ * (no subgroups): the first leaf template, depth first; NULL when it has none. */
+const char *kube_workload_single_template(const cJSON *wl);
 
 /* A Workload-API PodGroup (scheduling.k8s.io v1alpha2 and v1beta1): the runtime
  * instance of a Workload's template, or a gang on its own. */
@@ -366,6 +372,8 @@ struct kube_pod_group {
     const char *workload;  /* the Workload it was made from; NULL: standalone */
     const char *template_; /* its pod group template there */
     const char *gang;      /* the gang key its pods join without the Workload known */
+    int32_t min_count;     /* schedulingPolicy.gang.minCount (mutable in v1beta1); 0: basic */
+    const char *topology_key; /* schedulingConstraints.topology[0].key (v1beta1); NULL: none */
     /* Standalone: the gang it declares. Made from a Workload: key NULL (the
      * Workload declares it). */
     struct policy_gang_spec spec;
@@ -417,12 +425,25 @@ struct kube_lookup kube_refs_lookup(struct kube_refs *r);
 /* Record what the object says (replacing what its key said before). */
 int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_class *pc);
 int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
-                       const struct policy_gang_spec *gang);
+                       const struct policy_gang_spec *gang, const char *single_template);
 int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg);
 
 /* Whether the pods of Workload-API PodGroup ns/name decode as they will stay: the PodGroup is
  * known, and so is the Workload it was made from, if any. */
 bool kube_refs_pod_group_known(const struct kube_refs *r, const char *ns, const char *name);
+
+/*
+ * The gang Workload key ("ns/name") declares as muster follows it: each template's minimum is
+ * the sum of the minCounts of the known PodGroups made from it (what kube-scheduler's gang
+ * cycle enforces, each PodGroup on its own; mutable in v1beta1), or the template's own while
+ * none is known. False when the Workload is not known (or out of memory). The subgroups are
+ * allocated from a; the other strings stay r's: use *out before r changes.
+ */
+bool kube_refs_workload_gang(const struct kube_refs *r, const char *key, struct ext_arena *a,
+                             struct policy_gang_spec *out);
+/* The Workload ("ns/name") the known Workload-API PodGroup key was made from, into buf. */
+bool kube_refs_pod_group_workload(const struct kube_refs *r, const char *key, char *buf,
+                                  size_t len);
 
 /* Forget an object. Returns whether it was known; *gang (len bytes, may be
  * NULL) gets the gang key it declared, "" when none. */

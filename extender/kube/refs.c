@@ -1,11 +1,13 @@
 /*
  * refs.c - what other objects say, for the decoders' lookups: PriorityClass
- * values, and which gang a Workload-API PodGroup's pods join.
+ * values, and which gang a Workload-API PodGroup's pods join; and the gang a
+ * Workload declares once its PodGroups' minCounts are counted in.
  *
  * Three sorted tables (binary search, insertion by memmove): lookups happen
  * on every pod decode, changes only on watch events. The two PriorityClasses
  * every cluster has are there from the start.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,14 @@ struct kube__ref {
     size_t nsubgroups;
     int32_t value;
     bool global_default;
+    /* A Workload: what it declares (its templates' minimums), to count its PodGroups in. */
+    struct policy_gang_spec spec; /* key is gang above; strings owned: queue, subgroup names */
+    struct policy_subgroup_spec *subs;
+    char *single; /* the template of a Workload of one (spec.subgroups NULL) */
+    /* A PodGroup made from a template: its schedulingPolicy.gang.minCount (0: basic) and
+     * topology key. */
+    int32_t min_count;
+    char *topology;
 };
 
 struct kube__ref_table {
@@ -39,6 +49,13 @@ static void kube__ref_clear(struct kube__ref *e)
     free(e->gang);
     free(e->workload);
     free(e->template_);
+    for (size_t i = 0; e->subs != NULL && i < e->spec.nsubgroups; i++)
+        free((char *)e->subs[i].name);
+    free(e->subs);
+    free((char *)e->spec.queue);
+    free((char *)e->spec.topology_key);
+    free(e->single);
+    free(e->topology);
     memset(e, 0, sizeof(*e));
 }
 
@@ -160,8 +177,33 @@ int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_cla
     return kube__ref_put_or_free(&r->t[KUBE_REF_PRIORITY_CLASS], &e, oom || e.key == NULL);
 }
 
+/* A copy of the Workload's declaration in e (its strings e's own). */
+static void kube__ref_spec(struct kube__ref *e, const struct policy_gang_spec *gang,
+                           const char *single, bool *oom)
+{
+    e->spec = *gang;
+    e->spec.key = NULL;
+    e->spec.queue = kube__dup(gang->queue, oom);
+    e->spec.topology_key = kube__dup(gang->topology_key, oom);
+    e->spec.subgroups = NULL;
+    e->spec.nsubgroups = 0;
+    e->single = kube__dup(single, oom);
+    if (gang->nsubgroups == 0)
+        return;
+    e->subs = calloc(gang->nsubgroups, sizeof(*e->subs));
+    if (e->subs == NULL) {
+        *oom = true;
+        return;
+    }
+    for (size_t i = 0; i < gang->nsubgroups; i++) {
+        e->subs[i].name = kube__dup(gang->subgroups[i].name, oom);
+        e->subs[i].min_members = gang->subgroups[i].min_members;
+    }
+    e->spec.nsubgroups = gang->nsubgroups;
+}
+
 int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
-                       const struct policy_gang_spec *gang)
+                       const struct policy_gang_spec *gang, const char *single_template)
 {
     struct kube__ref e = {0};
     bool oom = false;
@@ -176,6 +218,7 @@ int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
     e.gang = kube__dup(gang->key, &oom);
     e.declares = true;
     e.nsubgroups = gang->nsubgroups;
+    kube__ref_spec(&e, gang, single_template, &oom);
     return kube__ref_put_or_free(&r->t[KUBE_REF_WORKLOAD], &e, oom || e.key == NULL);
 }
 
@@ -205,6 +248,8 @@ int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg)
     }
     e.template_ = kube__dup(pg->template_, &oom);
     e.declares = pg->spec.key != NULL;
+    e.min_count = pg->min_count;
+    e.topology = kube__dup(pg->topology_key, &oom);
     return kube__ref_put_or_free(&r->t[KUBE_REF_POD_GROUP], &e, oom || e.key == NULL);
 }
 
@@ -225,6 +270,84 @@ bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *
     kube__ref_clear(&t->v[at]);
     memmove(&t->v[at], &t->v[at + 1], (t->n - at - 1) * sizeof(*t->v));
     t->n--;
+    return true;
+}
+
+/* ---- a Workload's gang with its PodGroups counted in --------------------- */
+
+/* The first topology key of a PodGroup made from Workload wl; NULL: none. */
+static const char *kube__made_topology(const struct kube_refs *r, const char *wl)
+{
+    const struct kube__ref_table *t = &r->t[KUBE_REF_POD_GROUP];
+
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].workload != NULL && t->v[i].topology != NULL &&
+            strcmp(t->v[i].workload, wl) == 0)
+            return t->v[i].topology;
+    return NULL;
+}
+
+/* The sum of the minCounts of the PodGroups made from template tpl of Workload wl;
+ * false when none is known. */
+static bool kube__made_from(const struct kube_refs *r, const char *wl, const char *tpl,
+                            int64_t *sum)
+{
+    const struct kube__ref_table *t = &r->t[KUBE_REF_POD_GROUP];
+    bool any = false;
+
+    *sum = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct kube__ref *e = &t->v[i];
+
+        if (e->workload == NULL || e->template_ == NULL || strcmp(e->workload, wl) != 0 ||
+            strcmp(e->template_, tpl) != 0)
+            continue;
+        any = true;
+        *sum += e->min_count;
+    }
+    return any;
+}
+
+bool kube_refs_workload_gang(const struct kube_refs *r, const char *key, struct ext_arena *a,
+                             struct policy_gang_spec *out)
+{
+    const struct kube__ref *w = kube__ref_get(&r->t[KUBE_REF_WORKLOAD], key);
+    struct policy_subgroup_spec *subs = NULL;
+    int64_t sum, total = 0;
+
+    if (w == NULL || w->gang == NULL)
+        return false;
+    *out = w->spec;
+    out->key = w->gang;
+    if (kube__made_topology(r, key) != NULL)
+        out->topology_key = kube__made_topology(r, key);
+    if (w->spec.nsubgroups == 0) {
+        if (w->single != NULL && kube__made_from(r, key, w->single, &sum))
+            out->min_members = (int32_t)(sum > INT32_MAX ? INT32_MAX : sum);
+        return true;
+    }
+    subs = ext_arena_calloc(a, w->spec.nsubgroups, sizeof(*subs));
+    if (subs == NULL)
+        return false;
+    for (size_t i = 0; i < w->spec.nsubgroups; i++) {
+        subs[i] = w->subs[i];
+        if (kube__made_from(r, key, w->subs[i].name, &sum))
+            subs[i].min_members = (int32_t)(sum > INT32_MAX ? INT32_MAX : sum);
+        total += subs[i].min_members;
+    }
+    out->subgroups = subs;
+    out->min_members = (int32_t)(total > INT32_MAX ? INT32_MAX : total);
+    return true;
+}
+
+bool kube_refs_pod_group_workload(const struct kube_refs *r, const char *key, char *buf,
+                                  size_t len)
+{
+    const struct kube__ref *pg = kube__ref_get(&r->t[KUBE_REF_POD_GROUP], key);
+
+    if (pg == NULL || pg->workload == NULL || strlen(pg->workload) >= len)
+        return false;
+    memcpy(buf, pg->workload, strlen(pg->workload) + 1);
     return true;
 }
 

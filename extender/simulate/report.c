@@ -253,7 +253,7 @@ static cJSON *sim_string_or_null(const char *s)
 
 static void sim_print_item(cJSON *item, FILE *out)
 {
-    char *text = cJSON_PrintUnformatted(item);
+    char *text = ext_json_print(item, false);
 
     fputs(text != NULL ? text : "null", out);
     free(text);
@@ -392,27 +392,41 @@ void sim_report_json(struct sim_run *r, FILE *out)
 
 #define SIM_MAX_COLUMNS 8
 
-/* Columns padded to the widest cell plus three spaces, as kubectl prints them. */
+/*
+ * Columns padded to the widest cell plus three spaces, as kubectl prints them.
+ * Every cell is escaped for the terminal (ext_text_escape): names, groups and
+ * reasons are the input's words. Widths count characters, not bytes.
+ */
 static void sim_table_print(const char *const *cells, size_t nrows, size_t ncols, FILE *out)
 {
-    size_t width[SIM_MAX_COLUMNS] = {0};
+    size_t width[SIM_MAX_COLUMNS] = {0}, n = nrows * ncols;
+    struct ext_arena *a = ext_arena_new();
+    const char **safe = calloc(n + 1, sizeof(*safe));
 
-    for (size_t i = 0; i < nrows * ncols; i++) {
-        size_t len = strlen(cells[i]);
+    if (a == NULL || safe == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        size_t w;
 
-        if (len > width[i % ncols])
-            width[i % ncols] = len;
+        safe[i] = ext_text_safe(a, cells[i]);
+        if (safe[i] == NULL)
+            goto out;
+        w = ext_text_width(safe[i]);
+        if (w > width[i % ncols])
+            width[i % ncols] = w;
     }
-    for (size_t row = 0; row < nrows; row++) {
-        for (size_t c = 0; c < ncols; c++) {
-            const char *cell = cells[row * ncols + c];
+    for (size_t i = 0; i < n; i++) {
+        size_t c = i % ncols;
 
-            if (c + 1 == ncols)
-                fprintf(out, "%s\n", cell);
-            else
-                fprintf(out, "%-*s", (int)(width[c] + 3), cell);
-        }
+        fputs(safe[i], out);
+        for (size_t pad = ext_text_width(safe[i]); c + 1 < ncols && pad < width[c] + 3; pad++)
+            fputc(' ', out);
+        if (c + 1 == ncols)
+            fputc('\n', out);
     }
+out:
+    free(safe);
+    ext_arena_free(a);
 }
 
 static void sim_gpu_cell(const struct sim_row *row, char *buf, size_t len)

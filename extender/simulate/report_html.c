@@ -545,7 +545,7 @@ static void put_script_json(const char *json, FILE *out)
 int sim_report_html(struct sim_run *r, FILE *out)
 {
     cJSON *data = run_json(r);
-    char *json = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
+    char *json = data != NULL ? ext_json_print(data, false) : NULL;
 
     cJSON_Delete(data);
     if (json == NULL)

@@ -177,14 +177,15 @@ static int sim_fail(const struct cfg_docs *d, const cJSON *where, const cJSON *f
                     const char *fmt, ...)
 {
     unsigned line = cfg_docs_line(d, where);
+    char msg[1024];
     va_list ap;
 
     if (line == 0)
         line = cfg_docs_line(d, fallback);
-    fprintf(stderr, "%s:%u: ", d->name, line > 0 ? line : 1);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    ext_text_printf(stderr, "%s:%u: %s", d->name, line > 0 ? line : 1, msg); /* the input's words */
     fputc('\n', stderr);
     return SIM_EXIT_USAGE;
 }
@@ -376,7 +377,8 @@ static int sim_workload_refs(struct sim_run *r, const struct cfg_docs *d, const 
     ns = ns != NULL && *ns != '\0' ? ns : "default";
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     rc = sim_name_once(r, d, doc, "Workload", key);
-    if (rc == SIM_EXIT_OK && kube_refs_workload(r->refs, ns, name, &g) != EXT_OK)
+    if (rc == SIM_EXIT_OK &&
+        kube_refs_workload(r->refs, ns, name, &g, kube_workload_single_template(doc)) != EXT_OK)
         rc = SIM_EXIT_FAIL;
     return rc;
 }
@@ -397,15 +399,24 @@ static int sim_pod_group_refs(struct sim_run *r, const struct cfg_docs *d, const
     return rc;
 }
 
-/* Second pass: the gangs they declare (decoded again, now that every class is known). */
+/* Second pass: the gangs they declare (decoded again, now that every class is known), a
+ * Workload's with the minCounts of its PodGroups counted in, as muster serve declares it. */
 static int sim_workload(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc)
 {
-    struct policy_gang_spec g;
+    struct policy_gang_spec g, follow;
     const cJSON *where = NULL;
-    char err[512];
+    const char *ns, *name;
+    char err[512], key[600];
 
     if (kube_workload_gang(doc, &r->opts, r->arena, &g, err, sizeof(err), &where) != EXT_OK)
         return sim_fail(d, where, doc, "Workload: %s", err);
+    ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "namespace"));
+    name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "name"));
+    snprintf(key, sizeof(key), "%s/%s", ns != NULL && *ns != '\0' ? ns : "default", name);
+    if (kube_refs_workload_gang(r->refs, key, r->arena, &follow))
+        g = follow;
     return sim_gang(r, d, doc, "Workload", &g);
 }
 
@@ -912,7 +923,8 @@ static int sim_read_files(struct sim_run *r, const struct sim_args *a, cJSON *ho
         const char *path = strcmp(a->files[f], "-") == 0 ? "/dev/stdin" : a->files[f];
 
         if (cfg_docs_load_file(d, path, err, sizeof(err)) != CFG_OK) {
-            fprintf(stderr, "%s\n", err);
+            ext_text_put(err, stderr);
+            fputc('\n', stderr);
             return SIM_EXIT_USAGE;
         }
         r->ndocs++;

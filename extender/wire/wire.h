@@ -277,7 +277,10 @@ int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len
  * with Transfer-Encoding, get 400 and the connection closes; routes match the
  * path as sent (no percent-decoding); an answer given before a body was read
  * says Connection: close, so pipelined requests behind it are refused, not
- * lost.
+ * lost. Otherwise pipelined requests are answered in order on the connection:
+ * libmicrohttpd reads the next one only after an answer is sent, and a
+ * connection suspended while a worker (or a deferred bind) answers keeps
+ * what it has read for when it is resumed (test_http's pipelining cases).
  */
 
 /*

@@ -6,18 +6,32 @@
 # A second run only prints "cached" lines.  Wrapper Go modules are generated under
 # $MUSTER_CACHE/src (never in the repo).
 #
-# Env knobs: MUSTER_CACHE, GO (go binary), ETCD_VERSION, K8S_VERSION, KUBERAY_VERSION,
-#            KWOK_VERSION (set MUSTER_SKIP_KWOK=1 to skip the optional kwok build),
+#   build-components.sh [etcd] [k8s] [kuberay] [kwok] [helm]     (default: all of them)
+#
+# Kubernetes is built at every version of K8S_VERSIONS (default "v1.37.2 v1.36.3": the suite
+# runs on the first, a smaller leg on the second, test/e2e/run.sh): kube-apiserver,
+# kube-scheduler, kube-controller-manager (the Job controller and garbage collector a RayJob
+# needs) and kubectl. A cold build takes about 10-30 min per version on 2 cores (docs/e2e.md).
+#
+# The KubeRay operator v1.7.0: the proxy serves its .info and .mod but refuses its zip (403,
+# "This module version is not available", December 2026). When the zip is refused, the module
+# is made from a git checkout of github.com/ray-project/kuberay (KUBERAY_GIT=<git dir>, else a
+# clone from GitHub) at the commit the proxy's .info names, zipped as the proxy would
+# (golang.org/x/mod/zip) and served to `go` from a file:// proxy in $MUSTER_CACHE/modproxy;
+# `go` checks that zip against the checksum database (sum.golang.org), so what is built is
+# byte for byte the published module or nothing.
+#
+# Env knobs: MUSTER_CACHE, GO (go binary), ETCD_VERSION, K8S_VERSIONS (or K8S_VERSION for one),
+#            KUBERAY_VERSION, KUBERAY_GIT, KWOK_VERSION (MUSTER_SKIP_KWOK=1 skips kwok),
 #            HELM_VERSION, MUSTER_SKIP_KUBECTL=1.
 set -euo pipefail
 
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
-K8S_VERSION=${K8S_VERSION:-v1.36.3}
-KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
+# K8S_VERSION alone (as before) builds that one version
+K8S_VERSIONS=${K8S_VERSIONS:-${K8S_VERSION:-v1.37.2 v1.36.3}}
+KUBERAY_VERSION=${KUBERAY_VERSION:-v1.7.0}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
-# staging modules are tagged v0.<minor>.<patch> for kubernetes v1.<minor>.<patch>
-K8S_STAGING_VERSION=v0.${K8S_VERSION#v1.}
 
 CACHE=${MUSTER_CACHE:-$HOME/.cache/muster}
 BIN=$CACHE/bin
@@ -73,9 +87,15 @@ build_etcd() {
   install_bin "$w/etcd" etcd "$ETCD_VERSION"
 }
 
-# ---- kubernetes (kube-apiserver, kube-scheduler, kubectl) --------------------
+# ---- kubernetes (kube-apiserver, kube-scheduler, kube-controller-manager, kubectl) ----
 build_k8s() {
-  local comps=(kube-apiserver kube-scheduler)
+  local K8S_VERSION
+  for K8S_VERSION in $K8S_VERSIONS; do build_k8s_one || return 1; done
+}
+build_k8s_one() {
+  # staging modules are tagged v0.<minor>.<patch> for kubernetes v1.<minor>.<patch>
+  local K8S_STAGING_VERSION=v0.${K8S_VERSION#v1.}
+  local comps=(kube-apiserver kube-scheduler kube-controller-manager)
   [[ "${MUSTER_SKIP_KUBECTL:-0}" == 1 ]] || comps+=(kubectl)
   local todo=() c
   for c in "${comps[@]}"; do cached "$c" "$K8S_VERSION" || todo+=("$c"); done
@@ -122,24 +142,119 @@ build_k8s() {
 }
 
 # ---- KubeRay operator + CRDs -------------------------------------------------
+KUBERAY_MODULE=github.com/ray-project/kuberay/ray-operator
+MODPROXY=$CACHE/modproxy
+
+# modzip <dir> <module> <version> <out.zip>: a module zip as the proxy makes it
+# (golang.org/x/mod/zip.CreateFromDir: the same file rules as cmd/go's)
+modzip() {
+  local t=$SRC/modzip
+  if [[ ! -x $t/modzip ]]; then
+    new_wrapper "$t" muster-e2e/modzip
+    cat > "$t/main.go" <<'GO'
+// modzip DIR MODULE VERSION OUT.zip: the module zip the Go module proxy would serve
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/zip"
+)
+
+func main() {
+	f, err := os.Create(os.Args[4])
+	if err == nil {
+		err = zip.CreateFromDir(f, module.Version{Path: os.Args[2], Version: os.Args[3]}, os.Args[1])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "modzip:", err)
+		os.Exit(1)
+	}
+}
+GO
+    ( cd "$t" && "$GO" get golang.org/x/mod@v0.43.0 && "$GO" build -o modzip . ) || return 1
+  fi
+  "$t/modzip" "$@"
+}
+
+# kuberay_from_git: the module zip of $KUBERAY_MODULE@$KUBERAY_VERSION made from a git checkout
+# into the file proxy $MODPROXY. The commit is the one the proxy's .info names; the zip is
+# checked against the checksum database by `go` when it is downloaded from there.
+kuberay_from_git() {
+  local info hash git tree d=$MODPROXY/$KUBERAY_MODULE/@v
+  info=$(cd "$SRC" && GOFLAGS=-mod=mod "$GO" list -m -json "$KUBERAY_MODULE@$KUBERAY_VERSION") || return 1
+  hash=$(sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]\{40\}\)",\{0,1\}$/\1/p' <<<"$info")
+  [[ -n $hash ]] || { log "the proxy names no commit for $KUBERAY_MODULE@$KUBERAY_VERSION"; return 1; }
+  git=${KUBERAY_GIT:-$SRC/kuberay.git}
+  if ! git --git-dir "$git" cat-file -e "$hash^{commit}" 2>/dev/null; then
+    [[ -z ${KUBERAY_GIT:-} ]] || { log "KUBERAY_GIT=$KUBERAY_GIT has no commit $hash"; return 1; }
+    log "cloning github.com/ray-project/kuberay (tag ray-operator/$KUBERAY_VERSION) into $git"
+    rm -rf "$git"
+    git clone --bare --filter=blob:none --single-branch --branch "ray-operator/$KUBERAY_VERSION" \
+      https://github.com/ray-project/kuberay "$git" || return 1
+  fi
+  tree=$SRC/kuberay-tree-$KUBERAY_VERSION
+  rm -rf "$tree"; mkdir -p "$tree"
+  git --git-dir "$git" archive "$hash" ray-operator | tar -x -C "$tree" || return 1
+  # cmd/go puts the repository's LICENSE into a module of a subdirectory that has none
+  if [[ ! -e $tree/ray-operator/LICENSE ]] && git --git-dir "$git" cat-file -e "$hash:LICENSE" 2>/dev/null; then
+    git --git-dir "$git" show "$hash:LICENSE" > "$tree/ray-operator/LICENSE" || return 1
+  fi
+  mkdir -p "$d"
+  modzip "$tree/ray-operator" "$KUBERAY_MODULE" "$KUBERAY_VERSION" "$d/$KUBERAY_VERSION.zip.tmp" || return 1
+  cp "$tree/ray-operator/go.mod" "$d/$KUBERAY_VERSION.mod"
+  printf '{"Version":"%s","Time":"%s"}\n' "$KUBERAY_VERSION" \
+    "$(sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")" > "$d/$KUBERAY_VERSION.info"
+  mv -f "$d/$KUBERAY_VERSION.zip.tmp" "$d/$KUBERAY_VERSION.zip"
+  grep -qx "$KUBERAY_VERSION" "$d/list" 2>/dev/null || echo "$KUBERAY_VERSION" >> "$d/list"
+  rm -rf "$tree"
+  log "made $KUBERAY_MODULE@$KUBERAY_VERSION from git commit $hash into $MODPROXY"
+}
+
+# kuberay_dir: the module's directory in the module cache, downloading it first (from the
+# proxy, else from git through the file proxy; `go` verifies the zip against sum.golang.org)
+kuberay_dir() {
+  local out
+  if out=$(cd "$SRC" && "$GO" mod download -json "$KUBERAY_MODULE@$KUBERAY_VERSION" 2>&1) &&
+     ! grep -q '"Error"' <<<"$out"; then
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out"; return 0
+  fi
+  log "the proxy refuses $KUBERAY_MODULE@$KUBERAY_VERSION: $(sed -n 's/.*"Error": "\(.*\)".*/\1/p' <<<"$out" | head -c 300)"
+  if [[ ! -f $MODPROXY/$KUBERAY_MODULE/@v/$KUBERAY_VERSION.zip ]]; then
+    kuberay_from_git >&2 || { log "could not make the module from git (set KUBERAY_GIT to a clone of github.com/ray-project/kuberay)"; return 1; }
+  fi
+  out=$(cd "$SRC" && GOPROXY="file://$MODPROXY,$("$GO" env GOPROXY)" \
+        "$GO" mod download -json "$KUBERAY_MODULE@$KUBERAY_VERSION" 2>&1)
+  if grep -q '"Error"' <<<"$out"; then
+    log "$(sed -n 's/.*"Error": "\(.*\)".*/\1/p' <<<"$out")"; return 1
+  fi
+  log "$KUBERAY_MODULE@$KUBERAY_VERSION verified against the checksum database ($(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",\{0,1\}$/\1/p' <<<"$out"))"
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$out"
+}
+
 build_kuberay() {
-  local crd_dir=$CRDS/kuberay-$KUBERAY_VERSION
+  local crd_dir=$CRDS/kuberay-$KUBERAY_VERSION kdir
+  kdir=$(kuberay_dir) && [[ -d $kdir ]] || die "$KUBERAY_MODULE@$KUBERAY_VERSION not available"
   if ! cached kuberay-operator "$KUBERAY_VERSION"; then
-    log "building kuberay-operator $KUBERAY_VERSION (github.com/ray-project/kuberay/ray-operator) ..."
+    log "building kuberay-operator $KUBERAY_VERSION ($KUBERAY_MODULE) ..."
     local w=$SRC/kuberay-$KUBERAY_VERSION
     new_wrapper "$w" muster-e2e/kuberay
     ( cd "$w"
-      "$GO" get "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION"
-      "$GO" build -ldflags="$LDFLAGS_BASE" -o "$w/kuberay-operator" github.com/ray-project/kuberay/ray-operator
+      export GOPROXY="file://$MODPROXY,$("$GO" env GOPROXY)"
+      "$GO" get "$KUBERAY_MODULE@$KUBERAY_VERSION"
+      "$GO" build -ldflags="$LDFLAGS_BASE" -o "$w/kuberay-operator" "$KUBERAY_MODULE"
     ) || die "kuberay-operator build failed (see output above)"
     install_bin "$w/kuberay-operator" kuberay-operator "$KUBERAY_VERSION"
   fi
   if [[ -f "$crd_dir/ray.io_rayclusters.yaml" ]]; then
     log "cached kuberay CRDs $KUBERAY_VERSION ($crd_dir)"
   else
-    local dir
-    dir=$(cd "$SRC" && "$GO" mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" \
-          | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+    local dir=$kdir
     [[ -d "$dir/config/crd/bases" ]] || die "kuberay CRDs not found in module dir '$dir'"
     rm -rf "$crd_dir.tmp"; mkdir -p "$crd_dir.tmp"
     cp "$dir"/config/crd/bases/*.yaml "$crd_dir.tmp/"; chmod 0644 "$crd_dir.tmp"/*.yaml
@@ -148,9 +263,7 @@ build_kuberay() {
   fi
   # PodGroup/ElasticQuota CRDs (scheduling.x-k8s.io) for --batch-scheduler=scheduler-plugins:
   # shipped in sigs.k8s.io/scheduler-plugins (config/crd/bases), at the version kuberay requires.
-  local kdir spver spdir
-  kdir=$(cd "$SRC" && "$GO" mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" \
-         | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  local spver spdir
   spver=$(sed -n 's#^[[:space:]]*sigs\.k8s\.io/scheduler-plugins[[:space:]]\{1,\}\(v[^[:space:]]*\).*#\1#p' "$kdir/go.mod" | head -1)
   if [[ -n "$spver" ]]; then
     crd_dir=$CRDS/scheduler-plugins-$spver

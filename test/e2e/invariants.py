@@ -76,20 +76,40 @@ def check_gang(problems, key, subs, members, subgroup_of):
             problems.append(f"gang {key} subgroup {name} below its minimum with the gang bound: "
                             f"{have} of {lo} ({len(members)} of the gang)")
 
+def pod_group_ref(pg):
+    """(workload, template) of a Workload-API PodGroup: v1alpha2's podGroupTemplateRef.workload
+    {workloadName, podGroupTemplateName} or v1beta1's workloadRef{workloadName, templateName}."""
+    spec = pg.get("spec") or {}
+    old = (spec.get("podGroupTemplateRef") or {}).get("workload") or {}
+    if old.get("workloadName"):
+        return old["workloadName"], old.get("podGroupTemplateName")
+    new = spec.get("workloadRef") or {}
+    if new.get("workloadName"):
+        return new["workloadName"], new.get("templateName")
+    return None, None
+
+def gang_min(policy):
+    gang = (policy or {}).get("gang")
+    return gang.get("minCount", 0) if gang else 0
+
 def workload_gangs(d, bound):
-    """Workload API: a Workload's templates, each PodGroup made from one, the pods naming it."""
+    """Workload API: a Workload's templates, each PodGroup made from one, the pods naming it.
+    A template's minimum is the sum of its PodGroups' minCounts (mutable in v1beta1, and what
+    kube-scheduler enforces), or the template's own while it has no PodGroup."""
     workloads = {(w["metadata"]["namespace"], w["metadata"]["name"]): w for w in load(d, "workloads", True)}
     template_of = {}
+    made = {}
     for pg in load(d, "wapodgroups", True):
-        ref = ((pg.get("spec") or {}).get("podGroupTemplateRef") or {}).get("workload") or {}
-        if ref.get("workloadName"):
-            template_of[(pg["metadata"]["namespace"], pg["metadata"]["name"])] = (
-                ref["workloadName"], ref.get("podGroupTemplateName"))
+        ns = pg["metadata"]["namespace"]
+        wl, tpl = pod_group_ref(pg)
+        if wl:
+            template_of[(ns, pg["metadata"]["name"])] = (wl, tpl)
+            made.setdefault((ns, wl, tpl), []).append(gang_min((pg.get("spec") or {}).get("schedulingPolicy")))
     for (ns, name), w in workloads.items():
         subs = {}
         for t in w["spec"].get("podGroupTemplates", []):
-            gang = (t.get("schedulingPolicy") or {}).get("gang")
-            subs[t["name"]] = gang.get("minCount", 0) if gang else 0
+            mins = made.get((ns, name, t["name"]))
+            subs[t["name"]] = sum(mins) if mins else gang_min(t.get("schedulingPolicy"))
         def subgroup_of(p, ns=ns):
             group = ((p["spec"].get("schedulingGroup") or {}).get("podGroupName"))
             return template_of.get((ns, group), (None, None))[1]
@@ -97,6 +117,26 @@ def workload_gangs(d, bound):
                    and template_of.get((ns, (p["spec"].get("schedulingGroup") or {}).get("podGroupName")),
                                        (None,))[0] == name]
         yield f"{ns}/{name}", subs, members, subgroup_of
+
+def pod_group_checks(d, bound, nodes, problems):
+    """Each Workload-API PodGroup on its own, as kube-scheduler's gang cycle admits it: none of
+    its pods bound or at least its minCount, and with a topology constraint all of them in one
+    domain of its key (schedulingConstraints.topology[0].key)."""
+    for pg in load(d, "wapodgroups", True):
+        ns, name = pg["metadata"]["namespace"], pg["metadata"]["name"]
+        spec = pg.get("spec") or {}
+        members = [p for p in bound if p["metadata"]["namespace"] == ns
+                   and (p["spec"].get("schedulingGroup") or {}).get("podGroupName") == name]
+        want = gang_min(spec.get("schedulingPolicy"))
+        if members and len(members) < want:
+            problems.append(f"pod group {ns}/{name} partly bound: {len(members)} of {want}")
+        topo = (spec.get("schedulingConstraints") or {}).get("topology") or []
+        if topo and members:
+            key = topo[0].get("key")
+            domains = {nodes.get(p["spec"]["nodeName"], {}).get("metadata", {}).get("labels", {}).get(key, "<none>")
+                       for p in members}
+            if len(domains) > 1:
+                problems.append(f"pod group {ns}/{name} bound across domains of {key}: {sorted(domains)}")
 
 def main(d):
     pods = [p for p in load(d, "pods") if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
@@ -114,6 +154,7 @@ def main(d):
         check_gang(problems, f"{ns}/{name}", composition(rc), members, ray_subgroup)
     for key, subs, members, subgroup_of in workload_gangs(d, bound):
         check_gang(problems, key, subs, members, subgroup_of)
+    pod_group_checks(d, bound, nodes, problems)
 
     # Nodes: bound requests within allocatable.
     used = {}

@@ -2,14 +2,18 @@
 # Local Kubernetes control plane on loopback for the muster e2e tests.
 # Source it (`source test/e2e/lib.sh`) or drive it through test/e2e/cluster.sh.
 #
-#   e2e_up                      etcd + kube-apiserver (RBAC), admin kubeconfig, fake GPU node
+#   e2e_up                      etcd + kube-apiserver (RBAC), kube-controller-manager (the Job
+#                               controller, garbage collector, namespace controller), kwok, admin
+#                               kubeconfig, fake GPU node
 #   e2e_down                    stop everything started, remove the dir (KEEP=1 keeps it;
 #                               after a failure only logs/ is kept)
 #   e2e_scheduler [cfg] [name]  (re)start a kube-scheduler with a KubeSchedulerConfiguration
 #                               (@KUBECONFIG@ and @E2E_DIR@ in cfg are substituted)
 #   e2e_kuberay [flags...]      apply KubeRay CRDs and (re)start the operator with flags
-#   e2e_kwok [flags...]         (optional) start kwok: nodes annotated kwok.x-k8s.io/node=fake
-#                               get heartbeats, their bound pods become Running
+#   e2e_kwok [flags...]         (re)start kwok: nodes annotated kwok.x-k8s.io/node=fake get
+#                               heartbeats, their bound pods become Running and Ready, a deleted
+#                               pod goes as after a kubelet's grace period, a Job's pod Succeeds
+#   e2e_controller_manager      (re)start kube-controller-manager (E2E_KCM_CONTROLLERS)
 #   e2e_gpu_node name [gpus] [cpu] [mem] [gpu_mem_mib] [extra-labels k=v,..]
 #   e2e_stop name               stop one component started by this library
 #   kubectl_ ...                kubectl against the e2e cluster
@@ -23,29 +27,60 @@
 E2E_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MUSTER_CACHE=${MUSTER_CACHE:-$HOME/.cache/muster}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
-K8S_VERSION=${K8S_VERSION:-v1.36.3}
-KUBERAY_VERSION=${KUBERAY_VERSION:-v1.5.0}
+# The suite runs on Kubernetes v1.37.2; test/e2e/run.sh runs a smaller leg on v1.36.3
+# (K8S_VERSION=v1.36.3), for what only 1.36 serves (the Workload API's v1alpha2).
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
+KUBERAY_VERSION=${KUBERAY_VERSION:-v1.7.0}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 E2E_SERVICE_CIDR=${E2E_SERVICE_CIDR:-10.0.0.0/24}
 
-# Kubernetes' Workload API (KEP-4671), off by default, on in the e2e apiserver so muster's
-# Workload and PodGroup reflectors have something to watch. Names from the 1.36.3 sources:
-# the feature gate GenericWorkload (pkg/features/kube_features.go: alpha since 1.35, default
-# off; it gates the workloads and podgroups storage in pkg/registry/scheduling/rest and the
-# pod's spec.schedulingGroup in pkg/api/pod/util.go) and the group version
-# scheduling.k8s.io/v1alpha2 (k8s.io/api/scheduling/v1alpha2, alpha APIs are off unless
-# named in --runtime-config). Only the API server gets them: a kube-scheduler with the gate
-# schedules a PodGroup's pods in one pod group cycle, which a scenario turns on for itself.
-# Nothing else changes for pods without spec.schedulingGroup. E2E_WORKLOAD_API_FLAGS="" drops
-# them; other versions must name their own (1.37 serves v1beta1 and v1alpha3 instead).
+# Kubernetes' Workload API (KEP-4671), off by default, on in the e2e apiserver (and controller
+# manager) so muster's Workload and PodGroup reflectors have something to watch:
+#   1.36  the feature gate GenericWorkload (alpha since 1.35; it gates the workloads and
+#         podgroups storage in pkg/registry/scheduling/rest and the pod's spec.schedulingGroup)
+#         and the group version scheduling.k8s.io/v1alpha2 in --runtime-config;
+#   1.37  GenericWorkload (beta, still off by default) and scheduling.k8s.io/v1beta1 (v1alpha2 is
+#         gone), plus TopologyAwareWorkloadScheduling (alpha), without which the API server
+#         forbids a PodGroup's spec.schedulingConstraints (k8s.io/api v0.37.2 scheduling/v1beta1).
+# Only the API server and the controller manager get them: a kube-scheduler with the gate
+# schedules a PodGroup's pods in one pod group cycle, which a scenario turns on for itself
+# (E2E_SCHEDULER_FLAGS). Nothing changes for pods without spec.schedulingGroup.
+# E2E_WORKLOAD_API_FLAGS="" drops them.
 e2e_workload_api_flags() {
   if [[ -n ${E2E_WORKLOAD_API_FLAGS+set} ]]; then
     echo "$E2E_WORKLOAD_API_FLAGS"
   elif [[ $K8S_VERSION == v1.36.* ]]; then
     echo "--feature-gates GenericWorkload=true --runtime-config scheduling.k8s.io/v1alpha2=true"
+  elif [[ $K8S_VERSION == v1.37.* ]]; then
+    echo "--feature-gates GenericWorkload=true,TopologyAwareWorkloadScheduling=true --runtime-config scheduling.k8s.io/v1beta1=true"
   fi
 }
+# The gates alone (the controller manager takes no --runtime-config).
+e2e_workload_api_gates() {
+  local f
+  f=$(e2e_workload_api_flags)
+  [[ $f == *"--feature-gates "* ]] || return 0
+  f=${f#*--feature-gates }
+  echo "--feature-gates ${f%% *}"
+}
+# The Workload API's version this API server serves ("" when none).
+e2e_workload_api_version() {
+  local f
+  f=$(e2e_workload_api_flags)
+  case $f in
+    *scheduling.k8s.io/v1beta1=true*) echo v1beta1 ;;
+    *scheduling.k8s.io/v1alpha2=true*) echo v1alpha2 ;;
+  esac
+}
+
+# kube-controller-manager runs only what the suite needs: the Job controller (a RayJob's
+# submitter is a batch/v1 Job), the garbage collector (deleting a RayJob or RayCluster deletes
+# what it owns, as in a real cluster), the namespace controller (a deleted namespace goes away)
+# and, with the Workload API, the PodGroup protection controller (it takes its finalizer off a
+# PodGroup no pod uses). Not the node lifecycle controller: no kubelet renews the nodes' leases
+# but kwok, and a taint from it would evict pods in the middle of a scenario.
+E2E_KCM_CONTROLLERS=${E2E_KCM_CONTROLLERS:-job-controller,garbage-collector-controller,namespace-controller}
 
 e2e_log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 e2e_err() { printf '[e2e %(%H:%M:%S)T] ERROR: %s\n' -1 "$*" >&2; }
@@ -57,6 +92,7 @@ e2e_bins() {
   E2E_KUBE_APISERVER=$b/kube-apiserver-$K8S_VERSION
   E2E_KUBE_SCHEDULER=$b/kube-scheduler-$K8S_VERSION
   E2E_KUBECTL=$b/kubectl-$K8S_VERSION
+  E2E_KUBE_CONTROLLER_MANAGER=$b/kube-controller-manager-$K8S_VERSION
   E2E_KUBERAY_OPERATOR=$b/kuberay-operator-$KUBERAY_VERSION
   E2E_KWOK=$b/kwok-$KWOK_VERSION
   E2E_HELM=$b/helm-$HELM_VERSION
@@ -64,7 +100,8 @@ e2e_bins() {
   # PodGroup CRD for --batch-scheduler=scheduler-plugins (version kuberay depends on)
   E2E_PODGROUP_CRDS=$(ls -d "$MUSTER_CACHE"/crds/scheduler-plugins-* 2>/dev/null | sort -V | tail -1)
   local missing=() f
-  for f in "$E2E_ETCD" "$E2E_KUBE_APISERVER" "$E2E_KUBE_SCHEDULER" "$E2E_KUBECTL"; do
+  for f in "$E2E_ETCD" "$E2E_KUBE_APISERVER" "$E2E_KUBE_SCHEDULER" "$E2E_KUBECTL" \
+    "$E2E_KUBE_CONTROLLER_MANAGER" "$E2E_KWOK"; do
     [[ -x $f ]] || missing+=("$f")
   done
   if ((${#missing[@]})); then
@@ -304,7 +341,7 @@ e2e_up() {
   chmod 0600 "$MUSTER_E2E_DIR/pki/tokens.csv"
 
   local b
-  for b in ETCD KUBE_APISERVER KUBE_SCHEDULER KUBECTL KUBERAY_OPERATOR KWOK HELM; do
+  for b in ETCD KUBE_APISERVER KUBE_SCHEDULER KUBE_CONTROLLER_MANAGER KUBECTL KUBERAY_OPERATOR KWOK HELM; do
     local v=E2E_$b; [[ -x ${!v} ]] || continue
     local n=${b,,}; n=${n//_/-}
     ln -sf "${!v}" "$MUSTER_E2E_DIR/bin/$n"
@@ -332,7 +369,8 @@ EOF
     --unsafe-no-fsync --log-level warn
   _e2e_wait_http etcd 60 "http://127.0.0.1:$E2E_ETCD_PORT/health" || return 1
 
-  # kube-apiserver.  Not running kube-controller-manager, hence:
+  # kube-apiserver. kube-controller-manager runs without the service account and node
+  # lifecycle controllers (E2E_KCM_CONTROLLERS), hence:
   #  - ServiceAccount admission off (no SA controller creates "default" SAs / tokens);
   #  - TaintNodesByCondition admission off (it taints every new Node not-ready:NoSchedule
   #    and only the node lifecycle controller would remove it).
@@ -360,6 +398,8 @@ EOF
     -H "Authorization: Bearer $E2E_ADMIN_TOKEN" "$E2E_APISERVER_URL/readyz" || return 1
   wait_for 60 "namespace default" kubectl_ get namespace default || { e2e_fail "no default namespace"; return 1; }
   e2e_log "kube-apiserver ready at $E2E_APISERVER_URL"
+  [[ ${E2E_NO_KCM:-0} == 1 ]] || e2e_controller_manager || return 1
+  [[ ${E2E_NO_KWOK:-0} == 1 ]] || e2e_kwok || return 1
 
   if [[ ${E2E_NO_NODE:-0} != 1 ]]; then
     e2e_gpu_node gpu-lab-worker || return 1
@@ -414,6 +454,7 @@ export E2E_ETCD=$E2E_ETCD
 export E2E_KUBE_APISERVER=$E2E_KUBE_APISERVER
 export E2E_KUBE_SCHEDULER=$E2E_KUBE_SCHEDULER
 export E2E_KUBECTL=$E2E_KUBECTL
+export E2E_KUBE_CONTROLLER_MANAGER=$E2E_KUBE_CONTROLLER_MANAGER
 export E2E_KUBERAY_OPERATOR=$E2E_KUBERAY_OPERATOR
 export E2E_KUBERAY_CRDS=$E2E_KUBERAY_CRDS
 export E2E_PODGROUP_CRDS=$E2E_PODGROUP_CRDS
@@ -509,7 +550,8 @@ EOF
   e2e_log "$name ready (config $out, https://127.0.0.1:$port)"
 }
 
-# e2e_kuberay [operator flags...], e.g. --batch-scheduler=scheduler-plugins
+# e2e_kuberay [operator flags...], e.g. --batch-scheduler=scheduler-plugins (its PodGroup CRD
+# is applied first), --batch-scheduler=volcano (Volcano's), --feature-gates=KubernetesWAS=true
 e2e_kuberay() {
   e2e_dir || return 1; e2e_bins || return 1
   [[ -x $E2E_KUBERAY_OPERATOR ]] || { e2e_err "missing $E2E_KUBERAY_OPERATOR (build-components.sh)"; return 1; }
@@ -517,6 +559,7 @@ e2e_kuberay() {
   local a
   for a in "$@"; do
     if [[ $a == --batch-scheduler=scheduler-plugins ]]; then e2e_podgroup_crds || return 1; fi
+    if [[ $a == --batch-scheduler=volcano ]]; then e2e_volcano_crd || return 1; fi
   done
   local mport pport
   mport=$(e2e_free_port) && pport=$(e2e_free_port) || return 1
@@ -542,8 +585,36 @@ e2e_podgroup_crds() {
   kubectl_ wait --for=condition=Established --timeout=60s crd/podgroups.scheduling.x-k8s.io >/dev/null
 }
 
-# e2e_kwok [flags...]: optional; manages nodes annotated kwok.x-k8s.io/node=fake
-# (heartbeats) and makes pods bound to them Running.
+# Volcano's own PodGroup CRD (v1.13.0, kept in manifests/: no Go module serves it), which the
+# operator's --batch-scheduler=volcano watches and writes.
+e2e_volcano_crd() {
+  kubectl_ apply --server-side --force-conflicts -f "$E2E_LIB_DIR/manifests/volcano-podgroup-crd.yaml" >/dev/null || return 1
+  kubectl_ wait --for=condition=Established --timeout=60s crd/podgroups.scheduling.volcano.sh >/dev/null
+}
+
+# e2e_controller_manager: kube-controller-manager with E2E_KCM_CONTROLLERS (and the PodGroup
+# protection controller where the Workload API is on), no leader election, its own loopback port.
+e2e_controller_manager() {
+  e2e_dir || return 1; e2e_bins || return 1
+  local port controllers=$E2E_KCM_CONTROLLERS
+  [[ -z $(e2e_workload_api_version) ]] || controllers+=,podgroup-protection-controller
+  port=$(e2e_free_port) || return 1
+  # shellcheck disable=SC2046 # the gates are two words
+  _e2e_start kube-controller-manager "$E2E_KUBE_CONTROLLER_MANAGER" \
+    --kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig" \
+    --authentication-kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig" \
+    --authorization-kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$port" --leader-elect=false \
+    --use-service-account-credentials=false --controllers "$controllers" \
+    --v "${E2E_KCM_V:-1}" $(e2e_workload_api_gates) ${E2E_KCM_FLAGS:-}
+  _e2e_wait_http kube-controller-manager 60 -k "https://127.0.0.1:$port/healthz" || return 1
+  e2e_log "kube-controller-manager ready ($controllers)"
+}
+
+# e2e_kwok [flags...]: manages nodes annotated kwok.x-k8s.io/node=fake (every e2e_gpu_node:
+# heartbeats, Leases) with its built-in "fast" stages: a pod bound to one becomes Running and
+# Ready, a pod with a deletionTimestamp is deleted (a kubelet's part after the grace period), a
+# Running pod of a Job Succeeds.
 e2e_kwok() {
   e2e_dir || return 1; e2e_bins || return 1
   [[ -x $E2E_KWOK ]] || { e2e_err "kwok not built ($E2E_KWOK)"; return 1; }

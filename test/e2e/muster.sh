@@ -10,6 +10,10 @@
 #   e2e_muster_restart [name]       restart a muster on the port its kube-scheduler already calls,
 #                                   with NAME.yaml.gpu-sharing lines put under gpuSharing: and
 #                                   NAME.yaml.extra lines appended to its settings
+#   e2e_muster_pair SUFFIX NAME     a second muster + kube-scheduler serving schedulerName NAME
+#   e2e_gang URL NS/NAME            a gang's entry in a muster's /debug/state
+#   e2e_wa_gang NS NAME MIN N GPUS [KEY]  YAML: a v1beta1 Workload, its PodGroup and N pods
+#   e2e_metric URL NAME [MATCH]     a Prometheus family's sum from URL/metrics
 #   e2e_muster_kill name [signal]   stop one muster (default SIGKILL)
 #   e2e_invariants                  no gang partly bound, no node over allocatable, no shared
 #                                   device over one, no queue over limit (test/e2e/invariants.py)
@@ -92,6 +96,103 @@ e2e_muster_scheduler() {
   e2e_scheduler "$cfg" "$name"
 }
 
+# e2e_muster_pair SUFFIX SCHEDULER_NAME: a second muster ("muster-SUFFIX", manifests/muster.yaml
+# with schedulerNames [SCHEDULER_NAME]) and its kube-scheduler ("kube-scheduler-SUFFIX",
+# manifests/scheduler-config.yaml with that one profile and its own lease), as docs/deploy.md
+# tells a platform team to serve a KubeRay --batch-scheduler contract muster does not ship with.
+# Sets E2E_URL_muster_SUFFIX; e2e_muster_pair_stop SUFFIX stops both.
+e2e_muster_pair() {
+  local suffix=$1 sname=$2 port url
+  local cfg=$MUSTER_E2E_DIR/muster-$suffix.yaml sched=$MUSTER_E2E_DIR/kube-scheduler-$suffix-from-manifests.yaml
+  port=$(e2e_free_port) || return 1
+  e2e_muster_config "$cfg" "$port"
+  sed -i "s/^schedulerNames: .*/schedulerNames: [$sname]/" "$cfg"
+  grep -q "^schedulerNames: \[$sname\]$" "$cfg" || { e2e_err "schedulerNames not replaced in $cfg"; return 1; }
+  "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null || { e2e_fail "muster config $cfg"; return 1; }
+  _e2e_start "muster-$suffix" "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
+  url=http://127.0.0.1:$port
+  printf -v "E2E_URL_muster_$suffix" '%s' "$url"
+  echo "E2E_URL_muster_$suffix=$url" >> "$MUSTER_E2E_DIR/env"
+  _e2e_wait_http "muster-$suffix" 60 "$url/readyz" || return 1
+  sed -e "s#__KUBECONFIG__#@KUBECONFIG@#" -e "s#__MUSTER_URL__#$url#" \
+    -e "s#resourceName: muster-scheduler#resourceName: muster-scheduler-$suffix#" \
+    -e "s#^- schedulerName: muster\$#- schedulerName: $sname#" -e "/^- schedulerName: kai-scheduler\$/d" \
+    "$E2E_MANIFESTS/scheduler-config.yaml" > "$sched"
+  [[ $(grep -c '^- schedulerName:' "$sched") == 1 ]] && grep -q "^- schedulerName: $sname\$" "$sched" ||
+    { e2e_err "profiles not rewritten in $sched"; return 1; }
+  e2e_scheduler "$sched" "kube-scheduler-$suffix"
+}
+e2e_muster_pair_stop() {
+  e2e_stop "kube-scheduler-$1"
+  e2e_stop "muster-$1"
+}
+
+# e2e_wa_gang NS NAME MINCOUNT PODS GPUS [TOPOLOGY_KEY] [FIRST]: YAML for a Workload-API gang
+# (scheduling.k8s.io/v1beta1, Kubernetes 1.37): Workload NAME of one template "workers" (gang
+# minCount MINCOUNT, and with TOPOLOGY_KEY a schedulingConstraints.topology of it), PodGroup
+# NAME-0 made from it, and pods NAME-FIRST.. NAME-(FIRST+PODS-1) (FIRST default 0; the objects
+# only with FIRST 0) naming it by spec.schedulingGroup, labelled gang=NAME, schedulerName
+# muster, 1 CPU and GPUS GPUs each.
+e2e_wa_gang() {
+  local ns=$1 name=$2 min=$3 pods=$4 gpus=$5 key=${6:-} first=${7:-0} i constraints=""
+  [[ -z $key ]] || constraints="schedulingConstraints: {topology: [{key: $key}]}"
+  if ((first == 0)); then
+    cat <<EOF
+apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: $name, namespace: $ns}
+spec:
+  podGroupTemplates:
+    - name: workers
+      schedulingPolicy: {gang: {minCount: $min}}
+      $constraints
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: $name-0, namespace: $ns}
+spec:
+  workloadRef: {workloadName: $name, templateName: workers}
+  schedulingPolicy: {gang: {minCount: $min}}
+  $constraints
+EOF
+  fi
+  for ((i = first; i < first + pods; i++)); do
+    cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $name-$i, namespace: $ns, labels: {gang: $name}}
+spec:
+  schedulerName: muster
+  schedulingGroup: {podGroupName: $name-0}
+  containers:
+    - name: c
+      image: registry.k8s.io/pause:3.10
+      resources: {requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: $gpus}, limits: {cpu: "1", memory: 1Gi, nvidia.com/gpu: $gpus}}
+EOF
+  done
+}
+
+# e2e_metric URL NAME [LABEL-MATCH]: the sum of a Prometheus series family's values whose line
+# contains LABEL-MATCH (e.g. 'verb="filter"'), from URL/metrics
+e2e_metric() {
+  curl -sf --max-time 5 "$1/metrics" | awk -v n="$2" -v m="${3:-}" '
+    $1 ~ "^"n"({|$)" && index($0, m) { s += $NF } END { printf "%d\n", s }'
+}
+
+# e2e_cpu_ms NAME: CPU milliseconds (user + system) a component started by lib.sh has used
+e2e_cpu_ms() {
+  local pid
+  pid=$(cat "$MUSTER_E2E_DIR/pids/$1.pid" 2>/dev/null) || { echo 0; return; }
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($12 + $13) * 1000 / hz }' "/proc/$pid/stat"
+}
+
+# e2e_gang URL NS/NAME: the gang's entry in that muster's /debug/state, JSON ("null" if none)
+e2e_gang() {
+  curl -sf --max-time 5 "$1/debug/state" |
+    python3 -c 'import json,sys; k=sys.argv[1]; print(json.dumps(next((g for g in json.load(sys.stdin)["gangs"] if g["gang"]==k), None)))' "$2"
+}
+
 e2e_muster_kill() {
   local name=$1 sig=${2:-KILL} pid
   _e2e_alive "$name" || return 0
@@ -115,9 +216,14 @@ e2e_invariants() {
 # e2e_snapshot_workload_api <dir>: workloads.json and wapodgroups.json (empty lists when the
 # API server does not serve the Workload API)
 e2e_snapshot_workload_api() {
-  kubectl_ get workloads.v1alpha2.scheduling.k8s.io -A -o json > "$1/workloads.json" 2>/dev/null ||
+  local v
+  v=$(e2e_workload_api_version)
+  if [[ -z $v ]]; then
+    echo '{"items":[]}' > "$1/workloads.json"; echo '{"items":[]}' > "$1/wapodgroups.json"; return 0
+  fi
+  kubectl_ get "workloads.$v.scheduling.k8s.io" -A -o json > "$1/workloads.json" 2>/dev/null ||
     echo '{"items":[]}' > "$1/workloads.json"
-  kubectl_ get podgroups.v1alpha2.scheduling.k8s.io -A -o json > "$1/wapodgroups.json" 2>/dev/null ||
+  kubectl_ get "podgroups.$v.scheduling.k8s.io" -A -o json > "$1/wapodgroups.json" 2>/dev/null ||
     echo '{"items":[]}' > "$1/wapodgroups.json"
 }
 

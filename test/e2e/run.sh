@@ -3,10 +3,13 @@
 # operator, on loopback. One control plane; before each scenario the workloads, queues and
 # nodes of the previous one are removed, and after it the invariants are checked.
 #
-#   test/e2e/run.sh MUSTER_BIN [scenario-name-pattern]
+#   test/e2e/run.sh MUSTER_BIN [pattern]     pattern: parts of names, |-separated ("04d|18")
+#   K8S_VERSION=v1.36.3 test/e2e/run.sh MUSTER_BIN      the 1.36 leg
 #
 # Scenarios are test/e2e/scenarios/NN-name.sh, each defining `scenario` (run in a subshell
 # with `set -e`; lib.sh and muster.sh are sourced). KEEP=1 keeps the state dir.
+# Which Kubernetes minors a scenario runs on is its line "# legs: 1.37 1.36" (none: 1.37 only);
+# the minor of K8S_VERSION (lib.sh: v1.37.2 unless set) picks them.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 MUSTER_BIN=$(realpath "${1:?usage: run.sh MUSTER_BIN [pattern]}")
@@ -18,8 +21,21 @@ source "$HERE/lib.sh"
 source "$HERE/muster.sh"
 
 passed=0 failed=0 failures=()
+# What each component running now has cost in CPU seconds (docs/e2e.md quotes it per leg).
+e2e_component_cpu() {
+  local f n pid out=""
+  for f in "$MUSTER_E2E_DIR"/pids/*.pid; do
+    [[ -f $f ]] || continue
+    n=$(basename "$f" .pid) pid=$(cat "$f")
+    [[ -r /proc/$pid/stat ]] || continue
+    out+=" $n $(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.1fs", ($12 + $13) / hz }' "/proc/$pid/stat"),"
+  done
+  echo "${out%,}"
+}
+
 finish() {
   local rc=$?
+  [[ -z ${MUSTER_E2E_DIR:-} ]] || e2e_log "CPU of the components still running:$(e2e_component_cpu)"
   e2e_fake_node_agent_stop
   ((failed)) && e2e_fail "end-to-end scenarios failed: ${failures[*]}" 2>/dev/null
   e2e_down
@@ -56,13 +72,14 @@ e2e_fake_node_agent_stop() {
   rm -f "$MUSTER_E2E_DIR/fake-node-agent.pid"
 }
 
-# Remove what a scenario left: workloads (force: no kubelet runs to finish a graceful
-# delete), their ConfigMaps and Events, queues, reservation pods, nodes. Namespaces stay:
-# without kube-controller-manager's namespace controller a deleted one never goes away.
-# Then the baseline components run again.
+# Remove what a scenario left: workloads (force: kwok finishes a graceful delete only of a pod
+# on a node it manages), their ConfigMaps and Events, queues, reservation pods, nodes.
+# Namespaces stay (scenarios name their own; deleting and re-creating one costs the namespace
+# controller's sweep). Then the baseline components run again.
 e2e_reset() {
   local ns
-  kubectl_ delete rayclusters.ray.io --all -A --wait=false >/dev/null 2>&1
+  kubectl_ delete rayjobs.ray.io,rayservices.ray.io,rayclusters.ray.io --all -A --wait=false >/dev/null 2>&1
+  kubectl_ delete jobs.batch --all -A --wait=false >/dev/null 2>&1
   kubectl_ delete pods --all -A --grace-period=0 --force >/dev/null 2>&1
   for ns in $(kubectl_ get ns -o jsonpath='{.items[*].metadata.name}'); do
     case $ns in kube-system|kube-public|kube-node-lease) continue ;; esac
@@ -71,8 +88,9 @@ e2e_reset() {
   done
   kubectl_ delete podgroups.scheduling.x-k8s.io --all -A >/dev/null 2>&1
   # The Workload API's (lib.sh turns it on). The PodGroupProtection admission plugin puts the
-  # finalizer scheduling.k8s.io/podgroup-protection on every PodGroup and only
-  # kube-controller-manager, which does not run here, takes it off: strip it after the delete.
+  # finalizer scheduling.k8s.io/podgroup-protection on every PodGroup; kube-controller-manager's
+  # PodGroup protection controller takes it off once no pod uses it, which the pods' deletion
+  # above may not have reached yet: strip it after the delete.
   kubectl_ delete workloads.scheduling.k8s.io --all -A >/dev/null 2>&1
   kubectl_ delete podgroups.scheduling.k8s.io --all -A --wait=false >/dev/null 2>&1
   kubectl_ get podgroups.scheduling.k8s.io -A \
@@ -87,29 +105,52 @@ e2e_reset() {
   e2e_baseline
 }
 
-# The baseline every scenario starts from: one muster, its kube-scheduler, the operator.
+# The baseline every scenario starts from: the controller manager and kwok (lib.sh e2e_up), one
+# muster, its kube-scheduler, the operator.
 e2e_baseline() {
+  _e2e_alive kube-controller-manager || e2e_controller_manager || return 1
+  _e2e_alive kwok || e2e_kwok || return 1
   _e2e_alive muster || e2e_muster_start muster || return 1
   _e2e_alive kube-scheduler || e2e_muster_scheduler kube-scheduler || return 1
   _e2e_alive kuberay-operator || e2e_kuberay || return 1
   e2e_fake_node_agent_alive || e2e_fake_node_agent
 }
 
+# The scenario is one asked for: PATTERN empty, or one of its |-separated parts in its name.
+e2e_wanted() {
+  local p parts
+  [[ -n $PATTERN ]] || return 0
+  IFS='|' read -ra parts <<<"$PATTERN"
+  for p in "${parts[@]}"; do [[ $1 == *"$p"* ]] && return 0; done
+  return 1
+}
+
+# The scenario runs on this leg: its "# legs:" line names the minor of K8S_VERSION (no line: 1.37).
+e2e_on_leg() {
+  local minor=${K8S_VERSION#v}; minor=${minor%.*}
+  local legs
+  legs=$(sed -n 's/^# legs: *//p' "$1" | head -n 1)
+  [[ " ${legs:-1.37} " == *" $minor "* ]]
+}
+
 set -e
 t0=$SECONDS
+e2e_log "Kubernetes $K8S_VERSION, KubeRay operator $KUBERAY_VERSION"
 e2e_up
 kubectl_ delete node gpu-lab-worker >/dev/null 2>&1 || true
 e2e_muster_install
 e2e_baseline
 set +e
 e2e_log "control plane and muster up in $((SECONDS - t0))s"
+e2e_log "Kubernetes $K8S_VERSION: $(e2e_bins >/dev/null && "$E2E_KUBE_APISERVER" --version 2>/dev/null)"
 
 for f in "$HERE"/scenarios/[0-9]*.sh; do
   name=$(basename "$f" .sh)
-  [[ -z $PATTERN || $name == *$PATTERN* ]] || continue
+  e2e_wanted "$name" || continue
   # 90-kill9-trials runs only when asked for (bench/kill9_trials.sh): skipping it here saves the
   # reset before it (after 17's 300 nodes, minutes of deletes)
   [[ $name != 90-kill9-trials || -n ${KILL9_TRIALS:-} ]] || continue
+  e2e_on_leg "$f" || continue
   e2e_reset >/dev/null 2>&1 || e2e_baseline
   e2e_log "=== scenario $name"
   start=$SECONDS

@@ -7,7 +7,8 @@
  *
  * On success: a gang has a "ns/name" key, a minimum that is not negative and
  * not below its subgroups' sum, subgroups within the cap with distinct,
- * non-empty names; a Queue's amounts are -1 or >= 0, its weights within
+ * non-empty names, and a PodGroup's spec.subGroups have every parent named
+ * and no loop; a Queue's amounts are -1 or >= 0, its weights within
  * [0, POLICY_MAX_WEIGHT], its minimum runtimes not negative. On failure: a
  * one-line reason, *out untouched.
  */
@@ -55,6 +56,34 @@ static void check_queue(const struct policy_queue_spec *q)
                  "runtimes not negative");
 }
 
+/* An accepted spec.subGroups: every parent a subgroup's name, and no subgroup its own ancestor. */
+static void check_subgroup_graph(const cJSON *doc)
+{
+    const cJSON *list = kube__get(kube__get(doc, "spec"), "subGroups"), *e, *f;
+    int n = cJSON_GetArraySize(list);
+
+    cJSON_ArrayForEach(e, cJSON_IsArray(list) ? list : NULL)
+    {
+        const char *at = kube__map_value(e, "parent");
+        int steps = 0;
+
+        for (; at != NULL && *at != '\0'; steps++) {
+            const cJSON *up = NULL;
+
+            fuzz_require(steps <= n, "no subgroup is its own ancestor");
+            cJSON_ArrayForEach(f, list)
+            {
+                const char *name = kube__map_value(f, "name");
+
+                if (up == NULL && name != NULL && strcmp(name, at) == 0)
+                    up = f;
+            }
+            fuzz_require(up != NULL, "every parent is a subgroup");
+            at = kube__map_value(up, "parent");
+        }
+    }
+}
+
 typedef int (*gang_decoder)(const cJSON *obj, const struct kube_decode_opts *o, struct ext_arena *a,
                             struct policy_gang_spec *out, char *err, size_t errlen,
                             const cJSON **where);
@@ -75,12 +104,15 @@ static void fuzz_gang(gang_decoder decode, const cJSON *doc, const struct kube_d
         return;
     }
     check_gang(&g);
+    if (decode == kube_podgroup_gang)
+        check_subgroup_graph(doc);
     if (decode != kube_workload_gang)
         return;
     ns = kube__map_value(kube__get(doc, "metadata"), "namespace");
     name = kube__map_value(kube__get(doc, "metadata"), "name");
     fuzz_require(name != NULL, "a decoded Workload has a name");
-    fuzz_require(kube_refs_workload(refs, ns != NULL && *ns ? ns : "default", name, &g) == EXT_OK,
+    fuzz_require(kube_refs_workload(refs, ns != NULL && *ns ? ns : "default", name, &g,
+                                    kube_workload_single_template(doc)) == EXT_OK,
                  "a Workload is recorded");
 }
 

@@ -1,6 +1,7 @@
 # The walkthrough's first experiment: the demo RayCluster (head 2 CPU, no GPU; two workers with
 # nvidia.com/gpu: 1), schedulerName muster in its templates -> three Pods bound to
 # gpu-lab-worker, the head with no GPU.
+# legs: 1.37 1.36
 scenario() {
   e2e_gpu_node gpu-lab-worker 8
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \

@@ -29,7 +29,7 @@ _04a_count() {
     awk -v want="$2" 'NF { if ((want == "bound") == (NF == 2)) n++ } END { print n + 0 }'
 }
 _04a_show() {
-  kubectl_ -n $NS_04A get pods -L kai.scheduler/queue -o custom-columns='NAME:.metadata.name,SCHEDULER:.spec.schedulerName,QUEUE:.metadata.labels.kai\.scheduler/queue,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,NODE:.spec.nodeName'
+  kubectl_ -n $NS_04A get pods -o custom-columns='NAME:.metadata.name,SCHEDULER:.spec.schedulerName,QUEUE:.metadata.labels.kai\.scheduler/queue,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,NODE:.spec.nodeName'
 }
 
 scenario() {

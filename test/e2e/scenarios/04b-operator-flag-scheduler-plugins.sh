@@ -1,4 +1,4 @@
-# The operator-level flag, scheduler-plugins contract: KubeRay v1.5.0 started with
+# The operator-level flag, scheduler-plugins contract: KubeRay v1.7.0 started with
 # --batch-scheduler=scheduler-plugins writes schedulerName scheduler-plugins-scheduler on EVERY
 # Ray pod, and for a RayCluster labelled ray.io/gang-scheduling-enabled creates a
 # scheduling.x-k8s.io/v1alpha1 PodGroup named after the cluster (minMember = desired workers + 1,
@@ -16,8 +16,9 @@
 #            on its pods. A second node lets the extra bind.
 # Until issue 10 this scenario expected the opposite: the PodGroup's count (3) won and kept
 # sp-auto Pending whole. That is the count-only minimum kuberay#4656 reports: a PodGroup
-# written from the desired replicas (KubeRay v1.5.0's TODO "consider the case when autoscaling
-# is enabled") would hold back an autoscaling cluster whose own minimum fits.
+# written from the desired replicas (KubeRay's TODO "consider the case when autoscaling is
+# enabled", still in v1.7.0's scheduler_plugins.go) would hold back an autoscaling cluster
+# whose own minimum fits.
 # The pair is stopped and the operator's baseline flags restored at the end, whatever happens.
 
 SP_NAME=scheduler-plugins-scheduler
@@ -29,10 +30,7 @@ _04b_apply() { # _04b_apply <file|->: a manifest of namespace kuberay-lab, appli
   sed "s/^\( *namespace:\) kuberay-lab\$/\1 $NS_04B/" "$1" | kubectl_ apply -f -
 }
 
-_04b_gang() { # _04b_gang <ns/name>: the gang in muster-sp's /debug/state, JSON ("null" if none)
-  curl -sf --max-time 5 "$E2E_URL_muster_sp/debug/state" |
-    python3 -c 'import json,sys; k=sys.argv[1]; print(json.dumps(next((g for g in json.load(sys.stdin)["gangs"] if g["gang"]==k), None)))' "$1"
-}
+_04b_gang() { e2e_gang "$E2E_URL_muster_sp" "$1"; } # the gang in muster-sp's /debug/state
 _04b_field() { # _04b_field <ns/name> <field>
   _04b_gang "$1" | python3 -c 'import json,sys; g=json.load(sys.stdin); print("" if g is None else g.get(sys.argv[1]))' "$2"
 }
@@ -46,27 +44,6 @@ _04b_show() {
 }
 _04b_min_member() { kubectl_ -n $NS_04B get podgroups.scheduling.x-k8s.io "$1" -o jsonpath='{.spec.minMember}'; }
 
-# The second pair: muster "muster-sp" (manifests/muster.yaml, schedulerNames replaced) and
-# "kube-scheduler-sp" (manifests/scheduler-config.yaml with the one profile, own lease).
-_04b_start_pair() {
-  local port cfg=$MUSTER_E2E_DIR/muster-sp.yaml sched=$MUSTER_E2E_DIR/kube-scheduler-sp-from-manifests.yaml
-  port=$(e2e_free_port)
-  e2e_muster_config "$cfg" "$port"
-  sed -i "s/^schedulerNames: .*/schedulerNames: [$SP_NAME]/" "$cfg"
-  grep -q "^schedulerNames: \[$SP_NAME\]$" "$cfg" || { echo "schedulerNames not replaced in $cfg"; return 1; }
-  "$MUSTER_BIN" serve --config "$cfg" --check-config >/dev/null
-  _e2e_start muster-sp "$MUSTER_BIN" serve --config "$cfg" --kubeconfig "$MUSTER_E2E_DIR/muster.kubeconfig"
-  E2E_URL_muster_sp=http://127.0.0.1:$port
-  _e2e_wait_http muster-sp 60 "$E2E_URL_muster_sp/readyz"
-  sed -e "s#__KUBECONFIG__#@KUBECONFIG@#" -e "s#__MUSTER_URL__#$E2E_URL_muster_sp#" \
-    -e "s#resourceName: muster-scheduler#resourceName: muster-scheduler-sp#" \
-    -e "s#^- schedulerName: muster\$#- schedulerName: $SP_NAME#" -e "/^- schedulerName: kai-scheduler\$/d" \
-    "$E2E_MANIFESTS/scheduler-config.yaml" > "$sched"
-  [[ $(grep -c '^- schedulerName:' "$sched") == 1 ]] && grep -q "^- schedulerName: $SP_NAME\$" "$sched" ||
-    { echo "profiles not rewritten in $sched"; return 1; }
-  e2e_scheduler "$sched" kube-scheduler-sp
-}
-
 _04b_cleanup() {
   local rc=$?
   if ((rc != 0)); then
@@ -74,8 +51,7 @@ _04b_cleanup() {
     tail -n 25 "$MUSTER_E2E_DIR/logs/muster-sp.log" >&2 2>/dev/null
     echo "muster-sp /debug/state: $(curl -sf --max-time 5 "$E2E_URL_muster_sp/debug/state")" >&2
   fi
-  e2e_stop kube-scheduler-sp
-  e2e_stop muster-sp
+  e2e_muster_pair_stop sp
   e2e_kuberay >/dev/null || e2e_err "could not restore the operator baseline"
   return $rc
 }
@@ -83,7 +59,7 @@ _04b_cleanup() {
 scenario() {
   trap _04b_cleanup EXIT
   e2e_kuberay --batch-scheduler=scheduler-plugins # also applies the PodGroup CRD
-  _04b_start_pair
+  e2e_muster_pair sp "$SP_NAME"
   e2e_gpu_node gpu-lab-worker 8
   kubectl_ create namespace "$NS_04B"
 
@@ -116,7 +92,7 @@ assert g["composition"] == "head 1/1, workers 2/2" and g["conflict"] is None, g'
   auto_exists() { [[ $(_04b_count sp-auto all) == 3 && -n $(_04b_min_member sp-auto) ]]; }
   wait_for 120 "sp-auto: 3 pods and its PodGroup" auto_exists
   min=$(_04b_min_member sp-auto)
-  [[ $min == 3 ]] || { echo "PodGroup sp-auto minMember $min, KubeRay v1.5.0 should write 3"; return 1; }
+  [[ $min == 3 ]] || { echo "PodGroup sp-auto minMember $min, KubeRay v1.7.0 should write 3"; return 1; }
   # head + one worker bound (the composition's minimum), the other worker waits alone
   minimum_bound() { [[ $(_04b_count sp-auto bound) == 2 && $(_04b_count sp-auto pending) == 1 ]]; }
   wait_for 120 "sp-auto: head + 1 worker bound, 1 worker Pending" minimum_bound

@@ -1,6 +1,8 @@
-# Issue 10's Workload API gang on the real kube-apiserver the e2e builds (1.36, with the
-# GenericWorkload gate and scheduling.k8s.io/v1alpha2 on: lib.sh e2e_workload_api_flags).
-# Workload "train" (manifests/workload-api-train.yaml): template driver (gang minCount 1),
+# Issue 10's Workload API gang on the real kube-apiserver, on both legs: 1.37 serves
+# scheduling.k8s.io/v1beta1 (manifests/workload-api-train-v1beta1.yaml: spec.workloadRef), 1.36
+# v1alpha2 (manifests/workload-api-train.yaml: spec.podGroupTemplateRef.workload), each with the
+# GenericWorkload gate on the API server (lib.sh e2e_workload_api_flags).
+# Workload "train": template driver (gang minCount 1),
 # template workers (minCount 4), a PodGroup from each; five pods name them through
 # spec.schedulingGroup.podGroupName: one CPU driver, four 1-GPU workers. kube-scheduler runs
 # without the gate, so the pods reach muster one by one, as any others.
@@ -11,6 +13,7 @@
 # muster's /debug/state shows gang lab-05c/train with subgroups driver 1 and workers 4; the
 # invariants are polled throughout, per Workload template.
 
+# legs: 1.37 1.36
 NS_05C=lab-05c
 
 _05c_pods() { # the five pods, as a List
@@ -64,13 +67,20 @@ _05c_cleanup() {
 }
 
 scenario() {
-  kubectl_ get workloads.v1alpha2.scheduling.k8s.io -A >/dev/null ||
-    { e2e_err "the API server does not serve scheduling.k8s.io/v1alpha2 Workloads (flags: $(e2e_workload_api_flags))"; return 1; }
+  local v manifest
+  v=$(e2e_workload_api_version)
+  case $v in
+    v1beta1) manifest=$E2E_LIB_DIR/manifests/workload-api-train-v1beta1.yaml ;;
+    v1alpha2) manifest=$E2E_LIB_DIR/manifests/workload-api-train.yaml ;;
+    *) e2e_err "no Workload API on $K8S_VERSION (flags: $(e2e_workload_api_flags))"; return 1 ;;
+  esac
+  kubectl_ get "workloads.$v.scheduling.k8s.io" -A >/dev/null ||
+    { e2e_err "the API server does not serve scheduling.k8s.io/$v Workloads (flags: $(e2e_workload_api_flags))"; return 1; }
   trap _05c_cleanup EXIT
   e2e_gpu_node gpu-w 3
   kubectl_ get namespace "$NS_05C" >/dev/null 2>&1 || kubectl_ create namespace "$NS_05C"
   e2e_invariants_poll_start
-  kubectl_ apply -f "$E2E_LIB_DIR/manifests/workload-api-train.yaml"
+  kubectl_ apply -f "$manifest"
   # the gang's declaration first, as a controller would write it
   known() { _05c_gang | python3 -c 'import json,sys; g=json.load(sys.stdin); sys.exit(0 if g and g["minMembers"] == 5 else 1)'; }
   wait_for 60 "muster knows Workload $NS_05C/train: minimum 5" known

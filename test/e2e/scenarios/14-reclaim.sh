@@ -8,15 +8,14 @@
 # runs throughout (a background poller), and for two minutes after nothing is reclaimed again.
 #
 # Who finishes the deletions. An eviction only sets a pod's deletionTimestamp; a kubelet would
-# stop the containers and delete the object, and no kubelet runs here. This scenario starts
-# kwok (cluster.sh kwok; its built-in "fast" stages): pod-delete removes a managed node's pod
+# stop the containers and delete the object, and no kubelet runs here. kwok does (lib.sh starts
+# it with the control plane; its built-in "fast" stages): pod-delete removes a managed node's pod
 # once it has a deletionTimestamp, as a kubelet does after the grace period, and pod-ready marks
 # bound pods Running. kwok rather than a force-deleting loop in the scenario because (1) the
 # Eviction API treats Pending pods specially (it ignores PodDisruptionBudgets for them), so
 # without Running victims the test would not evict what a real cluster evicts; (2) the
 # deletion comes from the node's side, the same way for every pod, with no knowledge of
-# muster. kwok manages only nodes annotated kwok.x-k8s.io/node=fake (gpu-lab-worker is) and is
-# stopped when the scenario ends, so other scenarios keep their Pending, kubelet-less pods.
+# muster. kwok manages the nodes annotated kwok.x-k8s.io/node=fake (every e2e_gpu_node).
 #
 # Transitions. Kubernetes applies a gang's Bindings, and its evictions, one pod at a time, so a
 # snapshot can land inside one; the poller counts a broken invariant only when a second
@@ -75,7 +74,6 @@ f14_cleanup() {
   local f=$F14_DIR/watch.pid
   [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
   rm -f "$f"
-  e2e_stop kwok
 }
 
 # ---- checks --------------------------------------------------------------------------------
@@ -150,7 +148,6 @@ scenario() {
   rm -rf "$F14_DIR" && mkdir -p "$F14_DIR"
   trap f14_cleanup EXIT
   e2e_gpu_node gpu-lab-worker 8
-  e2e_kwok
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
     -f "$E2E_LIB_DIR/manifests/reclaim-queues.yaml"
   e2e_invariants_poll_start
@@ -256,7 +253,8 @@ scenario() {
   # so no filter reaches muster; muster finds it waiting unasked (evictions.unaskedWait, 500 ms)
   # and reclaims for it: borrow whole (a gang is a victim whole), solo bound, borrow back
   # waiting (8 GPUs do not fit beside solo's 1).
-  # (No garbage collector runs here: six's pods are deleted with it by hand, kwok finishes.)
+  # (six's pods are deleted with it by hand, as before kube-controller-manager's garbage
+  # collector ran here; kwok finishes.)
   kubectl_ -n "$F14_NS" delete raycluster six --wait=true
   kubectl_ -n "$F14_NS" delete pods -l ray.io/cluster=six --wait=false
   wait_for 180 "borrow bound whole again once six is gone" borrow_bound

@@ -131,7 +131,6 @@ f15_cleanup() {
   local f=$F15_DIR/watch.pid
   [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
   rm -f "$f"
-  e2e_stop kwok
 }
 
 # ---- checks --------------------------------------------------------------------------------
@@ -194,7 +193,6 @@ scenario() {
   trap f15_cleanup EXIT
   f15_evictions_baseline
   e2e_gpu_node gpu-lab-worker 8
-  e2e_kwok
   kubectl_ apply -f "$E2E_MANIFESTS/samples/namespace-kuberay-lab.yaml" \
     -f "$E2E_LIB_DIR/manifests/preempt-queue.yaml"
   e2e_invariants_poll_start
