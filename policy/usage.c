@@ -239,31 +239,76 @@ static void queue_first_sample(struct policy_cluster *c, struct pqueue *q,
     }
 }
 
-/* q's U' at now, against the capacity's integral as last published. */
-static void publish_queue(struct policy_cluster *c, struct pqueue *q, int64_t now)
+/* q's U' at now, against the capacity's integral as last published; true if it moved. */
+static bool publish_queue(struct policy_cluster *c, struct pqueue *q, int64_t now)
 {
+    bool moved = !q->usage->published;
+
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         double used = policy_usage_at(&q->usage->used[r], &c->opts.fairness, now);
         double share = c->usage_total[r] > 0 ? used / c->usage_total[r] : 0;
 
-        q->usage->recent[r] = share > MAX_SHARE ? MAX_SHARE : share > 0 ? share : 0;
+        share = share > MAX_SHARE ? MAX_SHARE : share > 0 ? share : 0;
+        moved = moved || share != q->usage->recent[r];
+        q->usage->recent[r] = share;
     }
     q->usage->published = true;
+    return moved;
 }
 
+/* Each queue's fair shares into (or, compare, against) shares[]: did any differ? */
+static bool fair_shares(struct policy_cluster *c, struct policy_resources *shares, bool compare)
+{
+    bool differ = false;
+
+    for (size_t i = 0; i < c->queues.n; i++) {
+        const struct pqueue *q = c->queues.items[i];
+
+        if (!q)
+            continue;
+        if (compare)
+            differ = differ || memcmp(&shares[i], &q->fair_share, sizeof(shares[i])) != 0;
+        else
+            shares[i] = q->fair_share;
+    }
+    return differ;
+}
+
+/*
+ * Every queue's U' anew. When fair shares move with it, that is time passing, not a decision of
+ * the engine's own, so it counts as a change from outside (change_epoch): what the engine placed
+ * before it may be taken back for a queue whose share grew (KAI's turns, reclaim.c). When they
+ * do not move, nothing the engine placed becomes a victim for it.
+ */
 static void publish(struct policy_cluster *c, int64_t now)
 {
+    struct policy_resources *before = NULL;
+    bool moved = false;
+
+    if (c->opts.fairness.k_milli > 0 && c->queues.n > 0 &&
+        (before = malloc(c->queues.n * sizeof(*before)))) {
+        pfair_refresh(c);
+        fair_shares(c, before, false);
+    }
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         c->usage_total[r] = policy_usage_at(&c->capacity_used[r], &c->opts.fairness, now);
     for (size_t i = 0; i < c->queues.n; i++) {
         struct pqueue *q = c->queues.items[i];
 
         if (q && q->usage)
-            publish_queue(c, q, now);
+            moved = publish_queue(c, q, now) || moved;
     }
     c->usage_published = now;
     c->usage_published_once = true;
     c->fair_dirty = true;
+    if (before && moved) {
+        pfair_refresh(c);
+        if (fair_shares(c, before, true))
+            c->change_epoch++;
+    } else if (moved && c->opts.fairness.k_milli > 0) {
+        c->change_epoch++; /* out of memory: take it as moved */
+    }
+    free(before);
 }
 
 /* The cluster's offer starts as if it had been there the whole window: usage before the
@@ -324,7 +369,7 @@ int policy_usage_sample(struct policy_cluster *c, int64_t now)
             /* A queue new since the last publication has its U' (0, or its seed's) now, not
              * up to a refresh later. */
             if (c->usage_published_once) {
-                publish_queue(c, q, now);
+                publish_queue(c, q, now); /* its queue's coming was the change */
                 c->fair_dirty = true;
             }
             continue;
