@@ -142,10 +142,12 @@ static void dump_node(const struct policy_node_view *v, void *ctx)
 static void dump_queue(const struct policy_queue_view *v, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "  queue %s parent %s gpu quota %lld limit %lld alloc %lld resv %lld fair %lld demand %lld\n",
+    fprintf(stderr, "  queue %s parent %s gpu quota %lld limit %lld alloc %lld resv %lld fair %lld demand %lld"
+            " min runtime reclaim %lld preempt %lld\n",
             v->name, v->parent ? v->parent : "-", (long long)v->quota.v[2], (long long)v->limit.v[2],
             (long long)v->allocated.v[2], (long long)v->reserved.v[2], (long long)v->fair_share.v[2],
-            (long long)v->demand.v[2]);
+            (long long)v->demand.v[2], (long long)v->reclaim_min_runtime_ms,
+            (long long)v->preempt_min_runtime_ms);
 }
 
 static void violation(struct em *e, enum em_violation k, const char *fmt, ...)
