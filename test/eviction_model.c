@@ -1047,7 +1047,7 @@ static void check_reason(struct em *e, const struct em_snap *s, const struct dec
 }
 
 static void check_decision(struct em *e, const struct em_snap *s, struct decision *d,
-                           const struct policy_eviction *ev, size_t n)
+                           const struct policy_eviction *ev, size_t n, bool refused)
 {
     bool seen[EM_GANGS] = {false};
 
@@ -1114,7 +1114,10 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
     }
     /* Thrash: two gangs evicting each other, or one gang evicting the same victim twice, in
      * one epoch. A gang evicted whole again by another gang after a change let that one claim
-     * its room (a cascade) is counted, not a violation: docs/quota.md, "No thrash". */
+     * its room (a cascade) is counted, not a violation: docs/quota.md, "No thrash". A refused
+     * decision evicted nothing: it is checked above, and is not an eviction here. */
+    if (refused)
+        return;
     memset(seen, 0, sizeof(seen));
     for (size_t i = 0; i < n; i++) {
         int pi = pod_index(e, ev[i].name), vg = pi >= 0 ? e->p[pi].gang : -1, bound = 0, gone = 0;
@@ -1179,11 +1182,11 @@ static bool carry_out(struct em *e, const struct em_snap *s)
 
         while (j < n && strcmp(ev[j].by, ev[i].by) == 0)
             j++;
-        if (d.by >= 0)
-            check_decision(e, s, &d, ev + i, j - i);
         /* The evictor checks every victim of a decision before it evicts any (budgets, dry
          * runs): a refusal refuses them all. */
         refuse = chance(e, 15);
+        if (d.by >= 0)
+            check_decision(e, s, &d, ev + i, j - i, refuse);
         for (size_t k = i; k < j;) {
             size_t end = k;
 
