@@ -122,8 +122,6 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
 {
     const struct pnode *planned = pnode_at(c, p->place.node);
     const char *one[1] = {node};
-    struct pplace old = p->place;
-    enum policy_pod_phase phase = p->phase;
 
     if (planned && strcmp(planned->name, node) == 0)
         return 0;
@@ -134,20 +132,8 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
                  g->key);
         return -1;
     }
-    /* pplan_one checks the queue with the share on that very node. */
-    if (planned)
-        puncharge(c, p);
-    if (pplan_one(c, p, one, 1, why, len) == 0) {
-        p->phase = phase == POLICY_POD_PENDING ? POLICY_POD_PLANNED : phase;
-        return 0;
-    }
-    if (planned) {
-        p->phase = phase;
-        pcharge(c, p, &old);
-    } else {
-        p->phase = POLICY_POD_PENDING;
-    }
-    return -1;
+    /* Checked against the queue with the share on that very node. */
+    return pplan_move(c, p, one, 1, why, len);
 }
 
 int policy_bind(struct policy_cluster *c, const char *ns, const char *name, const char *node,

@@ -14,6 +14,27 @@ void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_re
                                         parith_mul(share, p->devices));
 }
 
+int32_t ppod_share_asked(const struct policy_cluster *c, const struct ppod *p)
+{
+    struct policy_cluster *m = (struct policy_cluster *)c;
+
+    if (p->share > 0 || p->gpu_memory_mib <= 0)
+        return p->share;
+    if (m->gpu_mib_epoch != c->nodes_epoch + 1) {
+        m->gpu_mib_max = 0;
+        for (size_t i = 0; i < c->nodes.n; i++) {
+            const struct pnode *n = c->nodes.items[i];
+
+            if (n && n->gpu_memory_mib > m->gpu_mib_max)
+                m->gpu_mib_max = n->gpu_memory_mib;
+        }
+        m->gpu_mib_epoch = c->nodes_epoch + 1;
+    }
+    if (c->gpu_mib_max <= 0 || p->gpu_memory_mib >= c->gpu_mib_max)
+        return POLICY_GPU_MILLI;
+    return (int32_t)((p->gpu_memory_mib * POLICY_GPU_MILLI + c->gpu_mib_max - 1) / c->gpu_mib_max);
+}
+
 /* Add sign * r to an exact sum and its saturated counter. */
 static void sums_add(__int128 *exact, struct policy_resources *counter,
                      const struct policy_resources *r, int sign)

@@ -116,7 +116,7 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
         g->refused_until = now + c->opts.refused_victim_ms;
     }
     if (by)
-        punasked_pause(c, by, now); /* or the look would choose the next victim at once */
+        pgang_pause_look(c, by, now); /* or the look would choose the next victim at once */
     /* A gang's minimum, or a member beyond a bound gang's minimum (preclaim with x), was
      * planned on the victim's room: that plan goes. */
     if (by && (by->planned || by->admitted)) {

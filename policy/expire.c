@@ -1,7 +1,8 @@
 /*
  * expire.c - every deadline of the engine in one place: a gang's plan is kept
- * for planTTL after it was made or last used, and GPU sharing paused on a node
- * resumes at its time.
+ * for planTTL after it was made or last used, GPU sharing paused on a node
+ * resumes at its time, and a gang whose room went unused is not looked at by
+ * the unasked look (unasked.c) for a while.
  *
  * Deadlines wait in a min-heap (c->expiry), at most one entry per gang, so a
  * call pays for the plans that run out, not for every gang the engine tracks
@@ -149,11 +150,17 @@ static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
     pplan_release(c, g);
     /* kube-scheduler did not bind what muster planned (a constraint muster does not model,
      * say): the unasked look must not make room for it again at once. */
-    punasked_pause(c, g, c->clock);
+    pgang_pause_look(c, g, c->clock);
     if (!g->admitted)
         pgang_set_reason(g, PREASON_CAPACITY,
                          "its plan expired before kube-scheduler bound it; planning again");
     return true;
+}
+
+void pgang_pause_look(struct policy_cluster *c, struct pgang *g, int64_t now)
+{
+    g->unasked_next = now + c->opts.refused_victim_ms;
+    g->unasked_backoff = c->opts.refused_victim_ms;
 }
 
 /* After running out of memory once: every gang with a deadline goes back in the heap. */

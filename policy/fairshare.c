@@ -269,7 +269,7 @@ bool pgang_could_run(struct policy_cluster *c, struct pgang *g)
         ok = ppod_ask_valid(p, NULL, 0) &&
              ((prev && ppod_same_shape(prev, p)) || member_could_run(c, p));
         prev = p;
-        ppod_charge_resources(p, p->share, &r);
+        ppod_charge_resources(p, ppod_share_asked(c, p), &r);
         for (int k = 0; k < POLICY_RES_COUNT && i < (size_t)pgang_min(c, g); k++)
             need.v[k] = parith_add(need.v[k], r.v[k]);
     }
@@ -349,7 +349,8 @@ static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
             continue;
         if (!(q = ppod_queue(c, p)))
             continue;
-        ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : p->share, &r);
+        ppod_charge_resources(p, p->place.node >= 0 ? p->place.share : ppod_share_asked(c, p),
+                              &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             q->demand.v[k] = parith_add(q->demand.v[k], r.v[k]);
     }

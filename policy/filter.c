@@ -88,19 +88,13 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p, const 
 static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands, size_t n,
                        char *why, size_t len)
 {
-    struct pplace old = p->place;
-    enum policy_pod_phase phase = p->phase;
+    const char *was = pnode_at(c, p->place.node)->name;
     char detail[POLICY_REASON_LEN];
 
-    puncharge(c, p);
-    if (pplan_one(c, p, cands, n, detail, sizeof(detail)) == 0) {
-        p->phase = phase;
+    if (pplan_move(c, p, cands, n, detail, sizeof(detail)) == 0)
         return 0;
-    }
-    p->phase = phase;
-    pcharge(c, p, &old);
-    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s",
-             pnode_at(c, old.node)->name, detail);
+    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s", was,
+             detail);
     return -1;
 }
 
@@ -122,14 +116,32 @@ static int move_within_domain(struct policy_cluster *c, const struct pgang *g, s
     return rc;
 }
 
-/* Turned away for a gang ahead of it: say so, and name it so the caller hands it back. */
+/* Turned away for a gang ahead of it (or one that would evict it at once): say so, and name
+ * it so the caller hands it back. */
+/* Why a gang is turned away for another (the order's, or stable.c's). */
+enum yield {
+    YIELD_AHEAD,       /* ahead in the order */
+    YIELD_GOES_FIRST,  /* would evict it at once, and can go now instead */
+    YIELD_NO_VICTIMS,  /* would evict it at once were it placed on victims' room */
+};
+
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
-                       const struct pgang *ahead, struct policy_filter_result *out)
+                       const struct pgang *ahead, enum yield how,
+                       struct policy_filter_result *out)
 {
+    static const char *const text[] = {
+        [YIELD_AHEAD] = "waits: gang %s of queue %s is ahead",
+        [YIELD_GOES_FIRST] = "waits: gang %s of queue %s goes first: it would evict this one "
+                             "at once",
+        [YIELD_NO_VICTIMS] = "waits: gang %s of queue %s would evict this one at once, so "
+                             "nothing is evicted to make room for it",
+    };
     char why[POLICY_REASON_LEN];
 
-    snprintf(why, sizeof(why), "waits: gang %s of queue %s is ahead", ahead->key,
-             pgang_queue(c, ahead));
+    snprintf(why, sizeof(why), text[how], ahead->key, pgang_queue(c, ahead));
+    /* The order must not make the other gang wait for this one in turn. */
+    g->yields_to = how != YIELD_AHEAD ? ahead->id : -1;
+    g->waits_for = ahead->id;
     pgang_set_reason(g, PREASON_AHEAD, why);
     pset_str(&p->reason, why);
     if (!(out->ahead = pstrdup(ahead->key)))
@@ -164,18 +176,19 @@ static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct po
 
 /* Capacity ran out for a whole gang, a gang of one, or x, a member beyond the minimum of a
  * bound gang: may evictions make room? */
-static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
-                         struct policy_filter_result *out)
+static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod *p,
+                         struct ppod *x, int64_t now, struct policy_filter_result *out)
 {
-    char why[POLICY_REASON_LEN];
+    struct pgang *first;
 
     /* Victims chosen before are still leaving (one refused since, say): their room is not
      * free yet, and choosing more now would evict for room that is on its way. */
     if (g->awaiting > 0)
         return awaiting_victims(c, g, out);
-    if ((g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE) ||
-        preclaim(c, g, x, g->reason_kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+    if (g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE)
         return -1;
+    if (pevict_for(c, g, x, now, &first) != 0)
+        return first ? turned_away(c, g, p, first, YIELD_NO_VICTIMS, out) : -1;
     out->evictions = true;
     return awaiting_victims(c, g, out);
 }
@@ -191,17 +204,20 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct ppod *first;
 
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, pplan_reason_kind(why), why);
-        if (try_evictions(c, g, g->singleton ? NULL : p, now, out) == 0)
+        if (try_evictions(c, g, p, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
         pset_str(&p->reason, why);
         return all_fail(out, POLICY_UNSCHEDULABLE, why);
     }
-    if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st))) {
+    if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st, now))) {
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
-        return turned_away(c, g, p, ahead, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
+    }
+    if ((ahead = pstable_evictor(c, g, now))) {
+        pstatement_discard(c, &st);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     /* The member ahead may be one kube-scheduler never places (a constraint muster does not
      * model): the room is held back for it for a plan's lifetime at most. */
@@ -211,10 +227,10 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         if (!g->in_turn_since)
             g->in_turn_since = now;
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
         return turned_away_in_gang(c, g, p, first, out);
     }
     g->in_turn_since = 0;
+    g->yields_to = g->waits_for = -1;
     pstatement_keep(&st);
     p->extra = !g->singleton;
     pgang_plan_renew(c, g, now);
@@ -263,9 +279,9 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
                                                                             : POLICY_UNSCHEDULABLE,
                                           g->reason);
     if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, kind, why);
-        if (try_evictions(c, g, NULL, now, out) == 0)
+        if (try_evictions(c, g, p, NULL, now, out) == 0)
             return POLICY_OK;
         pgang_tell_pending(c, g, why);
         punplaceable_note(c, g, now);
@@ -273,12 +289,16 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
                         why);
     }
     g->unplaceable_at = 0;
-    if ((ahead = porder_blocker(c, g, NULL, &st))) {
+    if ((ahead = porder_blocker(c, g, NULL, &st, now))) {
         pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
-        return turned_away(c, g, p, ahead, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
+    }
+    if ((ahead = pstable_evictor(c, g, now))) {
+        pstatement_discard(c, &st);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     pstatement_keep(&st);
+    g->yields_to = g->waits_for = -1;
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);

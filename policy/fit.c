@@ -144,7 +144,12 @@ bool pfit_static(const struct pnode *n, const struct ppod *p, enum pfit_why *why
     return true;
 }
 
-/* The share a pod takes per device on this node; 0 if it asks none, <0 if it cannot. */
+/*
+ * The share a pod takes per device on this node; 0 if it asks none, <0 if it cannot. A
+ * gpu-memory ask is its MiB over the device's, rounded up to a milli-device; an ask of a whole
+ * device's memory (or within a milli-device of it) takes the whole device, as a share of
+ * 1000 nobody else fits beside; more than a device has cannot be placed there.
+ */
 int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
 {
     int64_t milli;
@@ -155,11 +160,11 @@ int32_t pfit_share_on(const struct pnode *n, const struct ppod *p)
         return 0;
     if (n->gpu_memory_mib <= 0)
         return -PFIT_GPU_MEMORY_UNKNOWN;
+    if (p->gpu_memory_mib > n->gpu_memory_mib)
+        return -PFIT_GPU_MEMORY_TOO_BIG;
     milli = parith_add(parith_mul(p->gpu_memory_mib, POLICY_GPU_MILLI), n->gpu_memory_mib - 1) /
             n->gpu_memory_mib;
-    if (milli >= POLICY_GPU_MILLI)
-        return -PFIT_GPU_MEMORY_TOO_BIG;
-    return (int32_t)milli;
+    return (int32_t)(milli < POLICY_GPU_MILLI ? milli : POLICY_GPU_MILLI);
 }
 
 bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_strategy s,

@@ -15,11 +15,6 @@
 #include "arith.h"
 #include "internal.h"
 
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
-{
-    return pgang_at(c, p->gang);
-}
-
 const struct pdecl *pgang_decl(const struct pgang *g, int s)
 {
     static const struct pdecl none;
@@ -343,11 +338,71 @@ void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
 
         if (!p || p->phase != POLICY_POD_PENDING)
             continue;
-        ppod_charge_resources(p, p->share, &r);
+        ppod_charge_resources(p, ppod_share_asked(c, p), &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             need->v[k] = parith_add(need->v[k], r.v[k]);
         left--;
     }
+}
+
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The k smallest of v[0..n) (sorted in place), summed saturating. */
+static int64_t least_sum(int64_t *v, size_t n, int32_t k)
+{
+    int64_t sum = 0;
+
+    qsort(v, n, sizeof(*v), cmp_int64);
+    for (size_t i = 0; i < n && (int32_t)i < k; i++)
+        sum = parith_add(sum, v[i]);
+    return sum;
+}
+
+void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,
+                      const struct ppod *const *pool, size_t npool, const int32_t *missing_sub,
+                      int32_t total, struct policy_resources *need)
+{
+    int64_t stack[64], *v = npool <= 64 ? stack : malloc(npool * sizeof(*v));
+
+    memset(need, 0, sizeof(*need));
+    if (!v)
+        return; /* out of memory: nothing asked up front; each placement is still checked */
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int32_t left = total;
+        size_t n;
+
+        /* Each subgroup's missing count from its own least asking members... */
+        for (size_t s = 0; s < g->nsubs; s++) {
+            n = 0;
+            for (size_t i = 0; i < npool; i++)
+                if (pool[i]->sub == (int32_t)s) {
+                    struct policy_resources a;
+
+                    ppod_charge_resources(pool[i], ppod_share_asked(c, pool[i]), &a);
+                    v[n++] = a.v[r];
+                }
+            need->v[r] = parith_add(need->v[r], least_sum(v, n, missing_sub[s]));
+            left -= missing_sub[s] < (int32_t)n ? missing_sub[s] : (int32_t)n;
+        }
+        /* ... then the rest from the least asking members of all (a lower bound: a member
+         * counted for its subgroup may be counted again here, which only lowers it). */
+        n = 0;
+        for (size_t i = 0; i < npool; i++) {
+            struct policy_resources a;
+
+            ppod_charge_resources(pool[i], ppod_share_asked(c, pool[i]), &a);
+            v[n++] = a.v[r];
+        }
+        if (left > 0)
+            need->v[r] = parith_add(need->v[r], least_sum(v, n, left));
+    }
+    if (v != stack)
+        free(v);
 }
 
 /* Does what counts as `what` meet every subgroup's minimum and the whole one? */
@@ -525,6 +580,10 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
         g->admitted = true;
         g->planned = false;
         pgang_set_reason(g, PREASON_NONE, NULL);
+        /* Its members beyond the minimum still pending wait with the others (the order and
+         * the evictions look for them in the waiting set). */
+        if (has_pending(c, g))
+            pgang_mark_waiting(c, g);
     } else if (!g->admitted && pgang_tally(c, g, PGANG_BOUND, NULL) > 0) {
         c->maybe_partial = true;
     }

@@ -122,6 +122,7 @@ struct ppod {
     bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
+    uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
     enum policy_pod_phase phase;
@@ -159,11 +160,14 @@ struct pgang {
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
     int64_t in_turn_since; /* an extra first turned away for a subgroup ahead; 0 = none */
+    int32_t yields_to;     /* turned away last for this gang, which would evict it at once
+                            * (stable.c): that gang does not wait for it; -1 = none */
+    int32_t waits_for;     /* turned away last for this gang (ahead, or yielded to); -1 */
     int64_t unasked_next;  /* policy_evict_unasked looks at it again from then */
-    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room and node
-     * epochs then: unplaceable.c answers from that verdict while they hold. */
+    /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room, node and
+     * change epochs then: unplaceable.c answers from that verdict while they hold. */
     int64_t unplaceable_at;
-    uint64_t unplaceable_room, unplaceable_nodes;
+    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
@@ -232,8 +236,14 @@ struct policy_cluster {
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
+    int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
+    uint64_t gpu_mib_epoch;
     uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
+    /* Bumped by every change from outside the engine (a pod made or gone, a node, queue or gang
+     * changed), never by its own decisions: what it placed since the last one is no victim
+     * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
+    uint64_t change_epoch;
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
@@ -279,6 +289,8 @@ struct pqueue *pqueue_parent(const struct policy_cluster *c, const struct pqueue
  * deepest common ancestor); *la or *lb is NULL when that path is a prefix of the other. */
 void pqueue_leveled(const struct policy_cluster *c, const char *qa, const char *qb,
                     const struct pqueue **la, const struct pqueue **lb);
+/* The pod's gang (a gang of one included). */
+struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 /* The pod's queue (NULL while no such queue exists), without a name lookup each time. */
 struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p);
 
@@ -352,6 +364,9 @@ void pqueue_account(struct policy_cluster *c, struct pqueue *q, const struct pol
 /* Usage is rolled up along parents; when the tree changes, count it again. */
 void pqueue_recount(struct policy_cluster *c);
 void ppod_charge_resources(const struct ppod *p, int32_t share, struct policy_resources *out);
+/* The share a pod asks per device before it has a node: its gpu-fraction, or for a gpu-memory
+ * ask the least it would take (on the largest labelled device); 0 for none. */
+int32_t ppod_share_asked(const struct policy_cluster *c, const struct ppod *p);
 
 /* ---- gang.c: composition, members, minimum, queue, state ---------------- */
 
@@ -362,7 +377,6 @@ enum pgang_count {
     PGANG_PLACED,  /* any of those, or planned */
 };
 
-struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p);
 bool pgang_declared(const struct pgang *g);
 /* What source s declares of g (all off when nothing ever did). */
 const struct pdecl *pgang_decl(const struct pgang *g, int s);
@@ -383,6 +397,11 @@ int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum 
 /* What g's minimum still asks: pending members up to it, with the shares they ask. */
 void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
                         struct policy_resources *need);
+/* The least pool's members could ask, per resource, to fill missing_sub[s] of each subgroup
+ * and total in all (each resource on its own: a lower bound of any choice). */
+void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,
+                      const struct ppod *const *pool, size_t npool, const int32_t *missing_sub,
+                      int32_t total, struct policy_resources *need);
 bool pgang_satisfied(const struct policy_cluster *c, const struct pgang *g, enum pgang_count what);
 bool pgang_waits(const struct policy_cluster *c, const struct pgang *g);
 void pgang_mark_waiting(struct policy_cluster *c, struct pgang *g);
@@ -404,6 +423,10 @@ void pplan_release(struct policy_cluster *c, struct pgang *g);
 
 /* The gang's plan is in use at now: it is kept for another planTTL. */
 void pgang_plan_renew(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* Room made for g went unused (a victim refused, or its plan ran out unbound): the unasked
+ * look (unasked.c) leaves it alone for refusedVictimWait, as long as a refused victim is
+ * spared. */
+void pgang_pause_look(struct policy_cluster *c, struct pgang *g, int64_t now);
 /* The gang is going away: nothing is scheduled for it any more. */
 void pgang_expiry_cancel(struct policy_cluster *c, struct pgang *g);
 void pexpiry_cleanup(struct pexpiry *e);
@@ -427,28 +450,39 @@ void pfair_refresh(struct policy_cluster *c);
 /* Could the gang ever run (valid asks, nodes big enough, within limits)? Cached. */
 bool pgang_could_run(struct policy_cluster *c, struct pgang *g);
 
-/* ---- plan.c: all or nothing --------------------------------------------- */
+/* ---- statement.c: trial changes, kept or rolled back (KAI's Statement) ---- */
 
-/* The placements of one pass, undone whole if the pass fails (KAI's statement). */
+/* One change: the pod's state before it (its place, phase and extra flag). */
+struct pstep {
+    struct ppod *pod;
+    struct pplace place; /* node -1: it held nothing */
+    enum policy_pod_phase phase;
+    bool extra;
+    uint64_t placed_epoch;
+    bool placed; /* the step placed it (else it lifted it) */
+};
+
 struct pstatement {
-    struct ppod **pods;
+    struct pstep *steps;
     size_t n, cap;
 };
 
+/* Charge p at pl, planned. ENOMEM: nothing changed. */
+int pstatement_place(struct policy_cluster *c, struct pstatement *st, struct ppod *p,
+                     const struct pplace *pl);
+/* Take p's charge away; it is in phase `after` until rolled back. ENOMEM: nothing changed. */
+int pstatement_lift(struct policy_cluster *c, struct pstatement *st, struct ppod *p,
+                    enum policy_pod_phase after);
+/* Undo the steps after mark (st->n when it was taken), last first: each pod as it was. */
+void pstatement_rollback(struct policy_cluster *c, struct pstatement *st, size_t mark);
+/* Undo every step and free the statement. */
 void pstatement_discard(struct policy_cluster *c, struct pstatement *st);
-/* The pass stands: what its pods were told while they waited is no longer so. A trial
- * pass (discarded, or one that failed) leaves their words as they were. */
+/* The changes stand: what the pods it placed were told while they waited is no longer so;
+ * frees the statement. */
 void pstatement_keep(struct pstatement *st);
-void pstatement_cleanup(struct pstatement *st);
 
-/* Plan every missing minimum member of a gang into st; the rest of the
- * cluster's reservations are taken. On failure nothing of it stays in st and
- * kind/why say why. The gang's own state is not touched. */
-/* Place members in order on the nodes of order, each charged and recorded in st; -1 with
- * why when one finds no node (the caller undoes st). */
-int pplace_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
-                   size_t n, const int32_t *order, size_t norder, struct pstatement *st,
-                   char *why, size_t len);
+/* ---- plan.c: all or nothing --------------------------------------------- */
+
 
 /* ---- unplaceable.c: a gang that cannot be planned, asked again at once ------- */
 
@@ -466,11 +500,14 @@ void ptopo_refresh(struct pgang *g);
 const char *ptopo_value(const struct pnode *n, const char *key);
 /* The domain g's placed or bound members are in; NULL: none placed, or no key. */
 const char *ptopo_domain(const struct policy_cluster *c, const struct pgang *g);
-/* pplace_members within one domain of g's key: its members' domain, else the first of order's
- * domains that holds them all; without a key, pplace_members over all of order. */
-int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod **members, size_t n,
-                const int32_t *order, size_t norder, struct pstatement *st, char *why,
-                size_t len);
+/* A way to place a gang's members on the nodes of order, into st (-1 with why when it cannot;
+ * the caller rolls st back). */
+typedef int (*pplace_fn)(struct policy_cluster *c, const int32_t *order, size_t norder,
+                         struct pstatement *st, char *why, size_t len, void *ctx);
+/* place within one domain of g's key: its members' domain, else the first of order's domains
+ * where it succeeds; without a key, place over all of order. */
+int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order, size_t norder,
+                struct pstatement *st, pplace_fn place, void *ctx, char *why, size_t len);
 /* Is member p, placed in its gang's domain, asked about candidates none of which is in that
  * domain (one of kube-scheduler's placements)? Then why says so. */
 bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
@@ -479,6 +516,9 @@ bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, cons
 size_t ptopo_within(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
                     const char *const *cands, size_t n, const char **out);
 
+/* Plan every missing minimum member of a gang into st; the rest of the
+ * cluster's reservations are taken. On failure nothing of it stays in st and
+ * kind/why say why. The gang's own state is not touched. */
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                    struct pstatement *st, enum preason_kind *kind, char *why, size_t len);
 /* The same, made the gang's plan (or its reason). */
@@ -486,13 +526,16 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
 /* Place one pod on its own within candidates (NULL: every node), into st. */
 int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
                   size_t ncandidates, struct pstatement *st, char *why, size_t len);
-int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-              size_t ncandidates, char *why, size_t len);
+/* Move p (pending, or planned elsewhere) onto one of the candidates, its queue checked with
+ * its share there; it keeps its phase (a pending pod is planned). On failure it stays as it
+ * was and why says why. */
+int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
+               size_t ncandidates, char *why, size_t len);
 /* What a failed pplan_one_try's why says held the pod back: its queue, or room. */
 enum preason_kind pplan_reason_kind(const char *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
-void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
-                   struct policy_resources *need);
+void pmembers_need(const struct policy_cluster *c, const struct ppod *const *members, size_t n,
+                   bool placed, struct policy_resources *need);
 
 /* ---- node_order.c: nodes in the strategy's order ------------------------- */
 
@@ -522,7 +565,7 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
  * placement and not with it? That gang, or NULL.
  */
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
-                             struct pstatement *u_placed);
+                             struct pstatement *u_placed, int64_t now);
 /*
  * Extras of one gang go to its subgroups in KAI's subgroup order (a subgroup
  * below its minimum first, then the lowest placed / minimum, a minimum of 0
@@ -533,21 +576,46 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, struct ppod *x,
                                    struct pstatement *x_placed);
 
-/* ---- unasked.c: evictions for gangs nobody filtered ---------------------- */
-
-/* Room made for g went unused (a victim refused, or its plan ran out unbound): the look
- * leaves it alone for refusedVictimWait, as long as a refused victim is spared. */
-void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now);
-
 /* ---- reclaim.c: taking room back ----------------------------------------- */
 
-/* g waits for capacity (or for room under a queue's limit, queue_full): may
- * evictions (reclaim from over-fair-share queues, then preemption inside its
- * own) make it fit whole? 0 when they are decided: g is planned on its
- * victims' room and awaits them. With x, a pending member beyond the minimum
- * of g (bound whole), the same for x alone: x is planned and g awaits. */
-int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
-             int64_t now, char *why, size_t len);
+/* An eviction search that found victims: they are taken off their nodes and the waiting gang
+ * is planned on their room, until it is decided or aborted. */
+struct psearch;
+
+/*
+ * g waits for capacity (or for room under a queue's limit): would evictions (reclaim from
+ * queues holding more than they may, by the victim rule; then preemption inside its own)
+ * make it fit whole? The chosen search, or NULL. With x, a pending member beyond the minimum
+ * of g (bound whole), the same for x alone.
+ */
+struct psearch *preclaim_choose(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                                int64_t now);
+/* Decided: the victims are queued for eviction (a plan in transit is handed over), the gang
+ * (or x) stays planned on their room and awaits them. Frees s. */
+int preclaim_decide(struct psearch *s);
+/* Nothing decided: everything as it was. Frees s. */
+void preclaim_abort(struct psearch *s);
+/* Could w's search take u at all, and of which kind? The cheap part of the rule: the same
+ * queue and a strictly higher priority (preemption), or another queue's line where u's own
+ * queue holds more than it may (reclaim); neither while u's minimum runtime protects it. */
+bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
+                         const struct pgang *u, enum policy_eviction_kind *kind);
+/* Would w's search (for its minimum, or for its member wx) find victims now? Nothing changes. */
+bool preclaim_possible(struct policy_cluster *c, struct pgang *w, struct ppod *wx, int64_t now);
+/* Would w's search of this kind (for its minimum, or for its member wx) take gang u, were u
+ * running since now with its placed members bound? Nothing changes. */
+bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,
+                         struct pgang *u, enum policy_eviction_kind kind, int64_t now);
+
+/* ---- stable.c: a placement is not undone by the engine's next decision ----- */
+
+/* With u's placement charged: a waiting gang (or a gang with a pending member beyond its
+ * minimum) whose eviction search would take u at once. That gang, or NULL. */
+struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t now);
+/* Evictions for g (or its member x): chosen, kept only if nobody would evict g at once, and
+ * decided. 0 when decided; else -1, with *first the gang that should go first, if any. */
+int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
+               struct pgang **first);
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 

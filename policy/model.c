@@ -81,6 +81,7 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         return NULL;
     if (opts)
         c->opts = *opts;
+    c->change_epoch = 1;
     if (c->opts.plan_ttl_ms <= 0)
         c->opts.plan_ttl_ms = 60000;
     if (c->opts.refused_victim_ms <= 0)
@@ -303,6 +304,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         old->groups = NULL;
         if (!node_offer_same(old, n)) {
             c->nodes_epoch++;
+            c->change_epoch++;
             c->fair_dirty = true;
         }
         c->nodes.items[id] = n;
@@ -313,6 +315,7 @@ int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *
         return POLICY_OK;
     }
     c->nodes_epoch++;
+    c->change_epoch++;
     c->fair_dirty = true;
     id = ptable_add(&c->nodes, n);
     if (id < 0 || pidx_put(&c->node_ix, n->name, id) != POLICY_OK) {
@@ -359,6 +362,7 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
     if (n->sharing_paused)
         c->paused_nodes--;
     c->nodes_epoch++;
+    c->change_epoch++;
     c->fair_dirty = true;
     pidx_del(&c->node_ix, name);
     ptable_remove(&c->nodes, id);
@@ -376,6 +380,8 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
 
     if (!s || !s->name || !*s->name)
         return POLICY_EINVAL;
+    if (policy_queue_changes(c, s))
+        c->change_epoch++;
     q = queue_make(s, false);
     if (!q)
         return POLICY_ENOMEM;
@@ -467,6 +473,7 @@ int policy_queue_forget(struct policy_cluster *c, const char *name)
     ptable_remove(&c->queues, id);
     queue_free(q);
     c->queues_epoch++;
+    c->change_epoch++;
     c->nodes_epoch++;
     if (ensure_default_queue(c) != POLICY_OK)
         return POLICY_ENOMEM;
@@ -490,6 +497,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
     }
     g->singleton = singleton;
     g->arrival = c->next_arrival++;
+    g->yields_to = g->waits_for = -1;
     id = ptable_add(&c->gangs, g);
     if (id < 0 || (!singleton && pidx_put(&c->gang_ix, g->key, id) != POLICY_OK)) {
         if (id >= 0)
@@ -635,6 +643,8 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
 
     if (!s || !s->key || !*s->key || s->source >= POLICY_GANG_SOURCES)
         return POLICY_EINVAL;
+    if (policy_gang_changes(c, s))
+        c->change_epoch++;
     id = pidx_get(&c->gang_ix, s->key);
     g = pgang_at(c, id);
     if (!g && !(g = gang_new(c, s->key, false, &id)))
@@ -662,6 +672,7 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
 
     if (!g || source >= POLICY_GANG_SOURCES)
         return POLICY_ENOENT;
+    c->change_epoch++;
     if (!g->decl) { /* never declared: nothing to forget, but an empty one goes */
         gang_drop_if_empty(c, id);
         return POLICY_ENOENT;
@@ -760,6 +771,11 @@ int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id)
     if (!n)
         return POLICY_ENOENT;
     share = pfit_share_on(n, p);
+    /* A running gpu-memory pod on a node that does not say its devices' memory (or says less
+     * than it asked): muster cannot tell its share, so it books the whole device it runs on
+     * (docs/gpu-sharing.md). Never nothing: that would hand its device out again. */
+    if (share < 0 && p->gpu_memory_mib > 0)
+        share = POLICY_GPU_MILLI;
     pl.share = share > 0 ? share : 0;
     if (pl.share > 0) {
         int32_t k = p->gpu_groups_hint
@@ -930,6 +946,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     }
     if (p)
         pod_remove(c, pidx_get(&c->pod_ix, p->key));
+    c->change_epoch++; /* a pod made, or made again */
     p = calloc(1, sizeof(*p));
     if (!p || pod_fill(c, p, s) != POLICY_OK ||
         (s->gpu_groups && !(p->gpu_groups_hint = pstrdup(s->gpu_groups)))) {
@@ -963,6 +980,10 @@ int policy_pod_forget(struct policy_cluster *c, const char *ns, const char *name
 
     if (!p)
         return POLICY_ENOENT;
+    /* One the engine evicted leaving is its own decision carried out; any other going is a
+     * change. */
+    if (p->phase != POLICY_POD_EVICTING)
+        c->change_epoch++;
     pod_remove(c, pidx_get(&c->pod_ix, p->key));
     return POLICY_OK;
 }

@@ -51,7 +51,7 @@ static bool within_quota_with(const struct pqueue *q, const struct policy_resour
 static bool uses_without_share(const struct pqueue *q, const struct policy_resources *need)
 {
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        if (pqueue_allocatable(q, r) == 0 && pqueue_used(q, r) + need->v[r] > 0)
+        if (pqueue_allocatable(q, r) == 0 && pqueue_used(q, r) + need->v[r] > 0) /* -1: no cap */
             return true;
     return false;
 }
@@ -62,14 +62,15 @@ static double dominant_share(const struct pqueue *q, const struct policy_resourc
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         int64_t a = pqueue_allocatable(q, r), u = pqueue_used(q, r) + (need ? need->v[r] : 0);
-        double s = a > 0 ? (double)u / (double)a : (double)u * 1e9;
+        double s = a < 0 ? 0 : a > 0 ? (double)u / (double)a : (double)u * 1e9;
 
         most = s > most ? s : most;
     }
     return most;
 }
 
-/* a's allocatable share is smaller than b's in one resource and not larger in any. */
+/* a's allocatable share is smaller than b's in one resource and not larger in any (an
+ * unlimited one, -1, is larger than any). */
 static bool smaller_share(const struct pqueue *a, const struct pqueue *b)
 {
     bool less = false;
@@ -77,6 +78,8 @@ static bool smaller_share(const struct pqueue *a, const struct pqueue *b)
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         int64_t x = pqueue_allocatable(a, r), y = pqueue_allocatable(b, r);
 
+        x = x < 0 ? INT64_MAX : x;
+        y = y < 0 ? INT64_MAX : y;
         if (x > y)
             return false;
         less |= x < y;
@@ -390,34 +393,81 @@ static void dry_run(struct policy_cluster *c, const struct unit *units, size_t n
     }
 }
 
-static bool touches(const struct pstatement *a, const struct pplace *b, size_t nb)
+/* Does a unit the dry run placed (a) sit on a node one of lifted's pods held? */
+static bool touches(const struct pstatement *a, const struct pstatement *lifted)
 {
     for (size_t i = 0; i < a->n; i++)
-        for (size_t k = 0; k < nb; k++)
-            if (a->pods[i]->place.node == b[k].node)
+        for (size_t k = 0; k < lifted->n; k++)
+            if (a->steps[i].pod->place.node == lifted->steps[k].place.node)
                 return true;
     return false;
 }
 
+/* Take the pods u_placed placed off again, into lifted (rolled back to put them back). */
+static bool lift_placed(struct policy_cluster *c, const struct pstatement *u_placed,
+                        struct pstatement *lifted)
+{
+    for (size_t i = 0; i < u_placed->n; i++) {
+        struct ppod *p = u_placed->steps[i].pod;
+
+        if (u_placed->steps[i].placed &&
+            pstatement_lift(c, lifted, p, POLICY_POD_PENDING) != POLICY_OK) {
+            pstatement_discard(c, lifted);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Is the unit ahead one u (or its member x) would evict the moment it ran? Then it is not
+ * ahead of u: the order agrees with preemption (a higher-priority gang's extra is not queued
+ * behind a lower-priority gang's minimum of its own queue) and with reclaim, and neither
+ * waits for the other while the room stays idle (stable.c turns the other way round away).
+ * Asked with u's placement lifted and the unit placed alone.
+ */
+static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod *x,
+                          const struct unit *ahead, const struct pstatement *u_placed,
+                          int64_t now)
+{
+    char why[POLICY_REASON_LEN];
+    enum policy_eviction_kind kind;
+    enum preason_kind rk;
+    struct pstatement lifted = {0}, sim = {0};
+    struct ppod *y;
+    int32_t rank;
+    bool placed, takes = false;
+
+    if (!lift_placed(c, u_placed, &lifted))
+        return false;
+    if (!ahead->extra)
+        placed = pplan_gang_try(c, ahead->g, NULL, &sim, &rk, why, sizeof(why)) == 0;
+    else
+        placed = (y = next_extra(c, ahead->g, &rank)) &&
+                 pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+    /* The cheap part of the rule first, with the unit placed (its queue's usage counts). */
+    if (placed && preclaim_could_take(c, u, ahead->g, &kind))
+        takes = preclaim_would_take(c, u, x, ahead->g, kind, now);
+    pstatement_discard(c, &sim);
+    pstatement_discard(c, &lifted);
+    return takes;
+}
+
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
-                             struct pstatement *u_placed)
+                             struct pstatement *u_placed, int64_t now)
 {
     struct unit self = {.g = u, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
     bool before[ORDER_MAX_AHEAD] = {0}, after[ORDER_MAX_AHEAD] = {0}, any = false;
-    struct pplace *places = NULL;
-    struct pstatement sim = {0};
+    struct pstatement sim = {0}, lifted = {0};
     struct pgang *blocker = NULL;
-    size_t n, nplaced = u_placed->n;
+    size_t n;
 
     pgang_waiting_refill(c);
     if (c->waiting.n == 0 || (c->waiting.n == 1 && c->waiting.v[0] == u->id))
         return NULL;
-    if (!(places = malloc((nplaced ? nplaced : 1) * sizeof(*places))))
-        return NULL;
     /* Order and dry runs see the cluster without u's placement. */
-    for (size_t i = 0; i < nplaced; i++)
-        places[i] = u_placed->pods[i]->place;
-    pstatement_discard(c, u_placed);
+    if (!lift_placed(c, u_placed, &lifted))
+        return NULL;
     pfair_refresh(c);
     porder_refresh(c);
     if (x)
@@ -427,25 +477,18 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
     for (size_t i = 0; i < n; i++)
         any |= before[i];
     /* u's placement can only hurt a unit that ran, on a node u uses. */
-    any = any && touches(&sim, places, nplaced);
-    pstatement_discard(c, &sim);
-    for (size_t i = 0; i < nplaced; i++) {
-        struct ppod *p = u_placed->pods[i];
-
-        p->phase = POLICY_POD_PLANNED;
-        pcharge(c, p, &places[i]);
-        p->extra = x != NULL;
-    }
-    u_placed->n = nplaced;
+    any = any && touches(&sim, &lifted);
+    pstatement_rollback(c, &sim, 0);
+    pstatement_discard(c, &lifted);
     if (any) {
         dry_run(c, ahead, n, after, &sim);
-        pstatement_discard(c, &sim);
+        pstatement_rollback(c, &sim, 0);
         for (size_t i = 0; i < n && !blocker; i++)
-            if (before[i] && !after[i])
+            if (before[i] && !after[i] && ahead[i].g->yields_to != u->id &&
+                !u_would_evict(c, u, x, &ahead[i], u_placed, now))
                 blocker = ahead[i].g;
     }
-    pstatement_cleanup(&sim);
-    free(places);
+    pstatement_discard(c, &sim);
     return blocker;
 }
 
@@ -498,13 +541,12 @@ struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, st
 {
     char why[POLICY_REASON_LEN];
     int32_t stack[16], *placed;
-    struct pstatement sim = {0};
-    struct pplace place;
+    struct pstatement sim = {0}, lifted = {0};
     struct ppod *y;
     bool with, without = false;
 
     if (g->singleton || g->nsubs < 2 || x->sub < 0 || (size_t)x->sub >= g->nsubs ||
-        x_placed->n != 1 || x_placed->pods[0] != x)
+        x_placed->n != 1 || x_placed->steps[0].pod != x)
         return NULL;
     placed = g->nsubs <= 16 ? stack : malloc(g->nsubs * sizeof(*placed));
     if (!placed)
@@ -516,16 +558,12 @@ struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, st
         return NULL;
     /* Work conserving: both fit, or y fits nowhere even without x, and x goes. */
     with = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
-    pstatement_discard(c, &sim);
-    if (!with) {
-        place = x->place;
-        pstatement_discard(c, x_placed);
+    pstatement_rollback(c, &sim, 0);
+    if (!with && lift_placed(c, x_placed, &lifted)) {
         without = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
-        pstatement_discard(c, &sim);
-        x->phase = POLICY_POD_PLANNED;
-        pcharge(c, x, &place);
-        x_placed->n = 1;
+        pstatement_rollback(c, &sim, 0);
+        pstatement_discard(c, &lifted);
     }
-    pstatement_cleanup(&sim);
+    pstatement_discard(c, &sim);
     return without ? y : NULL;
 }

@@ -95,14 +95,14 @@ static bool queue_admits(const struct policy_cluster *c, const struct pgang *g,
  * charge its queue allows. A queue refusal (on every node that had room) is
  * written into queue_why.
  */
-static bool find_place(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
-                       size_t n, size_t *cursor, struct pplace *out, char *queue_why,
-                       size_t queue_len)
+static bool find_place(const struct policy_cluster *c, const struct ppod *p,
+                       enum policy_strategy strategy, const int32_t *order, size_t n,
+                       size_t *cursor, struct pplace *out, char *queue_why, size_t queue_len)
 {
-    bool spread = c->opts.strategy == POLICY_SPREAD;
+    bool spread = strategy == POLICY_SPREAD;
     const struct pgang *g = ppod_gang(c, p);
 
-    if (c->opts.strategy == POLICY_FRAGMENTATION) {
+    if (strategy == POLICY_FRAGMENTATION) {
         /* Every node priced (frag.c); if the queue has no room there, any node it has room on. */
         if (!pfrag_find_place(c, p, order, n, out))
             return false;
@@ -117,7 +117,7 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p, con
         if (i >= n)
             break;
         node = pnode_at(c, order[i]);
-        if (!pfit_static(node, p, &w) || !pfit_resources(node, p, c->opts.strategy, out, &w) ||
+        if (!pfit_static(node, p, &w) || !pfit_resources(node, p, strategy, out, &w) ||
             !queue_admits(c, g, p, out, queue_why, queue_len))
             continue;
         out->node = order[i];
@@ -127,150 +127,60 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p, con
     return false;
 }
 
-void pstatement_cleanup(struct pstatement *st)
-{
-    free(st->pods);
-    memset(st, 0, sizeof(*st));
-}
-
-void pstatement_keep(struct pstatement *st)
-{
-    for (size_t i = 0; i < st->n; i++)
-        pset_str(&st->pods[i]->reason, NULL);
-    pstatement_cleanup(st);
-}
-
-/* Undo every placement of the statement, last first. */
-void pstatement_discard(struct policy_cluster *c, struct pstatement *st)
-{
-    while (st->n > 0) {
-        struct ppod *p = st->pods[--st->n];
-
-        puncharge(c, p);
-        p->phase = POLICY_POD_PENDING;
-        p->extra = false;
-    }
-}
-
-static int statement_add(struct pstatement *st, struct ppod *p)
-{
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 16;
-        struct ppod **v = realloc(st->pods, cap * sizeof(*v));
-
-        if (!v)
-            return POLICY_ENOMEM;
-        st->pods = v;
-        st->cap = cap;
-    }
-    st->pods[st->n++] = p;
-    return POLICY_OK;
-}
-
 /* Place p on a node of order and record it in st; why says why not. */
-static int place_one(struct policy_cluster *c, struct ppod *p, const int32_t *order, size_t norder,
-                     size_t *cursor, struct pstatement *st, char *why, size_t len)
+static int place_one(struct policy_cluster *c, struct ppod *p, enum policy_strategy strategy,
+                     const int32_t *order, size_t norder, size_t *cursor, struct pstatement *st,
+                     char *why, size_t len)
 {
     char queue_why[POLICY_REASON_LEN] = "";
     struct pplace pl;
 
-    if (!find_place(c, p, order, norder, cursor, &pl, queue_why, sizeof(queue_why))) {
+    if (!find_place(c, p, strategy, order, norder, cursor, &pl, queue_why, sizeof(queue_why))) {
         if (*queue_why)
             snprintf(why, len, "%s", queue_why);
         else
             no_node_reason(c, p, order, norder, why, len);
         return -1;
     }
-    if (statement_add(st, p) != POLICY_OK) {
+    if (pstatement_place(c, st, p, &pl) != POLICY_OK) {
         snprintf(why, len, "out of memory while planning");
         return -1;
     }
-    p->phase = POLICY_POD_PLANNED;
-    pcharge(c, p, &pl);
     return 0;
 }
 
-/* "gang lab/rc: worker group gpu needs 3 x 1 GPU, 2 free" when p's subgroup did not fit. */
-static void subgroup_reason(const struct pgang *g, struct ppod *const *members, size_t n,
-                            const struct ppod *failed, const char *detail, char *why, size_t len)
+/* Its GPU ask in milli-devices, a gpu-memory ask at the least it would take. */
+static int64_t ask_weight(const struct policy_cluster *c, const struct ppod *p)
 {
-    char label[128], ask[64];
-    int32_t want = 0, placed = 0;
-
-    if (g->nsubs == 0 || failed->sub < 0) {
-        snprintf(why, len, "%s", detail);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (members[i]->sub != failed->sub || !ppod_same_shape(members[i], failed))
-            continue;
-        want++;
-        placed += members[i]->phase == POLICY_POD_PLANNED;
-    }
-    pgang_sub_label(g, failed->sub, label, sizeof(label));
-    ppod_ask_text(failed, ask, sizeof(ask));
-    snprintf(why, len, "gang %s: %s needs %d x %s, %d free (%s)", g->key, label, want, ask, placed,
-             detail);
+    return p->gpus * POLICY_GPU_MILLI +
+           (int64_t)ppod_share_asked(c, p) * (p->devices ? p->devices : 1);
 }
 
-/* Place members in order; same-shaped neighbours continue from one cursor. */
-int pplace_members(struct policy_cluster *c, const struct pgang *g, struct ppod **members,
-                   size_t n, const int32_t *order, size_t norder, struct pstatement *st,
-                   char *why, size_t len)
+/* Heaviest first: < 0 when x asks more (GPU, then gpu-memory, cpu, memory). */
+static int cmp_ask(const struct policy_cluster *c, const struct ppod *x, const struct ppod *y)
 {
-    const struct ppod *prev = NULL;
-    size_t cursor = 0;
+    int64_t wx = ask_weight(c, x), wy = ask_weight(c, y);
 
-    for (size_t i = 0; i < n; i++) {
-        struct ppod *p = members[i];
-        char detail[POLICY_REASON_LEN];
-
-        if (!prev || !ppod_same_shape(prev, p))
-            cursor = 0;
-        if (place_one(c, p, order, norder, &cursor, st, detail, sizeof(detail)) != 0) {
-            subgroup_reason(g, members, n, p, detail, why, len);
-            return -1;
-        }
-        prev = p;
-    }
-    return 0;
-}
-
-static int64_t ask_weight(const struct ppod *p)
-{
-    return p->gpus * POLICY_GPU_MILLI + (int64_t)p->share * (p->devices ? p->devices : 1);
-}
-
-/* qsort_r order of members; must (may be NULL) is the asking pod, preferred among equals. */
-static int cmp_member(const void *a, const void *b, void *must_)
-{
-    const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
-    const struct ppod *must = must_;
-
-    if (x->head != y->head)
-        return x->head ? -1 : 1;
-    if (ask_weight(x) != ask_weight(y))
-        return ask_weight(x) > ask_weight(y) ? -1 : 1;
+    if (wx != wy)
+        return wx > wy ? -1 : 1;
     if (x->gpu_memory_mib != y->gpu_memory_mib)
         return x->gpu_memory_mib > y->gpu_memory_mib ? -1 : 1;
     if (x->cpu != y->cpu)
         return x->cpu > y->cpu ? -1 : 1;
     if (x->memory != y->memory)
         return x->memory > y->memory ? -1 : 1;
-    if ((x == must) != (y == must))
-        return x == must ? -1 : 1;
-    return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+    return 0;
 }
 
-void pmembers_need(const struct ppod *const *members, size_t n, bool placed,
-                   struct policy_resources *need)
+void pmembers_need(const struct policy_cluster *c, const struct ppod *const *members, size_t n,
+                   bool placed, struct policy_resources *need)
 {
     memset(need, 0, sizeof(*need));
     for (size_t i = 0; i < n; i++) {
         struct policy_resources r;
 
-        ppod_charge_resources(members[i], placed ? members[i]->place.share : members[i]->share,
-                              &r);
+        ppod_charge_resources(
+            members[i], placed ? members[i]->place.share : ppod_share_asked(c, members[i]), &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             need->v[k] += r.v[k];
     }
@@ -286,38 +196,328 @@ static bool member_invalid(const struct ppod *p, char *why, size_t len)
     return true;
 }
 
-/* Take up to want pending members of subgroup sub (-2 = any) from pool into out. */
-static size_t take_pending(struct ppod **pool, size_t npool, int32_t sub, int32_t want,
-                           struct ppod **out, size_t nout)
+/* Which members a count met by any of them is planned from. */
+enum choice {
+    CHOOSE_HEAVIEST, /* the most asking first: extras beyond it are the light ones */
+    CHOOSE_LIGHTEST, /* the least asking first: where the heaviest do not fit or exceed a limit */
+};
+
+struct choice_order {
+    const struct policy_cluster *c;
+    const struct ppod *must; /* the asking pod, preferred among equals */
+    enum choice how;
+};
+
+/* qsort_r order of the pending pool: members that could ever run first, the head first, then
+ * by ask (heaviest or lightest first), the asking pod among equals, then arrival. */
+static int cmp_choice(const void *a, const void *b, void *ctx)
 {
-    for (size_t i = 0; i < npool && want > 0; i++) {
-        if (!pool[i] || (sub != -2 && pool[i]->sub != sub))
-            continue;
-        out[nout++] = pool[i];
-        pool[i] = NULL;
-        want--;
+    const struct ppod *x = *(struct ppod *const *)a, *y = *(struct ppod *const *)b;
+    const struct choice_order *o = ctx;
+    bool vx = ppod_ask_valid(x, NULL, 0), vy = ppod_ask_valid(y, NULL, 0);
+    int r;
+
+    if (vx != vy)
+        return vx ? -1 : 1;
+    if (x->head != y->head)
+        return x->head ? -1 : 1;
+    if ((r = cmp_ask(o->c, x, y)) != 0)
+        return o->how == CHOOSE_HEAVIEST ? r : -r;
+    if ((x == o->must) != (y == o->must))
+        return x == o->must ? -1 : 1;
+    return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+}
+
+/* What a gang's minimum still misses: per subgroup, and the rest any member may fill. */
+struct missing {
+    int32_t *sub;  /* per subgroup */
+    int32_t slack; /* beyond the subgroups' minimums, up to the whole one */
+    int32_t total;
+};
+
+/* "gang lab/rc: worker group gpu needs 3 x 1 GPU, only 2 could be placed (member ...)" */
+static void short_reason(const struct pgang *g, int32_t sub, int32_t want, int32_t got,
+                         const struct ppod *failed, const char *detail, char *why, size_t len)
+{
+    char label[128], ask[64];
+
+    if (!failed) {
+        snprintf(why, len, "gang %s: %s", g->key, detail);
+        return;
     }
-    return nout;
+    ppod_ask_text(failed, ask, sizeof(ask));
+    if (sub < 0) {
+        snprintf(why, len, "gang %s needs %d more members, only %d could be placed (%s)", g->key,
+                 want, got, detail);
+        return;
+    }
+    pgang_sub_label(g, sub, label, sizeof(label));
+    snprintf(why, len, "gang %s: %s needs %d x %s, only %d could be placed (%s)", g->key, label,
+             want, ask, got, detail);
 }
 
 /*
- * The pending members the gang's minimum still needs: per subgroup what is
- * missing of its minimum, then more of any subgroup up to the whole minimum.
- * The asking pod is preferred only where there are more pods than needed; the
- * choice is otherwise the same whoever asks, so a gang that does not fit gets
- * the same reason from every member.
+ * Place the members the gang's minimum misses, going down the pool in order: a member whose
+ * subgroup still misses some, or that fills what the whole minimum misses beyond the
+ * subgroups', is placed if it can be; one that cannot is passed over for the next. Same-shaped
+ * neighbours continue from one cursor.
  */
-static int choose_minimum(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
-                          struct ppod ***out, size_t *nout, char *why, size_t len)
+static int place_missing(struct policy_cluster *c, const struct pgang *g, struct ppod **pool,
+                         size_t npool, struct missing *m, enum policy_strategy strategy,
+                         const int32_t *order, size_t norder, struct pstatement *st, char *why,
+                         size_t len)
+{
+    int32_t want_sub = -2, want, got = 0;
+    const struct ppod *prev = NULL, *failed = NULL;
+    char detail[POLICY_REASON_LEN] = "", first[POLICY_REASON_LEN] = "";
+    size_t cursor = 0;
+
+    for (size_t i = 0; i < npool && m->total > 0; i++) {
+        struct ppod *p = pool[i];
+        bool for_sub = p->sub >= 0 && (size_t)p->sub < g->nsubs && m->sub[p->sub] > 0;
+
+        if (!for_sub && m->slack <= 0)
+            continue;
+        if (!prev || !ppod_same_shape(prev, p))
+            cursor = 0;
+        if (place_one(c, p, strategy, order, norder, &cursor, st, detail, sizeof(detail)) != 0) {
+            if (!failed) {
+                failed = p;
+                snprintf(first, sizeof(first), "%s", detail);
+            }
+            continue;
+        }
+        prev = p;
+        if (for_sub)
+            m->sub[p->sub]--;
+        else
+            m->slack--;
+        m->total--;
+    }
+    if (m->total <= 0)
+        return 0;
+    /* Who is short: the first subgroup still missing members, else the whole minimum; how
+     * many of its pool were placed before the pass ran out. */
+    for (size_t s = 0; s < g->nsubs && want_sub == -2; s++)
+        if (m->sub[s] > 0)
+            want_sub = (int32_t)s;
+    for (size_t i = 0; i < npool; i++)
+        if ((want_sub < 0 || pool[i]->sub == want_sub) && pool[i]->phase == POLICY_POD_PLANNED)
+            got++;
+    want = got + (want_sub >= 0 ? m->sub[want_sub] : m->total);
+    if (failed && want_sub >= 0 && failed->sub != want_sub) {
+        for (size_t i = 0; i < npool; i++)
+            if (pool[i]->sub == want_sub && pool[i]->phase == POLICY_POD_PENDING) {
+                failed = pool[i];
+                break;
+            }
+    }
+    short_reason(g, want_sub >= 0 ? want_sub : -1, want, got, failed,
+                 failed ? first : "not enough members", why, len);
+    return -1;
+}
+
+/* The exhaustive fallback: a depth-first search over which members go where, within a
+ * budget of placements tried (a gang the greedy passes could not place, small enough). */
+#define SEARCH_BUDGET 4096
+
+struct search_state {
+    struct policy_cluster *c;
+    const struct pgang *g;
+    struct ppod **pool;
+    size_t npool;
+    struct missing *m;
+    const int32_t *order;
+    size_t norder;
+    struct pstatement *st;
+    long budget;
+};
+
+/* Can pool[i..] still meet what is missing? */
+static bool search_may_meet(const struct search_state *d, size_t i)
+{
+    int32_t left = (int32_t)(d->npool - i);
+
+    if (left < d->m->total)
+        return false;
+    for (size_t s = 0; s < d->g->nsubs; s++) {
+        int32_t have = 0;
+
+        if (d->m->sub[s] <= 0)
+            continue;
+        for (size_t k = i; k < d->npool; k++)
+            have += d->pool[k]->sub == (int32_t)s;
+        if (have < d->m->sub[s])
+            return false;
+    }
+    return true;
+}
+
+static bool search_from(struct search_state *d, size_t i);
+
+/* Try p on one node with its GPU groups picked as strategy s would. */
+static bool search_place(struct search_state *d, size_t i, int32_t node,
+                         enum policy_strategy strategy, bool for_sub)
+{
+    struct ppod *p = d->pool[i];
+    const struct pnode *n = pnode_at(d->c, node);
+    char queue_why[POLICY_REASON_LEN];
+    enum pfit_why w;
+    struct pplace pl;
+    size_t mark = d->st->n;
+
+    if (--d->budget <= 0 || !pfit_resources(n, p, strategy, &pl, &w))
+        return false;
+    pl.node = node;
+    if (!queue_admits(d->c, d->g, p, &pl, queue_why, sizeof(queue_why)) ||
+        pstatement_place(d->c, d->st, p, &pl) != POLICY_OK)
+        return false;
+    if (for_sub)
+        d->m->sub[p->sub]--;
+    else
+        d->m->slack--;
+    d->m->total--;
+    if (search_from(d, i + 1))
+        return true;
+    pstatement_rollback(d->c, d->st, mark);
+    if (for_sub)
+        d->m->sub[p->sub]++;
+    else
+        d->m->slack++;
+    d->m->total++;
+    return false;
+}
+
+static bool search_from(struct search_state *d, size_t i)
+{
+    struct ppod *p;
+    bool for_sub;
+
+    if (d->m->total <= 0)
+        return true;
+    if (i >= d->npool || d->budget <= 0 || !search_may_meet(d, i))
+        return false;
+    p = d->pool[i];
+    for_sub = p->sub >= 0 && (size_t)p->sub < d->g->nsubs && d->m->sub[p->sub] > 0;
+    if (for_sub || d->m->slack > 0) {
+        for (size_t k = 0; k < d->norder; k++) {
+            const struct pnode *n = pnode_at(d->c, d->order[k]);
+            enum pfit_why w;
+
+            if (!pfit_static(n, p, &w))
+                continue;
+            /* A share tightest first, then on a device of its own. */
+            if (search_place(d, i, d->order[k], POLICY_BINPACK, for_sub) ||
+                (pfit_share_on(n, p) > 0 &&
+                 search_place(d, i, d->order[k], POLICY_SPREAD, for_sub)))
+                return true;
+            if (d->budget <= 0)
+                return false;
+        }
+    }
+    return search_from(d, i + 1); /* this member stays out */
+}
+
+/* Do the members that could ever run meet each subgroup's missing count? */
+static bool subgroups_met_by_valid(const struct pgang *g, struct ppod **pool, size_t npool,
+                                   const int32_t *msub)
+{
+    for (size_t s = 0; s < g->nsubs; s++) {
+        int32_t valid = 0;
+
+        for (size_t i = 0; i < npool; i++)
+            valid += pool[i]->sub == (int32_t)s && ppod_ask_valid(pool[i], NULL, 0);
+        if (valid < msub[s])
+            return false;
+    }
+    return true;
+}
+
+/* The least the missing members could ask, per resource: the queue is asked about that. */
+static void least_need(const struct policy_cluster *c, struct ppod **pool, size_t npool,
+                       const struct pgang *g, const struct missing *m,
+                       struct policy_resources *need)
+{
+    pgang_least_need(c, g, (const struct ppod *const *)pool, npool, m->sub, m->total, need);
+}
+
+/* What a pass places, handed to ptopo_place: it tries each domain with the counts as they
+ * were (each try starts from a copy). */
+struct place_ctx {
+    const struct pgang *g;
+    struct ppod **pool;
+    size_t npool;
+    const struct missing *m;
+    enum policy_strategy strategy;
+};
+
+static int place_greedy(struct policy_cluster *c, const int32_t *order, size_t norder,
+                        struct pstatement *st, char *why, size_t len, void *ctx_)
+{
+    const struct place_ctx *x = ctx_;
+    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
+    struct missing m = *x->m;
+    int rc;
+
+    if (!sub) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
+    m.sub = sub;
+    rc = place_missing(c, x->g, x->pool, x->npool, &m, x->strategy, order, norder, st, why, len);
+    if (sub != stack)
+        free(sub);
+    return rc;
+}
+
+static int place_by_search(struct policy_cluster *c, const int32_t *order, size_t norder,
+                           struct pstatement *st, char *why, size_t len, void *ctx_)
+{
+    const struct place_ctx *x = ctx_;
+    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
+    struct missing m = *x->m;
+    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = &m,
+                             .order = order, .norder = norder, .st = st,
+                             .budget = SEARCH_BUDGET};
+    bool ok;
+
+    if (!sub) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
+    m.sub = sub;
+    ok = search_from(&d, 0);
+    if (sub != stack)
+        free(sub);
+    if (!ok)
+        snprintf(why, len, "gang %s: no choice of its members fits", x->g->key);
+    return ok ? 0 : -1;
+}
+
+/*
+ * One pass over the pending members, heaviest or lightest first, placed into st whole or not
+ * at all. *spare: some pending member was left out (another pass may choose differently).
+ */
+static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
+                       enum choice how, enum policy_strategy strategy, bool search,
+                       struct pstatement *st, bool *spare, enum preason_kind *kind, char *why,
+                       size_t len)
 {
     int32_t stack[16], *have = g->nsubs <= 16 ? stack : calloc(g->nsubs, sizeof(*have));
+    int32_t stack_m[16], *msub = g->nsubs <= 16 ? stack_m : calloc(g->nsubs, sizeof(*msub));
     struct ppod **pool = malloc((g->nmembers ? g->nmembers : 1) * sizeof(*pool));
-    struct ppod **chosen = malloc((g->nmembers ? g->nmembers : 1) * sizeof(*chosen));
-    int32_t placed = 0, members;
-    size_t npool = 0, n = 0;
+    struct choice_order cmp = {.c = c, .must = must, .how = how};
+    struct missing m = {.sub = msub};
+    struct policy_resources estimate;
+    size_t npool = 0, norder = 0, mark = st->n, valid = 0;
+    int32_t placed, members, subs_need = 0, *order = NULL;
     int rc = -1;
 
-    if (!have || !pool || !chosen) {
+    *kind = PREASON_MEMBERS;
+    *spare = false;
+    if (!have || !msub || !pool) {
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
@@ -329,73 +529,46 @@ static int choose_minimum(struct policy_cluster *c, struct pgang *g, const struc
         if (p && p->phase == POLICY_POD_PENDING)
             pool[npool++] = p;
     }
-    qsort_r(pool, npool, sizeof(*pool), cmp_member, (void *)must);
+    qsort_r(pool, npool, sizeof(*pool), cmp_choice, &cmp);
     for (size_t s = 0; s < g->nsubs; s++) {
-        int32_t missing = g->subs[s].min - have[s];
-        size_t before = n;
+        int32_t avail = 0;
 
-        if (missing <= 0)
-            continue;
-        n = take_pending(pool, npool, (int32_t)s, missing, chosen, n);
-        if ((int32_t)(n - before) < missing) {
+        msub[s] = g->subs[s].min - have[s] > 0 ? g->subs[s].min - have[s] : 0;
+        subs_need += msub[s];
+        for (size_t i = 0; i < npool; i++)
+            avail += pool[i]->sub == (int32_t)s;
+        if (avail < msub[s]) {
             char label[128];
 
             pgang_sub_label(g, (int32_t)s, label, sizeof(label));
-            snprintf(why, len, "gang %s: %s has %d of %d pods", g->key, label,
-                     have[s] + (int32_t)(n - before), g->subs[s].min);
+            snprintf(why, len, "gang %s: %s has %d of %d pods", g->key, label, have[s] + avail,
+                     g->subs[s].min);
             goto out;
         }
     }
-    if (placed + (int32_t)n < pgang_min(c, g)) {
-        n = take_pending(pool, npool, -2, pgang_min(c, g) - placed - (int32_t)n, chosen, n);
-        if (placed + (int32_t)n < pgang_min(c, g)) {
-            snprintf(why, len, "gang %s: %d of %d members exist", g->key, members,
-                     pgang_min(c, g));
-            goto out;
-        }
+    m.total = pgang_min(c, g) - placed;
+    if (m.total <= 0) {
+        rc = 0;
+        goto out;
     }
-    qsort_r(chosen, n, sizeof(*chosen), cmp_member, NULL);
-    *out = chosen;
-    *nout = n;
-    chosen = NULL;
-    rc = 0;
-out:
-    if (have != stack)
-        free(have);
-    free(pool);
-    free(chosen);
-    return rc;
-}
-
-int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
-                   struct pstatement *st, enum preason_kind *kind, char *why, size_t len)
-{
-    struct ppod **chosen = NULL;
-    struct policy_resources estimate;
-    size_t n = 0, norder = 0, mark = st->n;
-    int32_t *order = NULL;
-    int rc = -1;
-
-    *kind = PREASON_MEMBERS;
-    if (!g->singleton && !pgang_declared(g)) {
-        /* Its size is unknown until its RayCluster or PodGroup is seen: planning
-         * the members that exist now could place a gang in part. */
-        snprintf(why, len, "gang %s: its RayCluster or PodGroup is not known yet", g->key);
-        return -1;
+    if (placed + (int32_t)npool < pgang_min(c, g)) {
+        snprintf(why, len, "gang %s: %d of %d members exist", g->key, members, pgang_min(c, g));
+        goto out;
     }
-    if (choose_minimum(c, g, must, &chosen, &n, why, len) != 0)
-        return -1;
-    if (n == 0) {
-        free(chosen);
-        return 0;
+    m.slack = m.total - subs_need;
+    *spare = npool > (size_t)m.total;
+    /* Members that could never run come last in the pool: one is needed only if the rest
+     * cannot meet the minimum. */
+    for (size_t i = 0; i < npool; i++)
+        valid += ppod_ask_valid(pool[i], NULL, 0);
+    if (valid < (size_t)m.total || !subgroups_met_by_valid(g, pool, npool, msub)) {
+        for (size_t i = 0; i < npool; i++)
+            if (member_invalid(pool[i], why, len)) {
+                *kind = PREASON_INVALID;
+                goto out;
+            }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (member_invalid(chosen[i], why, len)) {
-            *kind = PREASON_INVALID;
-            goto out;
-        }
-    }
-    pmembers_need((const struct ppod *const *)chosen, n, false, &estimate);
+    least_need(c, pool, npool, g, &m, &estimate);
     if (pqueue_room(c, g, pgang_queue(c, g), &estimate, kind, why, len) != 0)
         goto out;
     *kind = PREASON_CAPACITY;
@@ -403,20 +576,63 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
-    if (ptopo_place(c, g, chosen, n, order, norder, st, why, len) != 0) {
-        while (st->n > mark) {
-            struct ppod *p = st->pods[--st->n];
-
-            puncharge(c, p);
-            p->phase = POLICY_POD_PENDING;
-        }
+    if (ptopo_place(c, g, order, norder, st, search ? place_by_search : place_greedy,
+                    &(struct place_ctx){.g = g, .pool = pool, .npool = npool, .m = &m,
+                                        .strategy = strategy},
+                    why, len) != 0) {
+        pstatement_rollback(c, st, mark);
         goto out;
     }
     rc = 0;
 out:
-    free(chosen);
+    if (have != stack)
+        free(have);
+    if (msub != stack_m)
+        free(msub);
+    free(pool);
     free(order);
     return rc;
+}
+
+/*
+ * A count is met by any of the gang's pods, a subgroup's minimum by any of its own: the
+ * heaviest choice is tried first (the extras left are the light ones), and where it does not
+ * fit, or its queue's limit refuses it, the lightest. Greedy passes can miss: a strategy that
+ * spreads (a fresh GPU first) or prices fragmentation may scatter shares so that the last
+ * member finds no device, or the heaviest-first order may block a member a different node
+ * would have taken. Where neither pass fits for want of room, a bounded exhaustive search
+ * over members, nodes and GPU groups (the tightest, or a device of its own) decides. When
+ * nothing fits, the lightest pass's reason is the gang's: it is what the gang asks at least.
+ */
+int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
+                   struct pstatement *st, enum preason_kind *kind, char *why, size_t len)
+{
+    bool spare = false;
+    int rc;
+
+    if (!g->singleton && !pgang_declared(g)) {
+        /* Its size is unknown until its RayCluster or PodGroup is seen: planning
+         * the members that exist now could place a gang in part. */
+        *kind = PREASON_MEMBERS;
+        snprintf(why, len, "gang %s: its RayCluster or PodGroup is not known yet", g->key);
+        return -1;
+    }
+    rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind, why,
+                     len);
+    if (rc == 0 || *kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
+        return rc;
+    if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
+                             kind, why, len) == 0)
+        return 0;
+    if (*kind == PREASON_CAPACITY) {
+        char searched[POLICY_REASON_LEN];
+        enum preason_kind k;
+
+        if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
+                        searched, sizeof(searched)) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *must, int64_t now)
@@ -427,7 +643,7 @@ int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *mus
     int rc = pplan_gang_try(c, g, must, &st, &kind, why, sizeof(why));
 
     if (rc != 0) {
-        pstatement_cleanup(&st);
+        pstatement_discard(c, &st);
         pgang_set_reason(g, kind, why);
         pgang_tell_pending(c, g, why);
         return -1;
@@ -453,7 +669,7 @@ int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *c
         goto out;
     }
     pnode_order(c, ids, nids, order);
-    rc = place_one(c, p, order, nids, &cursor, st, why, len);
+    rc = place_one(c, p, c->opts.strategy, order, nids, &cursor, st, why, len);
 out:
     free(ids);
     free(order);
@@ -465,12 +681,22 @@ enum preason_kind pplan_reason_kind(const char *why)
     return strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY;
 }
 
-int pplan_one(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-              size_t ncandidates, char *why, size_t len)
+int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
+               size_t ncandidates, char *why, size_t len)
 {
     struct pstatement st = {0};
-    int rc = pplan_one_try(c, p, candidates, ncandidates, &st, why, len);
+    enum policy_pod_phase phase = p->phase;
 
-    pstatement_cleanup(&st);
-    return rc;
+    if (p->place.node >= 0 && pstatement_lift(c, &st, p, POLICY_POD_PENDING) != POLICY_OK) {
+        snprintf(why, len, "out of memory while planning");
+        return -1;
+    }
+    if (pplan_one_try(c, p, candidates, ncandidates, &st, why, len) != 0) {
+        pstatement_discard(c, &st);
+        return -1;
+    }
+    if (phase != POLICY_POD_PENDING)
+        p->phase = phase; /* a planned or held member keeps its phase where it moves */
+    pstatement_keep(&st);
+    return 0;
 }

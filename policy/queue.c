@@ -95,10 +95,15 @@ int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const cha
     return 0;
 }
 
-/* What it may hold at most: max(quota, fair share), under its limit. */
+/* What it may hold at most: max(quota, fair share), under its limit; with an unlimited quota
+ * what its limit allows, -1 when that is unlimited too (KAI's GetAllocatableShare). */
 int64_t pqueue_allocatable(const struct pqueue *q, int r)
 {
-    int64_t a = q->quota.v[r] > q->fair_share.v[r] ? q->quota.v[r] : q->fair_share.v[r];
+    int64_t a;
+
+    if (q->quota.v[r] < 0)
+        return q->limit.v[r];
+    a = q->quota.v[r] > q->fair_share.v[r] ? q->quota.v[r] : q->fair_share.v[r];
 
     if (q->limit.v[r] >= 0 && q->limit.v[r] < a)
         a = q->limit.v[r];

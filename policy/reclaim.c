@@ -1,33 +1,37 @@
 /*
- * reclaim.c - taking room back for a gang that waits for capacity.
+ * reclaim.c - which running gangs may be evicted for a gang that waits for
+ * capacity, and whether that would make it fit.
  *
- * Reclaim, between queues (KAI's reclaim action and proportion plugin): the
- * waiting gang's queue must stay within its fair share with the gang (and,
- * for a non-preemptible gang, within its quota). Victims are whole running
- * gangs, or an elastic gang's members beyond its minimum, of other queues:
- * preemptible, past their queue's reclaimMinRuntime, taken from the queue most
- * over its fair share first (saturation = used / fair share, compared where
- * the two queues' paths part), lowest priority first, then members beyond a
- * minimum before whole gangs, then most recently started first. A victim is
- * taken only while its queue is above what it may hold
- * (max of quota and fair share: KAI's MaintainFairShare) or, when the waiting
- * gang's queue is within its quota, above its quota (GuaranteeDeservedQuota):
- * in-quota usage is never taken for over-quota work.
+ * Reclaim, between queues (KAI's reclaim action and proportion plugin), by
+ * muster's victim rule (docs/quota.md, "The victim rule"): with its ask, the
+ * reclaimer's queue and each ancestor below where its path meets a victim's
+ * stay within their fair share (and a non-preemptible reclaimer within quota);
+ * every queue on a victim's path, from where it meets the reclaimer's path
+ * down to the victim's own queue, holds more than it may when the victim is
+ * taken (more than max(quota, fair share) in some resource: KAI's
+ * MaintainFairShare; or more than its quota, when the reclaimer stays within
+ * its quota: GuaranteeDeservedQuota); and none of those queues ends below its
+ * quota in a resource in which the reclaimer is over its own quota: in-quota
+ * usage is never taken for over-quota work. A victim gang that would break
+ * that is refused whole, never split. Usage counts bound and planned pods the
+ * same way everywhere; pods being evicted count for nobody.
  *
  * Preemption, inside one queue: victims are running gangs of strictly lower
- * priority, preemptible, past the queue's preemptMinRuntime, lowest priority
- * first, then members beyond a minimum before whole gangs, then most recent
- * first.
+ * priority, preemptible, past the queue's preemptMinRuntime.
  *
- * Either way: victims are added one at a time until a dry run shows the
- * waiting gang then fits whole, victims it turns out not to need are given
- * back, and only then is anything decided — the victims are queued for
- * eviction (evict.c) and the gang is planned on their room. A pending member
- * of a gang bound whole (beyond its minimum, or re-created) is a reclaimer or
- * preemptor on its own: the same rules for what it alone asks; it is planned
- * on its victims' room and its gang awaits them. A search that needs no
- * victim (the pod fits, but only where kube-scheduler did not offer) decides
- * nothing.
+ * Victims are whole running gangs, an elastic gang's members beyond its
+ * minimum, or the plan of a gang still waiting for its own victims to leave
+ * (taking it costs no eviction: the room held for it, and the pods leaving
+ * for it, pass to the reclaimer). The order: plans first, then the queue most
+ * over its fair share (saturation, compared where the paths part), lowest
+ * priority, members beyond a minimum before whole gangs, most recently
+ * started. Victims are taken one at a time until a dry run shows the waiting
+ * gang fits whole; those it turns out not to need are given back; the
+ * reclaimer is planned on the room and the whole choice is checked once more
+ * with what that plan really asks (a gpu-memory share is known on its node).
+ * Only then may the caller decide (preclaim_decide) or drop it
+ * (preclaim_abort). A pending member of a gang bound whole (beyond its
+ * minimum, or re-created) is a reclaimer on its own, for what it alone asks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,72 +40,231 @@
 #include "arith.h"
 #include "internal.h"
 
-/* One victim: a whole gang's bound pods, or one member beyond its minimum. */
+enum unit_kind {
+    UNIT_PLAN,  /* a waiting gang's plan on room still being freed for it */
+    UNIT_EXTRA, /* one bound member beyond its gang's minimum */
+    UNIT_WHOLE, /* a whole running gang */
+};
+
 struct victim {
     struct pgang *g;
-    size_t first, npods;          /* its pods: s->pool[first .. first + npods) */
-    const struct pqueue *leveled; /* its queue where its path parts from the reclaimer's */
+    enum unit_kind unit;
+    size_t first, npods;   /* its pods: s->pool[first .. first + npods) */
+    size_t first_held, nheld; /* a plan's: the pods leaving for it, s->pool[...] */
+    const struct pqueue *leaf, *lv, *lr; /* its queue; its and the reclaimer's where they part */
+    struct policy_resources charge; /* what it frees in its queues */
     double saturation;
     int32_t priority;
     int64_t since;
-    int32_t over; /* its leveled queue's id: s->over[over] says how it stood, or -1 */
-    bool whole;   /* the whole gang (else one member beyond its minimum) */
     bool taken;
+    struct pstatement lifted, held; /* while taken: its pods, and a plan's leavers, lifted */
 };
 
-struct search {
+struct psearch {
     struct policy_cluster *c;
     struct pgang *g;
     struct ppod *x; /* a member beyond g's minimum that waits for room; NULL: g's minimum */
     enum policy_eviction_kind kind;
     const struct pqueue *rq; /* the reclaimer's queue */
-    struct policy_resources need;
+    struct pgang *assume;    /* a probe's: counted as bound just now, a victim like the rest */
+    int64_t now;
+    struct policy_resources need; /* what the reclaimer asks: estimated, then as planned */
     struct victim *v;
     size_t n, cap;
-    /* Every victim's pods, and while taken where each was (one slot per pod). */
     struct ppod **pool;
-    struct pplace *places;
     size_t npool, cap_pool;
-    /* Per queue id: how it stood before anything was taken, said once ("" = not yet). */
-    char (*over)[160];
-    /* Per victim queue id, while victims are collected: its leveled queue's id
-     * (LEVEL_UNKNOWN until asked, LEVEL_NONE when nothing may be taken from it). */
-    int32_t *level;
-    struct ppod **scratch; /* collect_gang's members */
+    /* Per queue id: its usage before anything was taken; where a victim of that queue parts
+     * from the reclaimer's path (LEVEL_UNKNOWN until asked, LEVEL_NONE when nothing may be
+     * taken from it), and the reclaimer's queue there. */
+    struct policy_resources *used0;
+    int32_t *level, *level_r;
+    struct ppod **scratch;
     size_t cap_scratch;
+    struct pstatement plan; /* the reclaimer, placed on its victims' room */
 };
 
 #define LEVEL_UNKNOWN (-2)
 #define LEVEL_NONE (-1)
 
 #define VPOD(s, v, k) ((s)->pool[(v)->first + (k)])
-#define VPLACE(s, v, k) ((s)->places[(v)->first + (k)])
+#define VHELD(s, v, k) ((s)->pool[(v)->first_held + (k)])
 
-static void victims_free(struct search *s)
+/* ---- the rule's arithmetic ------------------------------------------------------- */
+
+static bool over(int64_t used, int64_t mark)
 {
-    free(s->pool);
-    free(s->places);
-    free(s->v);
-    free(s->over);
-    free(s->level);
-    free(s->scratch);
+    return mark >= 0 && used > mark;
 }
 
-/* The victim's queue where its path parts from the reclaimer's: nothing is reclaimed from
- * one's own queue, an ancestor or a descendant (NULL then). */
-static const struct pqueue *leveled_victim_queue(const struct policy_cluster *c,
-                                                 const char *reclaimer, const char *victim)
+/* What q uses with the reclaimer's ask: added, unless its plan is charged already. */
+static int64_t with_ask(const struct psearch *s, int64_t used, int r)
 {
-    const struct pqueue *lr, *lv;
-
-    pqueue_leveled(c, reclaimer, victim, &lr, &lv);
-    return lr ? lv : NULL;
+    return s->plan.n ? used : parith_add(used, s->need.v[r]);
 }
 
-static void over_text(const struct pqueue *q, char *buf, size_t len);
+/* From the reclaimer's queue up to lr: within its fair share with the ask, and, for a
+ * non-preemptible reclaimer, its non-preemptible usage within quota. */
+static bool reclaimer_within_share(const struct psearch *s, const struct pqueue *lr)
+{
+    for (const struct pqueue *q = s->rq; q; q = pqueue_parent(s->c, q)) {
+        for (int r = 0; r < POLICY_RES_COUNT; r++) {
+            if (with_ask(s, pqueue_used(q, r), r) > q->fair_share.v[r])
+                return false;
+            if (!s->g->preemptible && over(with_ask(s, q->nonpreemptible.v[r], r), q->quota.v[r]))
+                return false;
+        }
+        if (q == lr)
+            break;
+    }
+    return true;
+}
 
-static int add_victim(struct search *s, struct pgang *vg, const struct pqueue *leveled,
-                      struct ppod **pods, size_t n, bool whole)
+/* From the reclaimer's queue up to lr: within quota with the ask, in resource res (-1: all). */
+static bool reclaimer_within_quota(const struct psearch *s, const struct pqueue *lr, int res)
+{
+    for (const struct pqueue *q = s->rq; q; q = pqueue_parent(s->c, q)) {
+        for (int r = 0; r < POLICY_RES_COUNT; r++)
+            if ((res < 0 || r == res) && over(with_ask(s, pqueue_used(q, r), r), q->quota.v[r]))
+                return false;
+        if (q == lr)
+            break;
+    }
+    return true;
+}
+
+/* What q may not be taken below in resource r: its in-quota usage, as it was. */
+static int64_t quota_floor(const struct psearch *s, const struct pqueue *q, int r)
+{
+    int64_t used = s->used0[pidx_get(&s->c->queue_ix, q->name)].v[r];
+
+    return q->quota.v[r] < 0 || used < q->quota.v[r] ? used : q->quota.v[r];
+}
+
+/*
+ * May v be taken now, on top of what is taken already? Every queue on its path down from
+ * where it parts from the reclaimer's holds more than it may, and none goes below its quota
+ * in a resource the reclaimer is over its own quota in.
+ */
+static bool path_allows(const struct psearch *s, const struct victim *v)
+{
+    bool guarantee;
+
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return true;
+    /* The reclaimer up to where the paths part, with what is taken so far. */
+    if (!reclaimer_within_share(s, v->lr))
+        return false;
+    guarantee = reclaimer_within_quota(s, v->lr, -1);
+    for (const struct pqueue *q = v->leaf; q; q = pqueue_parent(s->c, q)) {
+        bool more = false;
+
+        for (int r = 0; r < POLICY_RES_COUNT; r++) {
+            int64_t used = pqueue_used(q, r);
+
+            more |= over(used, pqueue_allocatable(q, r));
+            more |= guarantee && over(used, q->quota.v[r]);
+            if (v->charge.v[r] > 0 && !reclaimer_within_quota(s, v->lr, r) &&
+                used - v->charge.v[r] < quota_floor(s, q, r))
+                return false;
+        }
+        if (!more)
+            return false;
+        if (q == v->lv)
+            break;
+    }
+    return true;
+}
+
+/* ---- who may be a victim --------------------------------------------------------- */
+
+/*
+ * Where a victim of queue vq would be taken from: for reclaim the queue where its path parts
+ * from the reclaimer's (nothing is taken from one's own queue, an ancestor or a descendant),
+ * once per queue for the whole collection, and only if the reclaimer's own queue stays within
+ * its fair share (its ancestors up to there are checked once the victims are chosen: victims
+ * under them lower what they end with). For preemption the reclaimer's own queue.
+ */
+static const struct pqueue *leveled(struct psearch *s, const struct pqueue *vq, int32_t vqid,
+                                    const struct pqueue **lr)
+{
+    struct policy_cluster *c = s->c;
+    const struct pqueue *a, *b;
+
+    if (s->kind == POLICY_EVICT_PREEMPT) {
+        *lr = s->rq;
+        return vq == s->rq ? vq : NULL;
+    }
+    if (s->level[vqid] == LEVEL_UNKNOWN) {
+        pqueue_leveled(c, s->rq->name, vq->name, &a, &b);
+        s->level[vqid] = a && b && reclaimer_within_share(s, s->rq)
+                             ? pidx_get(&c->queue_ix, b->name)
+                             : LEVEL_NONE;
+        s->level_r[vqid] = a ? pidx_get(&c->queue_ix, a->name) : LEVEL_NONE;
+    }
+    if (s->level[vqid] < 0)
+        return NULL;
+    *lr = pqueue_at(c, s->level_r[vqid]);
+    return pqueue_at(c, s->level[vqid]);
+}
+
+/* A gang waiting for its own victims to leave, planned on their room, nothing at bind. */
+static bool plan_in_transit(const struct policy_cluster *c, const struct pgang *g)
+{
+    if (g->admitted || !g->planned || g->awaiting <= 0)
+        return false;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && (p->phase == POLICY_POD_WAITING || p->phase == POLICY_POD_BINDING))
+            return false;
+    }
+    return true;
+}
+
+/* May vg be a victim of this search at all? Its queue's leveled queue when it may. */
+static const struct pqueue *eligible(struct psearch *s, const struct pgang *vg,
+                                     const struct pqueue **leaf, const struct pqueue **lr)
+{
+    const struct policy_cluster *c = s->c;
+    bool assumed = vg == s->assume, plan = !assumed && plan_in_transit(c, vg);
+    int64_t since = assumed ? s->now : vg->running_since, min_runtime;
+    int32_t vqid;
+    const struct pqueue *vq, *lv;
+
+    if (vg == s->g || (!assumed && !plan && (!vg->admitted || vg->awaiting > 0)) ||
+        (!assumed && vg->refused_until > s->now))
+        return NULL;
+    vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
+    if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
+        !(lv = leveled(s, vq, vqid, lr)) || !pgang_preemptible(c, vg))
+        return NULL;
+    if (s->kind == POLICY_EVICT_PREEMPT && pgang_priority(c, vg) >= pgang_priority(c, s->g))
+        return NULL;
+    min_runtime = s->kind == POLICY_EVICT_RECLAIM ? vq->reclaim_min_runtime
+                                                  : vq->preempt_min_runtime;
+    if (!plan && min_runtime > 0 && since + min_runtime > s->now)
+        return NULL;
+    *leaf = vq;
+    return lv;
+}
+
+static int grow_pool(struct psearch *s, size_t n)
+{
+    while (s->npool + n > s->cap_pool) {
+        size_t cap = s->cap_pool ? s->cap_pool * 2 : 1024;
+        struct ppod **np = realloc(s->pool, cap * sizeof(*np));
+
+        if (!np)
+            return POLICY_ENOMEM;
+        s->pool = np;
+        s->cap_pool = cap;
+    }
+    return POLICY_OK;
+}
+
+static int add_victim(struct psearch *s, struct pgang *vg, enum unit_kind unit,
+                      const struct pqueue *leaf, const struct pqueue *lv,
+                      const struct pqueue *lr, struct ppod **pods, size_t n)
 {
     struct policy_resources used;
     struct victim *v;
@@ -115,90 +278,28 @@ static int add_victim(struct search *s, struct pgang *vg, const struct pqueue *l
         s->v = nv;
         s->cap = cap;
     }
-    while (s->npool + n > s->cap_pool) {
-        size_t cap = s->cap_pool ? s->cap_pool * 2 : 1024;
-        struct ppod **np = realloc(s->pool, cap * sizeof(*np));
-        struct pplace *nl = np ? realloc(s->places, cap * sizeof(*nl)) : NULL;
-
-        if (np)
-            s->pool = np;
-        if (!np || !nl)
-            return POLICY_ENOMEM;
-        s->places = nl;
-        s->cap_pool = cap;
-    }
+    if (grow_pool(s, n) != POLICY_OK)
+        return POLICY_ENOMEM;
     memcpy(s->pool + s->npool, pods, n * sizeof(*pods));
     v = &s->v[s->n];
-    *v = (struct victim){.g = vg,
-                         .first = s->npool,
-                         .npods = n,
-                         .priority = pgang_priority(s->c, vg),
-                         .since = vg->running_since,
-                         .leveled = leveled,
-                         .over = -1,
-                         .whole = whole};
+    *v = (struct victim){.g = vg, .unit = unit, .first = s->npool, .npods = n, .leaf = leaf,
+                         .lv = lv, .lr = lr, .priority = pgang_priority(s->c, vg),
+                         .since = vg == s->assume ? s->now : vg->running_since};
     s->npool += n;
+    for (size_t k = 0; k < n; k++) {
+        struct policy_resources r;
+
+        if (pods[k]->phase == POLICY_POD_EVICTING)
+            continue;
+        ppod_charge_resources(pods[k], pods[k]->place.share, &r);
+        for (int i = 0; i < POLICY_RES_COUNT; i++)
+            v->charge.v[i] = parith_add(v->charge.v[i], r.v[i]);
+    }
     for (int r = 0; r < POLICY_RES_COUNT; r++)
-        used.v[r] = pqueue_used(leveled, r);
-    v->saturation = pqueue_saturation(leveled, &used);
-    v->over = pidx_get(&s->c->queue_ix, leveled->name);
-    if (v->over >= 0 && !s->over[v->over][0])
-        over_text(leveled, s->over[v->over], sizeof(s->over[v->over]));
+        used.v[r] = pqueue_used(lv, r);
+    v->saturation = pqueue_saturation(lv, &used);
     s->n++;
     return POLICY_OK;
-}
-
-static bool strategy_allows_queue(const struct search *s, const struct pqueue *q);
-
-static bool queue_may_lose(const struct search *s, const struct pqueue *q)
-{
-    return strategy_allows_queue(s, q);
-}
-
-/*
- * Where room would be taken from the victim's queue (id vqid): for reclaim
- * the queue where its path parts from the reclaimer's, once per queue for the
- * whole collection (nothing is taken yet, so the answer holds); NULL when
- * nothing may be taken from there.
- */
-static const struct pqueue *leveled(struct search *s, const struct pqueue *vq, int32_t vqid)
-{
-    const struct policy_cluster *c = s->c;
-    const struct pqueue *lv;
-
-    if (s->kind == POLICY_EVICT_PREEMPT)
-        return vq == s->rq ? vq : NULL;
-    if (s->level[vqid] == LEVEL_UNKNOWN) {
-        lv = leveled_victim_queue(c, pgang_queue(c, s->g), vq->name);
-        /* A queue that holds no more than it may now never will as victims go. */
-        s->level[vqid] =
-            lv && queue_may_lose(s, lv) ? pidx_get(&c->queue_ix, lv->name) : LEVEL_NONE;
-    }
-    return s->level[vqid] >= 0 ? pqueue_at(c, s->level[vqid]) : NULL;
-}
-
-/* May the gang be a victim of this search at all? Its leveled queue when it may. */
-static const struct pqueue *eligible(struct search *s, const struct pgang *vg, int64_t now)
-{
-    const struct policy_cluster *c = s->c;
-    int32_t vqid;
-    const struct pqueue *vq, *lv;
-    int64_t min_runtime;
-
-    if (vg == s->g || !vg->admitted || vg->awaiting > 0 || vg->refused_until > now)
-        return NULL;
-    vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
-    if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
-        !(lv = leveled(s, vq, vqid)) || !pgang_preemptible(c, vg))
-        return NULL;
-    if (s->kind == POLICY_EVICT_RECLAIM) {
-        min_runtime = vq->reclaim_min_runtime;
-    } else {
-        min_runtime = vq->preempt_min_runtime;
-        if (pgang_priority(c, vg) >= pgang_priority(c, s->g))
-            return NULL;
-    }
-    return min_runtime <= 0 || vg->running_since + min_runtime <= now ? lv : NULL;
 }
 
 static int cmp_arrival_desc(const void *a, const void *b)
@@ -208,13 +309,64 @@ static int cmp_arrival_desc(const void *a, const void *b)
     return x->arrival > y->arrival ? -1 : x->arrival < y->arrival;
 }
 
+/* Does a pod hold a place this search may take? Bound, or for an assumed gang placed. */
+static bool running_member(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
+{
+    if (!p || p->place.node < 0)
+        return false;
+    if (p->phase == POLICY_POD_BOUND)
+        return true;
+    return vg == s->assume && p->phase != POLICY_POD_PENDING && p->phase != POLICY_POD_EVICTING;
+}
+
+/* Placed by the engine since the last change from outside (stable.c keeps placements out of
+ * the way of gangs that could take them; this keeps it so). A probe asks what the search
+ * would take once anything changed: nothing counts as just placed there. */
+static bool just_placed(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
+{
+    (void)vg;
+    return !s->assume && p->placed_epoch == s->c->change_epoch;
+}
+
+/* A plan in transit: its planned pods, then the pods leaving for it. */
+static int collect_plan(struct psearch *s, struct pgang *vg, const struct pqueue *leaf,
+                        const struct pqueue *lv, const struct pqueue *lr)
+{
+    struct victim *v;
+    size_t n = 0, held = 0;
+
+    for (size_t i = 0; i < vg->nmembers; i++) {
+        struct ppod *p = ppod_at(s->c, vg->members[i]);
+
+        if (p && p->phase == POLICY_POD_PLANNED)
+            s->scratch[n++] = p;
+    }
+    if (n == 0 || add_victim(s, vg, UNIT_PLAN, leaf, lv, lr, s->scratch, n) != POLICY_OK)
+        return n == 0 ? POLICY_OK : POLICY_ENOMEM;
+    v = &s->v[s->n - 1];
+    v->first_held = s->npool;
+    for (size_t i = 0; i < s->c->pods.n; i++) {
+        struct ppod *p = s->c->pods.items[i];
+
+        if (!p || p->phase != POLICY_POD_EVICTING || p->evict_by != vg->id)
+            continue;
+        if (grow_pool(s, 1) != POLICY_OK)
+            return POLICY_ENOMEM;
+        s->pool[s->npool++] = p;
+        held++;
+    }
+    s->v[s->n - 1].nheld = held;
+    return POLICY_OK;
+}
+
 /*
  * The gang's victim units: each bound member beyond its minimum (youngest
  * first; per subgroup what is above that subgroup's minimum, and above the
  * whole minimum), then the whole gang. Which members are "beyond" is a matter
  * of counts, so it holds after a restart too.
  */
-static int collect_gang(struct search *s, struct pgang *vg, const struct pqueue *lv)
+static int collect_gang(struct psearch *s, struct pgang *vg, const struct pqueue *leaf,
+                        const struct pqueue *lv, const struct pqueue *lr)
 {
     int32_t stack[16], *keep = vg->nsubs <= 16 ? stack : calloc(vg->nsubs, sizeof(*keep));
     struct ppod **pods;
@@ -237,36 +389,46 @@ static int collect_gang(struct search *s, struct pgang *vg, const struct pqueue 
             free(keep);
         return POLICY_ENOMEM;
     }
-
+    if (plan_in_transit(s->c, vg) && vg != s->assume) {
+        rc = collect_plan(s, vg, leaf, lv, lr);
+        if (keep != stack)
+            free(keep);
+        return rc;
+    }
     for (size_t i = 0; i < vg->nmembers; i++) {
         struct ppod *p = ppod_at(s->c, vg->members[i]);
 
-        if (p && p->phase == POLICY_POD_BOUND && p->place.node >= 0) {
+        if (running_member(s, vg, p)) {
             pods[n++] = p;
             /* A member marked non-preemptible (Volcano's volcano.sh/preemptable:
-             * "false") keeps its gang from going whole. */
-            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO;
+             * "false") keeps its gang from going whole; so does one the engine placed since
+             * the last change from outside: no decision of its own undoes another. */
+            whole_may_go &= p->preemptible != POLICY_PREEMPTIBLE_NO && !just_placed(s, vg, p);
         }
     }
     qsort(pods, n, sizeof(*pods), cmp_arrival_desc);
     /* What each subgroup holds beyond its minimum may go, youngest first, as
      * long as the whole minimum stays. */
-    pgang_tally(s->c, vg, PGANG_BOUND, keep);
+    for (size_t k = 0; k < vg->nsubs; k++)
+        keep[k] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pods[i]->sub >= 0 && (size_t)pods[i]->sub < vg->nsubs)
+            keep[pods[i]->sub]++;
     spare = (int32_t)n - pgang_min(s->c, vg);
     for (size_t i = 0; i < n && spare > 0 && rc == POLICY_OK; i++) {
         struct ppod *p = pods[i];
         bool above =
             p->sub < 0 || (size_t)p->sub >= vg->nsubs || keep[p->sub] > vg->subs[p->sub].min;
 
-        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO)
+        if (!above || p->preemptible == POLICY_PREEMPTIBLE_NO || just_placed(s, vg, p))
             continue;
         if (p->sub >= 0 && (size_t)p->sub < vg->nsubs)
             keep[p->sub]--;
         spare--;
-        rc = add_victim(s, vg, lv, &p, 1, false);
+        rc = add_victim(s, vg, UNIT_EXTRA, leaf, lv, lr, &p, 1);
     }
     if (rc == POLICY_OK && n > 0 && whole_may_go)
-        rc = add_victim(s, vg, lv, pods, n, true);
+        rc = add_victim(s, vg, UNIT_WHOLE, leaf, lv, lr, pods, n);
     if (keep != stack)
         free(keep);
     return rc;
@@ -276,6 +438,9 @@ static int cmp_victims(const void *a_, const void *b_)
 {
     const struct victim *a = a_, *b = b_;
 
+    /* A plan costs no eviction: plans first. */
+    if ((a->unit == UNIT_PLAN) != (b->unit == UNIT_PLAN))
+        return a->unit == UNIT_PLAN ? -1 : 1;
     if (a->saturation != b->saturation)
         return a->saturation > b->saturation ? -1 : 1;
     if (a->priority != b->priority)
@@ -283,8 +448,8 @@ static int cmp_victims(const void *a_, const void *b_)
     /* A member beyond its gang's minimum breaks no gang: every such member of this
      * saturation and priority goes before any whole gang (and a gang's own extras before
      * it). */
-    if (a->whole != b->whole)
-        return a->whole ? 1 : -1;
+    if ((a->unit == UNIT_WHOLE) != (b->unit == UNIT_WHOLE))
+        return a->unit == UNIT_WHOLE ? 1 : -1;
     if (a->since != b->since)
         return a->since > b->since ? -1 : 1;
     if (a->g != b->g)
@@ -293,84 +458,45 @@ static int cmp_victims(const void *a_, const void *b_)
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
-static bool fits_under(const struct policy_resources *have, const struct policy_resources *cap)
-{
-    for (int r = 0; r < POLICY_RES_COUNT; r++)
-        if (cap->v[r] >= 0 && have->v[r] > cap->v[r])
-            return false;
-    return true;
-}
+/* ---- trying victims ------------------------------------------------------------ */
 
-/* KAI's CanReclaimResources: the reclaimer stays within its fair share (and a
- * non-preemptible one within its quota). */
-static bool may_reclaim(const struct search *s)
-{
-    struct policy_resources with, np;
-
-    for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        with.v[r] = parith_add(pqueue_used(s->rq, r), s->need.v[r]);
-        np.v[r] = parith_add(s->rq->nonpreemptible.v[r], s->need.v[r]);
-    }
-    if (!fits_under(&with, &s->rq->fair_share))
-        return false;
-    return s->g->preemptible || fits_under(&np, &s->rq->quota);
-}
-
-static bool reclaimer_within_quota(const struct search *s)
-{
-    struct policy_resources with;
-
-    for (int r = 0; r < POLICY_RES_COUNT; r++)
-        with.v[r] = pqueue_used(s->rq, r) + s->need.v[r];
-    return fits_under(&with, &s->rq->quota);
-}
-
-/* What the victim's leveled queue still uses: taken victims are uncharged already. */
-static void remaining_of(const struct pqueue *q, struct policy_resources *out)
-{
-    for (int r = 0; r < POLICY_RES_COUNT; r++)
-        out->v[r] = pqueue_used(q, r);
-}
-
-/* KAI's strategies: may room still be taken from this (leveled victim) queue? */
-static bool strategy_allows_queue(const struct search *s, const struct pqueue *q)
-{
-    struct policy_resources rem, allocatable;
-
-    remaining_of(q, &rem);
-    for (int r = 0; r < POLICY_RES_COUNT; r++)
-        allocatable.v[r] = pqueue_allocatable(q, r);
-    if (!fits_under(&rem, &allocatable))
-        return true; /* MaintainFairShare: it holds more than it may */
-    return reclaimer_within_quota(s) && !fits_under(&rem, &q->quota);
-}
-
-static bool strategy_allows(const struct search *s, const struct victim *v)
-{
-    if (s->kind == POLICY_EVICT_PREEMPT)
-        return true;
-    return v->leveled && strategy_allows_queue(s, v->leveled);
-}
-
-/* Take a victim's room away (its pods uncharged) or give it back. */
-static void take(struct search *s, struct victim *v)
+/* Take a victim's room away (its pods, and a plan's leavers, uncharged) or give it back. */
+static bool take(struct psearch *s, struct victim *v)
 {
     for (size_t k = 0; k < v->npods; k++) {
-        VPLACE(s, v, k) = VPOD(s, v, k)->place;
-        puncharge(s->c, VPOD(s, v, k));
+        struct ppod *p = VPOD(s, v, k);
+
+        if (pstatement_lift(s->c, &v->lifted, p,
+                            v->unit == UNIT_PLAN ? POLICY_POD_PENDING : p->phase) != POLICY_OK)
+            goto undo;
     }
+    for (size_t k = 0; k < v->nheld; k++)
+        if (pstatement_lift(s->c, &v->held, VHELD(s, v, k), POLICY_POD_EVICTING) != POLICY_OK)
+            goto undo;
     v->taken = true;
+    return true;
+undo:
+    pstatement_rollback(s->c, &v->held, 0);
+    pstatement_rollback(s->c, &v->lifted, 0);
+    return false;
 }
 
-static void give_back(struct search *s, struct victim *v)
+static void give_back(struct psearch *s, struct victim *v)
 {
-    for (size_t k = v->npods; k-- > 0;)
-        pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+    pstatement_rollback(s->c, &v->held, 0);
+    pstatement_rollback(s->c, &v->lifted, 0);
     v->taken = false;
 }
 
+static void restore_all(struct psearch *s)
+{
+    for (size_t i = s->n; i-- > 0;)
+        if (s->v[i].taken)
+            give_back(s, &s->v[i]);
+}
+
 /* Would the waiting gang fit whole now? Leaves its placements in st when it does. */
-static bool fits(struct search *s, struct pstatement *st)
+static bool fits(struct psearch *s, struct pstatement *st)
 {
     char why[POLICY_REASON_LEN];
     enum preason_kind kind;
@@ -383,32 +509,111 @@ static bool fits(struct search *s, struct pstatement *st)
     return pplan_gang_try(s->c, s->g, NULL, st, &kind, why, sizeof(why)) == 0;
 }
 
-static bool dry_fits(struct search *s)
+static bool dry_fits(struct psearch *s)
 {
     struct pstatement st = {0};
     bool ok = fits(s, &st);
 
     pstatement_discard(s->c, &st);
-    pstatement_cleanup(&st);
     return ok;
 }
 
-/* Greedy: take victims in order until the gang fits; then give back what it did not need. */
-static bool choose(struct search *s)
+/* The whole choice, checked again with what the plan really asks. */
+static bool audit(struct psearch *s)
 {
-    bool ok = false;
+    const struct ppod *planned[64];
+    size_t n = 0;
 
-    for (size_t i = 0; i < s->n && !ok; i++) {
-        struct victim *v = &s->v[i];
+    for (size_t i = 0; i < s->plan.n && n < 64; i++)
+        if (s->plan.steps[i].placed)
+            planned[n++] = s->plan.steps[i].pod;
+    pmembers_need(s->c, planned, n, true, &s->need);
+    if (s->kind == POLICY_EVICT_PREEMPT)
+        return true;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct victim *v = &s->v[i];
 
-        /* The whole gang comes after its extras, and holds them: give those back first. */
-        for (size_t k = 0; v->whole && k < i; k++)
-            if (s->v[k].taken && s->v[k].g == v->g)
-                give_back(s, &s->v[k]);
-        if (!strategy_allows(s, v))
+        if (!v->taken)
             continue;
-        take(s, v);
-        ok = dry_fits(s);
+        bool guarantee;
+
+        if (!reclaimer_within_share(s, v->lr))
+            return false;
+        guarantee = reclaimer_within_quota(s, v->lr, -1);
+        /* The victims are gone now: what each queue on the way holds is what stays; what it
+         * held before (used0) is what made it a queue that may lose room. */
+        for (const struct pqueue *q = v->leaf; q; q = pqueue_parent(s->c, q)) {
+            const struct policy_resources *was =
+                &s->used0[pidx_get(&s->c->queue_ix, q->name)];
+            bool more = false;
+
+            for (int r = 0; r < POLICY_RES_COUNT; r++) {
+                more |= over(was->v[r], pqueue_allocatable(q, r));
+                more |= guarantee && over(was->v[r], q->quota.v[r]);
+                if (v->charge.v[r] > 0 && !reclaimer_within_quota(s, v->lr, r) &&
+                    pqueue_used(q, r) < quota_floor(s, q, r))
+                    return false;
+            }
+            if (!more)
+                return false;
+            if (q == v->lv)
+                break;
+        }
+    }
+    return true;
+}
+
+/*
+ * v is refused only because smaller victims taken before it brought a queue on its path down
+ * to its quota floor: give those back (latest first) while that is what stands in the way, so
+ * a whole gang that alone frees enough is not refused for the crumbs taken before it.
+ */
+static void make_way(struct psearch *s, size_t i)
+{
+    struct victim *v = &s->v[i];
+
+    for (size_t k = i; k-- > 0 && !path_allows(s, v);) {
+        struct victim *t = &s->v[k];
+
+        if (t->taken && t->unit != UNIT_PLAN && t->lv == v->lv)
+            give_back(s, t);
+    }
+}
+
+/* Is v a member beyond its gang's minimum whose whole gang is taken already (its pod too)? */
+static bool whole_taken(const struct psearch *s, const struct victim *v)
+{
+    for (size_t k = 0; v->unit == UNIT_EXTRA && k < s->n; k++)
+        if (s->v[k].taken && s->v[k].g == v->g && s->v[k].unit == UNIT_WHOLE)
+            return true;
+    return false;
+}
+
+/* Greedy: take victims in order until the gang fits (a victim the rule refuses now may be
+ * allowed once others are taken: another pass); give back what it did not need; plan it on
+ * the room and check the choice once more. */
+static bool choose(struct psearch *s)
+{
+    bool ok = false, any = false, more = true;
+
+    for (int pass = 0; pass < 4 && more && !ok; pass++) {
+        more = false;
+        for (size_t i = 0; i < s->n && !ok; i++) {
+            struct victim *v = &s->v[i];
+
+            if (v->taken || whole_taken(s, v))
+                continue;
+            /* The whole gang comes after its extras, and holds them: give those back first. */
+            for (size_t k = 0; v->unit == UNIT_WHOLE && k < i; k++)
+                if (s->v[k].taken && s->v[k].g == v->g)
+                    give_back(s, &s->v[k]);
+            if (!path_allows(s, v))
+                make_way(s, i);
+            if (!path_allows(s, v) || !take(s, v))
+                continue;
+            more = true;
+            ok = dry_fits(s);
+        }
     }
     if (!ok)
         return false;
@@ -416,32 +621,100 @@ static bool choose(struct search *s)
         if (!s->v[i].taken)
             continue;
         give_back(s, &s->v[i]);
-        if (!dry_fits(s))
-            take(s, &s->v[i]);
+        if (!dry_fits(s) && !take(s, &s->v[i]))
+            return false; /* out of memory: give up whole */
     }
     /* Fits with no victim at all: only on nodes kube-scheduler did not offer, where no
      * eviction helps. Nothing to decide. */
     for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].taken)
-            return true;
-    return false;
+        any |= s->v[i].taken;
+    if (!any || !fits(s, &s->plan))
+        return false;
+    return audit(s);
 }
 
-static void restore_all(struct search *s)
+/* ---- the search ---------------------------------------------------------------- */
+
+static void search_free(struct psearch *s)
 {
-    for (size_t i = s->n; i-- > 0;)
-        if (s->v[i].taken)
-            give_back(s, &s->v[i]);
+    if (!s)
+        return;
+    pstatement_discard(s->c, &s->plan);
+    restore_all(s);
+    for (size_t i = 0; i < s->n; i++) {
+        pstatement_discard(s->c, &s->v[i].lifted);
+        pstatement_discard(s->c, &s->v[i].held);
+    }
+    free(s->pool);
+    free(s->v);
+    free(s->used0);
+    free(s->level);
+    free(s->level_r);
+    free(s->scratch);
+    free(s);
 }
+
+static struct psearch *search(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                              enum policy_eviction_kind kind, struct pgang *assume, int64_t now)
+{
+    struct psearch *s = calloc(1, sizeof(*s));
+    size_t nq = c->queues.n ? c->queues.n : 1;
+
+    if (!s)
+        return NULL;
+    *s = (struct psearch){.c = c, .g = g, .x = x, .kind = kind, .assume = assume, .now = now,
+                          .rq = pqueue_find(c, pgang_queue(c, g))};
+    if (!s->rq)
+        goto fail;
+    if (x)
+        ppod_charge_resources(x, ppod_share_asked(c, x), &s->need);
+    else
+        pgang_minimum_need(c, g, &s->need);
+    s->used0 = calloc(nq, sizeof(*s->used0));
+    s->level = malloc(nq * sizeof(*s->level));
+    s->level_r = malloc(nq * sizeof(*s->level_r));
+    s->scratch = malloc(16 * sizeof(*s->scratch));
+    s->cap_scratch = 16;
+    if (!s->used0 || !s->level || !s->level_r || !s->scratch)
+        goto fail;
+    for (size_t i = 0; i < c->queues.n; i++) {
+        const struct pqueue *q = pqueue_at(c, (int32_t)i);
+
+        s->level[i] = LEVEL_UNKNOWN;
+        for (int r = 0; q && r < POLICY_RES_COUNT; r++)
+            s->used0[i].v[r] = pqueue_used(q, r);
+    }
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *vg = c->gangs.items[i];
+        const struct pqueue *leaf, *lv, *lr;
+
+        if (!vg || !(lv = eligible(s, vg, &leaf, &lr)))
+            continue;
+        if (collect_gang(s, vg, leaf, lv, lr) != POLICY_OK)
+            goto fail;
+    }
+    if (s->n == 0)
+        goto fail;
+    qsort(s->v, s->n, sizeof(*s->v), cmp_victims);
+    if (!choose(s))
+        goto fail;
+    return s;
+fail:
+    search_free(s);
+    return NULL;
+}
+
+/* ---- deciding -------------------------------------------------------------------- */
 
 /* The resource q is most over `mark` in (relative), or -1 when it is over in none. */
-static int most_over(const struct pqueue *q, const struct policy_resources *mark)
+static int most_over(const struct pqueue *q, const struct policy_resources *used,
+                     const struct policy_resources *mark)
 {
     double most = 0;
     int best = -1;
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        int64_t over = pqueue_used(q, r) - mark->v[r];
+        int64_t over = used->v[r] - mark->v[r];
         double rel;
 
         if (mark->v[r] < 0 || over <= 0)
@@ -452,142 +725,204 @@ static int most_over(const struct pqueue *q, const struct policy_resources *mark
             best = r;
         }
     }
+    (void)q;
     return best;
 }
 
-/* "queue team-a is 2 GPUs over its fair share" (or over its quota) for the resource it is most
- * over. */
-static void over_text(const struct pqueue *q, char *buf, size_t len)
+/* "queue team-a is 2 GPUs over its fair share" (or over its quota), as the victim's own
+ * queue stood before anything was taken, for the resource it is most over. */
+static void over_text(const struct psearch *s, const struct pqueue *q, char *buf, size_t len)
 {
     static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
+    const struct policy_resources *used = &s->used0[pidx_get(&s->c->queue_ix, q->name)];
     const struct policy_resources *mark = &q->fair_share;
     const char *what = "fair share";
-    int r = most_over(q, mark);
+    int r = most_over(q, used, mark);
     char amount[32];
 
     if (r < 0) {
         mark = &q->quota;
         what = "quota";
-        r = most_over(q, mark);
+        r = most_over(q, used, mark);
     }
-    if (r < 0) {
-        snprintf(buf, len, "queue %s holds room a queue within its quota needs", q->name);
+    if (r < 0) { /* the rule holds at the level where its path parts from the reclaimer's */
+        snprintf(buf, len, "queue %s is over what it may hold", q->name);
         return;
     }
-    pamount_text(r, pqueue_used(q, r) - mark->v[r], amount, sizeof(amount));
+    pamount_text(r, used->v[r] - mark->v[r], amount, sizeof(amount));
     snprintf(buf, len, "queue %s is %s%s over its %s", q->name, amount, unit[r], what);
 }
 
-static int decide(struct search *s, int64_t now)
+static void reason_for(const struct psearch *s, const struct victim *v, char *buf, size_t len)
 {
-    struct pstatement st = {0};
+    char over[160];
+
+    if (s->kind == POLICY_EVICT_PREEMPT) {
+        snprintf(buf, len, "preempted for gang %s of queue %s: its priority %d is above %d",
+                 s->g->key, pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
+        return;
+    }
+    over_text(s, v->leaf, over, sizeof(over));
+    snprintf(buf, len, "evicted for gang %s of queue %s: %s", s->g->key, pgang_queue(s->c, s->g),
+             over);
+}
+
+/* A plan in transit taken: its room, and the pods leaving for it, pass to the reclaimer. */
+static void hand_over_plan(struct psearch *s, struct victim *v, const char *reason)
+{
+    char why[POLICY_REASON_LEN];
+
+    pstatement_rollback(s->c, &v->held, 0); /* the leavers stay on their nodes */
+    pstatement_keep(&v->lifted);            /* its plan goes */
+    for (size_t k = 0; k < v->nheld; k++) {
+        struct ppod *p = VHELD(s, v, k);
+
+        p->evict_by = s->g->id;
+        s->g->awaiting++;
+    }
+    v->g->awaiting = 0;
+    v->g->planned = false;
+    pgang_mark_waiting(s->c, v->g);
+    snprintf(why, sizeof(why), "gang %s: the room being freed for it went to gang %s of queue %s",
+             v->g->key, s->g->key, pgang_queue(s->c, s->g));
+    if (reason && strchr(reason, ':'))
+        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", strchr(reason, ':'));
+    pgang_set_reason(v->g, PREASON_CAPACITY, why);
+    pgang_tell_pending(s->c, v->g, why);
+    v->taken = false;
+}
+
+int preclaim_decide(struct psearch *s)
+{
     char reason[POLICY_REASON_LEN];
     int rc = POLICY_OK;
 
-    if (!fits(s, &st)) { /* cannot happen: choose() just saw it fit */
-        pstatement_cleanup(&st);
-        restore_all(s);
-        return -1;
-    }
-    pstatement_cleanup(&st);
     for (size_t i = 0; i < s->n && rc == POLICY_OK; i++) {
         struct victim *v = &s->v[i];
 
         if (!v->taken)
             continue;
-        if (s->kind == POLICY_EVICT_RECLAIM) {
-            snprintf(reason, sizeof(reason), "evicted for gang %s of queue %s: %s", s->g->key,
-                     pgang_queue(s->c, s->g), v->over >= 0 ? s->over[v->over] : "");
-        } else {
-            snprintf(reason, sizeof(reason),
-                     "preempted for gang %s of queue %s: its priority %d is above %d", s->g->key,
-                     pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
+        reason_for(s, v, reason, sizeof(reason));
+        if (v->unit == UNIT_PLAN) {
+            hand_over_plan(s, v, reason);
+            continue;
         }
-        for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++) {
-            /* Back on its node, then out of its queues as a leaver: the plan made
-             * above sits on its room until it is gone. */
-            pcharge(s->c, VPOD(s, v, k), &VPLACE(s, v, k));
+        /* Back on its node, then out of its queues as a leaver: the plan sits on its room
+         * until it is gone. */
+        give_back(s, v);
+        for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++)
             rc = pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, reason);
-        }
-        if (v->whole) {
+        if (v->unit == UNIT_WHOLE) {
             /* The gang is leaving whole: it takes no new member until it is placed whole
              * again (its planned extras give their room back). */
             pplan_release(s->c, v->g);
             v->g->admitted = false;
             v->g->running_since = 0;
         }
-        v->taken = false;
     }
+    pstatement_keep(&s->plan);
     if (s->x) {
         s->x->extra = true; /* a bound gang's member beyond its minimum: the gang stays as is */
     } else {
         s->g->planned = true;
         pgang_unmark_waiting(s->c, s->g);
     }
-    pgang_plan_renew(s->c, s->g, now);
+    pgang_plan_renew(s->c, s->g, s->now);
+    search_free(s);
     return rc;
 }
 
-static int search(struct policy_cluster *c, struct pgang *g, struct ppod *x,
-                  enum policy_eviction_kind kind, int64_t now)
+void preclaim_abort(struct psearch *s)
 {
-    struct search s = {.c = c, .g = g, .x = x, .kind = kind,
-                       .rq = pqueue_find(c, pgang_queue(c, g))};
-    int rc = -1;
-
-    if (!s.rq)
-        return -1;
-    if (x)
-        ppod_charge_resources(x, x->share, &s.need);
-    else
-        pgang_minimum_need(c, g, &s.need);
-    if (kind == POLICY_EVICT_RECLAIM && !may_reclaim(&s))
-        return -1;
-    s.over = calloc(c->queues.n ? c->queues.n : 1, sizeof(*s.over));
-    s.level = malloc((c->queues.n ? c->queues.n : 1) * sizeof(*s.level));
-    if (!s.over || !s.level)
-        goto out;
-    for (size_t i = 0; i < c->queues.n; i++)
-        s.level[i] = LEVEL_UNKNOWN;
-    for (size_t i = 0; i < c->gangs.n; i++) {
-        struct pgang *vg = c->gangs.items[i];
-        const struct pqueue *lv = vg ? eligible(&s, vg, now) : NULL;
-
-        if (lv && collect_gang(&s, vg, lv) != POLICY_OK)
-            goto out;
-    }
-    if (s.n == 0)
-        goto out;
-    qsort(s.v, s.n, sizeof(*s.v), cmp_victims);
-    if (!choose(&s))
-        goto restore;
-    rc = decide(&s, now);
-    goto out;
-restore:
-    restore_all(&s);
-out:
-    victims_free(&s);
-    return rc;
+    search_free(s);
 }
 
-int preclaim(struct policy_cluster *c, struct pgang *g, struct ppod *x, bool queue_full,
-             int64_t now, char *why, size_t len)
+struct psearch *preclaim_choose(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                                int64_t now)
 {
+    struct psearch *s = NULL;
+
     if (x ? !g->admitted || x->phase != POLICY_POD_PENDING
           : g->admitted || !pgang_could_run(c, g))
-        return -1;
+        return NULL;
     pfair_refresh(c);
     /* Under a limit of its own queue, room can only come from its own queue's gangs: the
      * queue, with the gang, is then over its fair share (never above its limit) and reclaim
      * refuses at once. Under an ancestor's limit it may come from a sibling queue below that
      * ancestor which holds more than it may (the dry run checks every limit with the victims
      * gone, and gives back victims elsewhere that free no room under it). */
-    (void)queue_full;
-    if (!c->opts.no_reclaim && search(c, g, x, POLICY_EVICT_RECLAIM, now) == 0)
-        return 0;
-    if (!c->opts.no_preemption && search(c, g, x, POLICY_EVICT_PREEMPT, now) == 0)
-        return 0;
-    (void)why;
-    (void)len;
-    return -1;
+    if (!c->opts.no_reclaim)
+        s = search(c, g, x, POLICY_EVICT_RECLAIM, NULL, now);
+    if (!s && !c->opts.no_preemption)
+        s = search(c, g, x, POLICY_EVICT_PREEMPT, NULL, now);
+    return s;
+}
+
+/* ---- who could evict whom: the cheap part of the rule, for the order and stable.c ---- */
+
+/* Does u's queue line hold more than it may in some resource (or more than its quota)? No
+ * reclaim can take u otherwise: the victim rule needs its own queue over. */
+static bool queue_over(const struct pqueue *q)
+{
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int64_t used = pqueue_used(q, r), a = pqueue_allocatable(q, r);
+
+        if ((a >= 0 && used > a) || (q->quota.v[r] >= 0 && used > q->quota.v[r]))
+            return true;
+    }
+    return false;
+}
+
+bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
+                         const struct pgang *u, enum policy_eviction_kind *kind)
+{
+    const char *wq = pgang_queue(c, w), *uq = pgang_queue(c, u);
+    const struct pqueue *q = pqueue_find(c, uq), *lw, *lu;
+
+    if (!q)
+        return false;
+    if (strcmp(wq, uq) == 0) {
+        *kind = POLICY_EVICT_PREEMPT;
+        return !c->opts.no_preemption && pgang_priority(c, w) > pgang_priority(c, u) &&
+               q->preempt_min_runtime <= 0;
+    }
+    *kind = POLICY_EVICT_RECLAIM;
+    if (c->opts.no_reclaim || q->reclaim_min_runtime > 0 || !queue_over(q))
+        return false;
+    pqueue_leveled(c, wq, uq, &lw, &lu);
+    return lw && lu;
+}
+
+bool preclaim_possible(struct policy_cluster *c, struct pgang *w, struct ppod *wx, int64_t now)
+{
+    struct psearch *s = NULL;
+
+    if (wx ? (!w->admitted && !w->planned) || wx->phase != POLICY_POD_PENDING
+           : w->admitted || !pgang_could_run(c, w))
+        return false;
+    pfair_refresh(c);
+    if (!c->opts.no_reclaim)
+        s = search(c, w, wx, POLICY_EVICT_RECLAIM, NULL, now);
+    if (!s && !c->opts.no_preemption)
+        s = search(c, w, wx, POLICY_EVICT_PREEMPT, NULL, now);
+    search_free(s);
+    return s != NULL;
+}
+
+bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,
+                         struct pgang *u, enum policy_eviction_kind kind, int64_t now)
+{
+    struct psearch *s;
+    bool taken = false;
+
+    if (wx ? (!w->admitted && !w->planned) || wx->phase != POLICY_POD_PENDING
+           : w->admitted || !pgang_could_run(c, w))
+        return false;
+    pfair_refresh(c);
+    if (!(s = search(c, w, wx, kind, u, now)))
+        return false;
+    for (size_t i = 0; i < s->n && !taken; i++)
+        taken = s->v[i].taken && s->v[i].g == u;
+    search_free(s);
+    return taken;
 }

@@ -312,6 +312,11 @@ void pqueue_leveled(const struct policy_cluster *c, const char *qa, const char *
     *lb = i < nb ? pb[nb - 1 - i] : NULL;
 }
 
+struct pgang *ppod_gang(const struct policy_cluster *c, const struct ppod *p)
+{
+    return pgang_at(c, p->gang);
+}
+
 struct pqueue *ppod_queue(const struct policy_cluster *c, const struct ppod *p)
 {
     struct ppod *m = (struct ppod *)p;

@@ -69,17 +69,6 @@ const char *ptopo_domain(const struct policy_cluster *c, const struct pgang *g)
     return NULL;
 }
 
-/* Undo the placements st took since mark, last first. */
-static void undo_to(struct policy_cluster *c, struct pstatement *st, size_t mark)
-{
-    while (st->n > mark) {
-        struct ppod *p = st->pods[--st->n];
-
-        puncharge(c, p);
-        p->phase = POLICY_POD_PENDING;
-    }
-}
-
 /* The domains of order's nodes, each once, in the order their first node comes. */
 static size_t domains_of(const struct policy_cluster *c, const char *key, const char *pinned,
                          const int32_t *order, size_t norder, const char **out)
@@ -100,9 +89,8 @@ static size_t domains_of(const struct policy_cluster *c, const char *key, const 
     return n;
 }
 
-int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod **members, size_t n,
-                const int32_t *order, size_t norder, struct pstatement *st, char *why,
-                size_t len)
+int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order, size_t norder,
+                struct pstatement *st, pplace_fn place, void *ctx, char *why, size_t len)
 {
     const char *pinned, **domains;
     int32_t *sub;
@@ -110,7 +98,7 @@ int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod **members
     size_t nd, mark = st->n;
 
     if (!g->topology)
-        return pplace_members(c, g, members, n, order, norder, st, why, len);
+        return place(c, order, norder, st, why, len, ctx);
     pinned = ptopo_domain(c, g);
     domains = malloc((norder ? norder : 1) * sizeof(*domains));
     sub = malloc((norder ? norder : 1) * sizeof(*sub));
@@ -130,12 +118,12 @@ int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod **members
             if (v && strcmp(v, domains[d]) == 0)
                 sub[ns++] = order[i];
         }
-        if (pplace_members(c, g, members, n, sub, ns, st, attempt, sizeof(attempt)) == 0) {
+        if (place(c, sub, ns, st, attempt, sizeof(attempt), ctx) == 0) {
             free(domains);
             free(sub);
             return 0;
         }
-        undo_to(c, st, mark);
+        pstatement_rollback(c, st, mark);
         if (!*first)
             snprintf(first, sizeof(first), "in %s=%s: %s", g->topology, domains[d], attempt);
     }

@@ -40,8 +40,9 @@ static bool nominated(const struct policy_cluster *c, const struct pgang *g)
     return false;
 }
 
-/* Waiting, not filtered nor looked at for quiet_ms, its pod known that long, and not being
- * preempted for by kube-scheduler itself (which would then evict twice). */
+/* Waiting (its minimum, or a member beyond the minimum of a gang bound whole), not filtered
+ * nor looked at for quiet_ms, its pod known that long, and not being preempted for by
+ * kube-scheduler itself (which would then evict twice). */
 static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t now,
                   int64_t quiet_ms)
 {
@@ -50,7 +51,7 @@ static bool quiet(const struct policy_cluster *c, const struct pgang *g, int64_t
     if (g->awaiting > 0 || g->unasked_next > now || (g->asked && now - g->asked < quiet_ms) ||
         nominated(c, g))
         return false;
-    if (!pgang_waits(c, g) || !(p = first_pending(c, g)))
+    if ((!pgang_waits(c, g) && !g->admitted) || !(p = first_pending(c, g)))
         return false;
     return now - p->seen >= quiet_ms;
 }
@@ -60,15 +61,27 @@ static int cmp_gangs(const void *a, const void *b, void *c)
     return porder_gangs(c, *(struct pgang *const *)a, *(struct pgang *const *)b);
 }
 
-/* Plan g on every node, as its filter would, and undo it; true = evictions were decided. */
+/* Plan g on every node, as its filter would, and undo it; true = evictions were decided. A
+ * gang bound whole is looked at for its next member beyond the minimum, on its own. */
 static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
 {
     struct pstatement st = {0};
     char why[POLICY_REASON_LEN] = "";
     enum preason_kind kind = PREASON_NONE;
     struct ppod *p = first_pending(c, g);
+    struct pgang *first;
     int rc;
 
+    if (g->admitted && !g->singleton) {
+        rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
+        pstatement_discard(c, &st);
+        if (rc == 0 || (pplan_reason_kind(why) != PREASON_CAPACITY &&
+                        pplan_reason_kind(why) != PREASON_QUEUE) ||
+            pevict_for(c, g, p, now, &first) != 0)
+            return false;
+        pgang_note_awaiting(c, g);
+        return true;
+    }
     if (g->singleton) {
         rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
         if (rc != 0)
@@ -76,25 +89,16 @@ static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
     } else {
         rc = pplan_gang_try(c, g, NULL, &st, &kind, why, sizeof(why));
     }
-    if (rc == 0) {
-        pstatement_discard(c, &st);
-        pstatement_cleanup(&st);
+    pstatement_discard(c, &st);
+    if (rc == 0)
         return false;
-    }
-    pstatement_cleanup(&st);
     pgang_set_reason(g, kind, why);
     pgang_tell_pending(c, g, why);
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
-        preclaim(c, g, NULL, kind == PREASON_QUEUE, now, why, sizeof(why)) != 0)
+        pevict_for(c, g, NULL, now, &first) != 0)
         return false;
     pgang_note_awaiting(c, g);
     return true;
-}
-
-void punasked_pause(struct policy_cluster *c, struct pgang *g, int64_t now)
-{
-    g->unasked_next = now + c->opts.refused_victim_ms;
-    g->unasked_backoff = c->opts.refused_victim_ms;
 }
 
 int policy_evict_unasked(struct policy_cluster *c, int64_t now, int64_t quiet_ms, size_t max,

@@ -6,8 +6,9 @@
  * domain: a gang that does not fit is asked about once per placement in one cycle. The verdict
  * of its last failed plan (its reason) is the answer again as long as nothing that could make
  * room has happened since: no charge given back (a pod gone, a plan released or moved), no node
- * changed, nothing that makes fair shares stale (a pod, gang or queue added or changed), and for
- * one second at most (a queue's minimum runtime or a paused GPU running out is time alone).
+ * changed, no pod, gang or queue made or changed (the change epoch: fair shares going stale is
+ * not the signal, since reading the queues brings them up to date in between), and for one
+ * second at most (a queue's minimum runtime or a paused GPU running out is time alone).
  * Less room never makes a failed plan fit, so charges taken meanwhile do not matter.
  */
 #include "internal.h"
@@ -21,11 +22,13 @@ void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now)
     g->unplaceable_at = now > 0 ? now : 1;
     g->unplaceable_room = c->room_epoch;
     g->unplaceable_nodes = c->nodes_epoch;
+    g->unplaceable_change = c->change_epoch;
 }
 
 bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now)
 {
     return g->unplaceable_at != 0 && g->reason != NULL && !g->planned && !c->fair_dirty &&
            g->unplaceable_room == c->room_epoch && g->unplaceable_nodes == c->nodes_epoch &&
+           g->unplaceable_change == c->change_epoch &&
            now >= g->unplaceable_at && now - g->unplaceable_at < PUNPLACEABLE_MS;
 }

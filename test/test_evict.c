@@ -168,14 +168,15 @@ static void add_reclaimer(struct cache *c)
 static const struct canned_route events_routes[] = {
     {"POST", "/api/v1/namespaces/lab/events", {"created.http"}}};
 
-static void rig_start(struct rig *r, const struct canned_route *routes, size_t nroutes)
+static void rig_start_opts(struct rig *r, const struct canned_route *routes, size_t nroutes,
+                           const struct kube_client_opts *opts)
 {
     char err[256];
 
     memset(r, 0, sizeof(*r));
     canned_api_start_routes(&r->api, DIR_, routes, nroutes);
     canned_api_start_routes(&r->events_api, DIR_, events_routes, N(events_routes));
-    r->kube = canned_api_client(&r->api, NULL);
+    r->kube = canned_api_client(&r->api, opts);
     r->events_kube = canned_api_client(&r->events_api, NULL);
     ck_assert_int_eq(cfg_settings_init(&r->settings), CFG_OK);
     ck_assert_int_eq(cache_init(&r->cache, &r->settings, NULL, err, sizeof(err)), EXT_OK);
@@ -194,6 +195,11 @@ static void rig_start(struct rig *r, const struct canned_route *routes, size_t n
                                  .retry_refused_ms = 1000,
                                  .now = fake_now});
     ck_assert_ptr_nonnull(r->evictor);
+}
+
+static void rig_start(struct rig *r, const struct canned_route *routes, size_t nroutes)
+{
+    rig_start_opts(r, routes, nroutes, NULL);
 }
 
 /* Wait until the evictor has handled at least n wake-ups. */
@@ -359,6 +365,65 @@ START_TEST(test_budget_refuses)
 }
 END_TEST
 
+/*
+ * What cannot be read refuses: a budget list or a pod list that fails (500, 429, a reply with
+ * no items, one over the client's reply cap) evicts nothing of the gang, not even a dry run
+ * (before, a failed read let the evictions go ahead: with a budget allowing 1 disruption and a
+ * 2-pod gang, "evicted 1 of 2, failed 1"). Counted as unchecked; the reclaimer is told.
+ */
+static const struct {
+    const char *budgets, *pods; /* replies to the two lists (pods NULL: not asked) */
+    size_t max_reply;           /* the client's reply cap; 0 = default */
+    const char *req;            /* the transcript */
+    const char *why;            /* in the refusal */
+} unread_cases[] = {
+    {"status_500.http", NULL, 0, "budgets_unread.req",
+     "the PodDisruptionBudgets of namespace lab could not be read, so nothing of the gang is "
+     "evicted now: GET /apis/policy/v1/namespaces/lab/poddisruptionbudgets: HTTP 500 "
+     "InternalError: etcdserver: request timed out"},
+    {"too_many.http", NULL, 0, "budgets_unread.req",
+     "the PodDisruptionBudgets of namespace lab could not be read"},
+    {"not_a_list.http", NULL, 0, "budgets_unread.req",
+     "the PodDisruptionBudgets of namespace lab could not be read, so nothing of the gang is "
+     "evicted now: GET /apis/policy/v1/namespaces/lab/poddisruptionbudgets: the reply has no "
+     "items list"},
+    {"pdb_one.http", "status_500.http", 0, "budget_refuses.req",
+     "the pods of namespace lab could not be read to count them under its "
+     "PodDisruptionBudgets, so nothing of the gang is evicted now: GET "
+     "/api/v1/namespaces/lab/pods: HTTP 500 InternalError: etcdserver: request timed out"},
+    {"pdb_one.http", "pods_big.http", 4096, "budget_refuses.req",
+     "the pods of namespace lab could not be read to count them under its "
+     "PodDisruptionBudgets"},
+};
+
+START_TEST(test_budget_unread_refuses)
+{
+    const struct canned_route routes[] = {
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", {unread_cases[_i].budgets}},
+        {"GET",
+         "/api/v1/namespaces/lab/pods",
+         {unread_cases[_i].pods ? unread_cases[_i].pods : "status_500.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/*", {"created.http"}}};
+    struct kube_client_opts opts = {.max_reply = unread_cases[_i].max_reply};
+    struct rig r;
+
+    rig_start_opts(&r, routes, N(routes), unread_cases[_i].max_reply ? &opts : NULL);
+    rig_run(&r, true);
+    expect_requests(&r.api, unread_cases[_i].req);
+    ck_assert_uint_eq(r.fake.ntold, 2);
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_msg(strstr(r.fake.told[i], unread_cases[_i].why) &&
+                          strstr(r.fake.told[i], " refused: "),
+                      "told %s; want a refusal with: %s", r.fake.told[i], unread_cases[_i].why);
+    ck_assert_double_eq(counted(&r, "evicted"), 0);
+    ck_assert_double_eq(counted(&r, "unchecked"), 2);
+    ck_assert_uint_eq(events_posted(&r.events_api, "b-head", "EvictionRefused", "Warning",
+                                    "could not be read"),
+                      1);
+    rig_stop(&r);
+}
+END_TEST
+
 START_TEST(test_budget_allows)
 {
     const struct canned_route routes[] = {
@@ -415,6 +480,12 @@ START_TEST(test_real_fails)
     ck_assert_double_eq(counted(&r, "failed"), 1);
     ck_assert_uint_eq(
         events_posted(&r.events_api, "b-head", "Reclaimed", "Normal", "(1 of 2 pods)"), 1);
+    /* The pod that stayed is told the gang is broken and what muster does about it. */
+    ck_assert_uint_eq(events_posted(&r.events_api, "a-worker", "EvictionIncomplete", "Warning",
+                                    "gang lab/a was partly evicted for gang lab/b (1 of 2 pods)"),
+                      1);
+    ck_assert_uint_eq(events_posted(&r.events_api, "a-head", "EvictionIncomplete", "Warning", ""),
+                      0);
     rig_stop(&r);
 }
 END_TEST
@@ -440,6 +511,7 @@ END_TEST
 START_TEST(test_waits_for_the_lease)
 {
     const struct canned_route routes[] = {
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", {"pdb_none.http"}},
         {"POST", "/api/v1/namespaces/lab/pods/*", {"created.http"}}};
     struct rig r;
 
@@ -601,6 +673,7 @@ static Suite *evict_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_budget_refuses);
     tcase_add_test(tc, test_budget_allows);
+    tcase_add_loop_test(tc, test_budget_unread_refuses, 0, N(unread_cases));
     tcase_add_loop_test(tc, test_selector, 0, N(selector_cases));
     suite_add_tcase(s, tc);
     tc = tcase_create("leader");

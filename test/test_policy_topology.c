@@ -450,6 +450,38 @@ START_TEST(a_gang_no_placement_holds_is_answered_the_same_until_something_change
 }
 END_TEST
 
+static void read_queue(const struct policy_queue_view *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+}
+
+/* The daemon reads the queues (their status, /debug/state) between any two calls: reading
+ * brings the fair shares up to date, and must not hide that a member was made since the last
+ * verdict. Found end to end: a RayCluster's eighth worker, made after kube-scheduler's first
+ * filter of the gang, was answered "7 of 8 pods" from the verdict, and the gang waited for
+ * minutes (kube-scheduler had seen that pod made before it asked). */
+START_TEST(a_member_made_after_the_verdict_is_planned_whatever_was_read_in_between)
+{
+    const char *names[8];
+    struct policy_filter_result fr;
+    size_t n = placement("", names);
+
+    three_racks(2, 4, 2);
+    add_gang("ml/grow", 3, NULL);
+    add_pods("ml/grow", "grow", 2, 1);
+    ck_assert_int_eq(policy_filter(C, "ml", "grow-0", names, n, NOW, &fr), POLICY_OK);
+    ck_assert_ptr_nonnull(fr.reason);
+    policy_filter_result_cleanup(&fr);
+    add_pods("ml/grow", "grow", 3, 1); /* grow-2 is new */
+    policy_each_queue(C, read_queue, NULL);
+    ck_assert_int_eq(policy_filter(C, "ml", "grow-2", names, n, NOW, &fr), POLICY_OK);
+    ck_assert_msg(fr.reason == NULL, "still %s", fr.reason);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_ptr_nonnull(node_of("grow-2"));
+}
+END_TEST
+
 static void add_reserved(const struct policy_queue_view *v, void *ctx)
 {
     if (v->parent == NULL)
@@ -481,6 +513,7 @@ static Suite *suite(void)
     tcase_add_test(tc, an_extra_of_a_bound_gang_goes_to_its_domain);
     tcase_add_loop_test(tc, a_gang_no_placement_holds_is_answered_the_same_until_something_changes,
                         0, sizeof(unplaceable_changes) / sizeof(unplaceable_changes[0]));
+    tcase_add_test(tc, a_member_made_after_the_verdict_is_planned_whatever_was_read_in_between);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -496,6 +496,10 @@ START_TEST(test_share_configmap_fields)
     ck_assert_str_eq(sat(cm, "data|NVIDIA_VISIBLE_DEVICES"), "GPU-a,GPU-b");
     ck_assert_str_eq(sat(cm, "data|GPU_FRACTION"), "0.125");
     cJSON_Delete(cm);
+    /* A gpu-memory ask of a whole device's memory: the whole device. */
+    cm = gpu_share_configmap_new("ml", "muster-gpu-b", "GPU-a", 1000, "p", "u", NULL, 0);
+    ck_assert_str_eq(sat(cm, "data|GPU_FRACTION"), "1");
+    cJSON_Delete(cm);
 }
 END_TEST
 
@@ -504,8 +508,8 @@ START_TEST(test_share_configmap_refused)
     char err[256] = "";
 
     ck_assert_ptr_null(
-        gpu_share_configmap_new("ml", "cm", "GPU-a", 1000, "p", "u", err, sizeof(err)));
-    ck_assert_ptr_nonnull(strstr(err, "share in (0, 1)"));
+        gpu_share_configmap_new("ml", "cm", "GPU-a", 1001, "p", "u", err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "share in (0, 1]"));
     ck_assert_ptr_null(gpu_share_configmap_new("ml", "cm", "GPU-a", 0, "p", "u", NULL, 0));
     ck_assert_ptr_null(gpu_share_configmap_new("ml", "cm", "", 500, "p", "u", NULL, 0));
     ck_assert_ptr_null(gpu_share_configmap_new("ml", "cm", "GPU-a", 500, "p", "", NULL, 0));

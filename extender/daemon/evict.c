@@ -47,6 +47,7 @@ struct evictor {
 struct evict_pod {
     const struct policy_eviction *ev;
     bool ok, tried; /* tried: its real eviction was posted */
+    bool unchecked; /* refused because its budgets could not be read */
     char why[EVICT_WHY_MAX];
 };
 
@@ -245,16 +246,18 @@ static void refuse_all(struct evict_pod *pods, size_t n, const char *why)
     }
 }
 
-/* The budgets of every namespace the gang's pods are in. */
-static bool budgets_allow(struct evictor *e, struct evict_pod *pods, size_t n, char *why,
-                          size_t len)
+/* The budgets of every namespace the gang's pods are in; the first that does not allow. */
+static enum evict_budget budgets_allow(struct evictor *e, struct evict_pod *pods, size_t n,
+                                       char *why, size_t len)
 {
     const char **names = calloc(n, sizeof(*names));
-    bool ok = true;
+    enum evict_budget verdict = EVICT_BUDGET_ALLOWS;
 
-    if (!names)
-        return true; /* the dry runs still ask */
-    for (size_t i = 0; ok && i < n; i++) {
+    if (!names) {
+        (void)ext_errf(why, len, EXT_ENOMEM, "out of memory checking the gang's budgets");
+        return EVICT_BUDGET_UNREAD; /* never evict what was not checked */
+    }
+    for (size_t i = 0; verdict == EVICT_BUDGET_ALLOWS && i < n; i++) {
         const char *ns = pods[i].ev->namespace_;
         size_t k = 0, j;
 
@@ -265,10 +268,10 @@ static bool budgets_allow(struct evictor *e, struct evict_pod *pods, size_t n, c
         for (j = i; j < n; j++)
             if (strcmp(pods[j].ev->namespace_, ns) == 0)
                 names[k++] = pods[j].ev->name;
-        ok = evict_budget_allows(e->cfg.kube, ns, names, k, why, len);
+        verdict = evict_budget_check(e->cfg.kube, ns, names, k, why, len);
     }
     free(names);
-    return ok;
+    return verdict;
 }
 
 /* Decide the gang's fate on the wire: every pod's ok and why filled. */
@@ -285,7 +288,14 @@ static void evict_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool
                    "this replica's kube-scheduler does not hold the Lease; only the leader evicts");
         return;
     }
-    if (!budgets_allow(e, pods, n, why, sizeof(why))) {
+    switch (budgets_allow(e, pods, n, why, sizeof(why))) {
+    case EVICT_BUDGET_ALLOWS:
+        break;
+    case EVICT_BUDGET_UNREAD:
+        for (size_t i = 0; i < n; i++)
+            pods[i].unchecked = true;
+        /* fall through */
+    case EVICT_BUDGET_REFUSES:
         refuse_all(pods, n, why);
         return;
     }
@@ -367,6 +377,13 @@ static void report(struct evictor *e, const struct evict_pod *pods, size_t n, st
     pthread_mutex_unlock(&c->lock);
 }
 
+/* The counter's result for one pod: evicted, failed (after its gang's dry run passed),
+ * unchecked (its budgets could not be read) or refused. */
+static const char *pod_result(const struct evict_pod *p)
+{
+    return p->ok ? "evicted" : p->tried ? "failed" : p->unchecked ? "unchecked" : "refused";
+}
+
 /* Warning on each evicted pod with the engine's reason. Returns how many were evicted. */
 static size_t tell_victims(struct evictor *e, const struct evict_pod *pods, size_t n)
 {
@@ -376,7 +393,7 @@ static size_t tell_victims(struct evictor *e, const struct evict_pod *pods, size
         const struct policy_eviction *ev = pods[i].ev;
         char fallback[512];
 
-        record(e, &pods[i], pods[i].ok ? "evicted" : pods[i].tried ? "failed" : "refused");
+        record(e, &pods[i], pod_result(&pods[i]));
         if (!pods[i].ok)
             continue;
         evicted++;
@@ -420,6 +437,33 @@ static void tell_by(struct evictor *e, const struct evict_pod *pods, size_t n, s
     else
         ext_log_info("gang not evicted", "gang", first->gang, "for", first->by, "kind",
                      evict_kind_name(first->kind), "why", failed);
+}
+
+/*
+ * A gang left partly evicted: a real eviction failed after every check passed (something
+ * else spent the budget in between). muster stops there; each pod that stayed is told what
+ * happens next: the engine drops the plan made on the gang's room and places the evicted
+ * members back first when they are made again (a gang bound below its minimum is completed
+ * before anything else is planned).
+ */
+static void tell_stayed(struct evictor *e, const struct evict_pod *pods, size_t n, size_t evicted)
+{
+    char msg[1024];
+
+    if (evicted == 0 || evicted == n)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct policy_eviction *ev = pods[i].ev;
+
+        if (pods[i].ok)
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "gang %s was partly evicted for gang %s (%zu of %zu pods): %s; this pod stays, "
+                 "and the evicted pods are placed back first when they are made again",
+                 or_unknown(ev->gang), or_unknown(ev->by), evicted, n, pods[i].why);
+        ext_events_post(e->cfg.events, ev->namespace_, ev->name, ev->uid, "EvictionIncomplete",
+                        "Warning", msg);
+    }
 }
 
 /* ---- after a refusal: the reclaimer handed back to kube-scheduler, later ------- */
@@ -519,6 +563,7 @@ static void carry_out(struct evictor *e, struct evict_pod *pods, size_t n, bool 
     evict_gang(e, pods, n, leading);
     report(e, pods, n, &by);
     evicted = tell_victims(e, pods, n);
+    tell_stayed(e, pods, n, evicted);
     tell_by(e, pods, n, evicted, &by);
     if (by.gang && leading)
         retry_note(e, by.gang, evicted == 0);

@@ -19,9 +19,12 @@
  *   3. only if every dry run passed, the real evictions.
  *
  * A refusal in 1 or 2 evicts nothing of that gang and is reported to the
- * engine for every pod of it (policy_eviction_done, false, one line why). A
- * real eviction that fails after the dry run passed is retried a few times;
- * the gang is broken by then, so finishing is better than stopping.
+ * engine for every pod of it (policy_eviction_done, false, one line why);
+ * budgets or pods that cannot be read refuse too (fail closed). A real
+ * eviction that fails after the dry run passed is retried a few times; if it
+ * still fails the gang is left partly evicted: the pods that stayed are
+ * reported refused (the engine completes the gang first when its evicted pods
+ * come back) and get a Warning Event EvictionIncomplete.
  *
  * After a refusal the engine abandons its plan, and nothing kube-scheduler
  * watches changes when the obstacle goes (a budget is deleted or relaxed):
@@ -104,16 +107,24 @@ const char *evict_event_reason(enum policy_eviction_kind k); /* "Reclaimed", "Pr
 
 /* ---- the budget check (evict_budget.c) ------------------------------------ */
 
+enum evict_budget {
+    EVICT_BUDGET_ALLOWS,  /* no budget stands in the way */
+    EVICT_BUDGET_REFUSES, /* a budget allows fewer disruptions, or is not processed yet */
+    EVICT_BUDGET_UNREAD,  /* the budgets or the pods under them could not be read */
+};
+
 /*
  * Would the PodDisruptionBudgets of namespace ns let all n pods go at once?
- * Reads the namespace's budgets (none: true at once) and each pod's labels
- * and phase. Like the API server, a budget counts only Running pods. False
+ * Reads the namespace's budgets (none: allowed at once) and each pod's labels
+ * and phase. Like the API server, a budget counts only Running pods. REFUSES
  * with a one-line why when a budget covering some of them allows fewer
- * disruptions than that, or has not been processed yet. A failed read is not
- * a refusal: the dry runs still ask the API server.
+ * disruptions than that, or has not been processed yet. What cannot be read
+ * (an error, a 429, a timeout, a list over the client's reply cap) is UNREAD,
+ * with why: the gang is not evicted then either (fail closed), since a dry
+ * run does not spend a budget and cannot stand in for this count.
  */
-bool evict_budget_allows(struct kube_client *kube, const char *ns, const char *const *names,
-                         size_t n, char *why, size_t len);
+enum evict_budget evict_budget_check(struct kube_client *kube, const char *ns,
+                                     const char *const *names, size_t n, char *why, size_t len);
 
 /* Does a metav1.LabelSelector match these labels (an object)? NULL selector: no; {}: yes. */
 bool evict_selector_matches(const cJSON *selector, const cJSON *labels);

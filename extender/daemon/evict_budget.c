@@ -6,7 +6,9 @@
  * each real one; a dry run checks but spends nothing. So seven dry runs pass
  * under a budget that allows one disruption, and the second real eviction is
  * refused: the gang would be left broken. This check counts the gang's pods
- * under each budget first.
+ * under each budget first. What it cannot read it does not guess: a budget or
+ * pod list that fails (an error, a 429, a timeout, a reply over the client's
+ * cap) refuses the gang for now, so no budget is ever assumed to allow.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,14 +79,15 @@ bool evict_selector_matches(const cJSON *selector, const cJSON *labels)
     return true;
 }
 
-static cJSON *get_list(struct kube_client *kube, const char *path)
+/* GET a list; NULL with a one-line err when it cannot be read. */
+static cJSON *get_list(struct kube_client *kube, const char *path, char *err, size_t len)
 {
-    char err[512];
     cJSON *list = NULL;
 
-    if (kube_request(kube, "GET", path, NULL, NULL, NULL, &list, err, sizeof(err)) != EXT_OK) {
-        ext_log_warn("disruption budgets not read; the dry runs still ask the API server", "error",
-                     err);
+    if (kube_request(kube, "GET", path, NULL, NULL, NULL, &list, err, len) != EXT_OK ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(list, "items"))) {
+        if (list)
+            (void)ext_errf(err, len, EXT_EINVAL, "GET %s: the reply has no items list", path);
         cJSON_Delete(list);
         return NULL;
     }
@@ -157,35 +160,52 @@ static bool budget_allows(const cJSON *pdb, const char *ns, size_t k, char *why,
     return true;
 }
 
-bool evict_budget_allows(struct kube_client *kube, const char *ns, const char *const *names,
-                         size_t n, char *why, size_t len)
+enum evict_budget evict_budget_check(struct kube_client *kube, const char *ns,
+                                     const char *const *names, size_t n, char *why, size_t len)
 {
-    char path[BUDGET_PATH_MAX];
+    char path[BUDGET_PATH_MAX], err[400];
     cJSON *budgets, *pods = NULL;
     const cJSON *pdb, *items;
-    bool ok = true;
+    enum evict_budget verdict = EVICT_BUDGET_ALLOWS;
 
-    if (!kube_name_valid(ns) || n == 0)
-        return true;
+    if (n == 0)
+        return EVICT_BUDGET_ALLOWS;
+    if (!kube_name_valid(ns)) {
+        (void)ext_errf(why, len, EXT_EINVAL, "namespace %s is not a valid name", ns);
+        return EVICT_BUDGET_UNREAD;
+    }
     snprintf(path, sizeof(path), "/apis/policy/v1/namespaces/%s/poddisruptionbudgets", ns);
-    budgets = get_list(kube, path);
+    if (!(budgets = get_list(kube, path, err, sizeof(err)))) {
+        (void)ext_errf(why, len, EXT_OK,
+                       "the PodDisruptionBudgets of namespace %s could not be read, so nothing "
+                       "of the gang is evicted now: %s",
+                       ns, err);
+        return EVICT_BUDGET_UNREAD;
+    }
     items = cJSON_GetObjectItemCaseSensitive(budgets, "items");
     if (cJSON_GetArraySize(items) == 0) {
         cJSON_Delete(budgets);
-        return true;
+        return EVICT_BUDGET_ALLOWS;
     }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods", ns);
-    pods = get_list(kube, path);
+    if (!(pods = get_list(kube, path, err, sizeof(err)))) {
+        (void)ext_errf(why, len, EXT_OK,
+                       "the pods of namespace %s could not be read to count them under its "
+                       "PodDisruptionBudgets, so nothing of the gang is evicted now: %s",
+                       ns, err);
+        cJSON_Delete(budgets);
+        return EVICT_BUDGET_UNREAD;
+    }
     cJSON_ArrayForEach(pdb, items)
     {
         size_t k = under_budget(pdb, cJSON_GetObjectItemCaseSensitive(pods, "items"), names, n);
 
         if (k > 0 && !budget_allows(pdb, ns, k, why, len)) {
-            ok = false;
+            verdict = EVICT_BUDGET_REFUSES;
             break;
         }
     }
     cJSON_Delete(pods);
     cJSON_Delete(budgets);
-    return ok;
+    return verdict;
 }

@@ -247,7 +247,7 @@ static void collect(struct ext_metrics *m, void *ctx)
 
 static int register_metrics(struct ext_daemon *d)
 {
-    static const char *const results[] = {"evicted", "refused", "failed"};
+    static const char *const results[] = {"evicted", "refused", "unchecked", "failed"};
     struct ext_metrics *m = d->metrics;
 
     d->bind_outcomes = ext_metrics_counter(
@@ -300,8 +300,10 @@ static int register_metrics(struct ext_daemon *d)
         "node");
     d->evictions = ext_metrics_counter(m, "muster_evictions_total",
                                        "Pods evicted for reclaim or preemption (evicted), refused "
-                                       "whole with their gang before any was evicted (refused), or "
-                                       "failed after their gang's dry run passed (failed)",
+                                       "whole with their gang before any was evicted (refused), "
+                                       "refused because their disruption budgets could not be "
+                                       "read (unchecked), or failed after their gang's dry run "
+                                       "passed (failed)",
                                        "kind,result");
     d->queue_fair_share = ext_metrics_gauge(
         m, "muster_queue_fair_share",

@@ -253,10 +253,11 @@ cJSON *gpu_share_configmap_new(const char *ns, const char *name, const char *dev
 
     if (!kube_name_valid(ns) || !kube_name_valid(name) || devices == NULL || *devices == '\0' ||
         owner_name == NULL || owner_uid == NULL || *owner_uid == '\0' || fraction_milli <= 0 ||
-        fraction_milli >= 1000) {
+        fraction_milli > 1000) {
+        /* 1000: a gpu-memory ask of a whole device's memory takes the whole device. */
         (void)ext_errf(err, errlen, EXT_OK,
                        "GPU share ConfigMap %.64s/%.64s: needs a namespace, a name, the "
-                       "devices, the owner pod's name and uid, and a share in (0, 1)",
+                       "devices, the owner pod's name and uid, and a share in (0, 1]",
                        ns ? ns : "", name ? name : "");
         return NULL;
     }

@@ -78,9 +78,10 @@ e2e_workload_api_version() {
 # submitter is a batch/v1 Job), the garbage collector (deleting a RayJob or RayCluster deletes
 # what it owns, as in a real cluster), the namespace controller (a deleted namespace goes away)
 # and, with the Workload API, the PodGroup protection controller (it takes its finalizer off a
-# PodGroup no pod uses). Not the node lifecycle controller: no kubelet renews the nodes' leases
+# PodGroup no pod uses), and the disruption controller (a PodDisruptionBudget's status, which
+# muster reads before it evicts). Not the node lifecycle controller: no kubelet renews the nodes' leases
 # but kwok, and a taint from it would evict pods in the middle of a scenario.
-E2E_KCM_CONTROLLERS=${E2E_KCM_CONTROLLERS:-job-controller,garbage-collector-controller,namespace-controller}
+E2E_KCM_CONTROLLERS=${E2E_KCM_CONTROLLERS:-job-controller,garbage-collector-controller,namespace-controller,disruption-controller}
 
 e2e_log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 e2e_err() { printf '[e2e %(%H:%M:%S)T] ERROR: %s\n' -1 "$*" >&2; }

@@ -1,0 +1,51 @@
+/*
+ * test_eviction_model.c - the eviction model checker (eviction_model.h), a bounded run:
+ * EVICTION_MODEL_SCENARIOS scenarios (default 2000) from seed EVICTION_MODEL_SEED (default
+ * 1). It prints what it ran and the violations by kind, and fails on any violation.
+ * bench/bench_eviction_model runs it long (docs/bench.md).
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "eviction_model.h"
+
+static uint64_t env_or(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? strtoull(v, NULL, 10) : fallback;
+}
+
+START_TEST(no_violation_of_any_kind)
+{
+    uint64_t n = env_or("EVICTION_MODEL_SCENARIOS", 2000), seed = env_or("EVICTION_MODEL_SEED", 1);
+    struct em_stats st = {0};
+
+    for (uint64_t i = 0; i < n; i++)
+        em_run(seed + i, &st);
+    em_print(&st, stdout);
+    ck_assert_uint_gt(st.evictions, 0);        /* the runs did evict */
+    ck_assert_uint_gt(st.refused, 0);          /* and refusals were tried */
+    ck_assert_uint_gt(st.checked_waiting, 0);  /* and gangs waited */
+    for (int k = 0; k < EM_KINDS; k++)
+        ck_assert_msg(st.violations[k] == 0, "%llu %s violations; first: %s",
+                      (unsigned long long)st.violations[k], em_violation_name(k), st.first[k]);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("eviction_model");
+    TCase *tc = tcase_create("randomized");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, no_violation_of_any_kind);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
