@@ -51,6 +51,11 @@ struct why {
     const char *owner;      /* "RayJob lab/train", "RayService lab/svc"; NULL: none known */
     const char *rayjob_key; /* a RayJob's "ns/name": its submitter pod is a member */
     cJSON *notes;           /* lines about the owner (owned): its cluster(s), submitter, state */
+
+    /* Fair over time: the resource whose share its queue's recent usage cut below what the
+     * waiting gang needs (it would fit the share that ignores usage), -1 if none; the need. */
+    int used_lately;
+    int64_t need;
 };
 
 /* Writes the report of w as text or JSON (o->output). false when out of memory. */
