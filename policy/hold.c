@@ -424,7 +424,8 @@ static int32_t *holding_ids(const struct policy_cluster *c, size_t *n)
 
     *n = 0;
     if (ids) {
-        memcpy(ids, c->holding.v, c->holding.n * sizeof(*ids));
+        if (c->holding.n) /* holding.v is NULL while nothing was ever held */
+            memcpy(ids, c->holding.v, c->holding.n * sizeof(*ids));
         *n = c->holding.n;
     }
     return ids;
