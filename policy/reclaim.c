@@ -57,6 +57,7 @@ struct victim {
     int32_t priority;
     int64_t since;
     bool taken;
+    bool outside; /* none of its pods in the domain the search tries now (topology) */
     struct pstatement lifted, held; /* while taken: its pods, and a plan's leavers, lifted */
 };
 
@@ -495,6 +496,27 @@ static void restore_all(struct psearch *s)
             give_back(s, &s->v[i]);
 }
 
+/* A member alone: anywhere, or within the domains its gang keeps to. */
+static bool fits_one(struct psearch *s, struct ppod *p, struct pstatement *st)
+{
+    char why[POLICY_REASON_LEN];
+    const char **names;
+    size_t n = 0;
+    bool ok;
+
+    if (s->g->singleton || !ptopo_constrained(s->g))
+        return pplan_one_try(s->c, p, NULL, 0, st, why, sizeof(why)) == 0;
+    if (!(names = malloc((s->c->nodes.n ? s->c->nodes.n : 1) * sizeof(*names))))
+        return false;
+    for (size_t i = 0; i < s->c->nodes.n; i++)
+        if (s->c->nodes.items[i])
+            names[n++] = pnode_at(s->c, (int32_t)i)->name;
+    n = ptopo_within(s->c, s->g, p, names, n, false, names);
+    ok = n > 0 && pplan_one_try(s->c, p, names, n, st, why, sizeof(why)) == 0;
+    free(names);
+    return ok;
+}
+
 /* Would the waiting gang fit whole now? Leaves its placements in st when it does. */
 static bool fits(struct psearch *s, struct pstatement *st)
 {
@@ -504,7 +526,7 @@ static bool fits(struct psearch *s, struct pstatement *st)
     if (s->x || s->g->singleton) {
         struct ppod *p = s->x ? s->x : ppod_at(s->c, s->g->members[0]);
 
-        return p && pplan_one_try(s->c, p, NULL, 0, st, why, sizeof(why)) == 0;
+        return p && fits_one(s, p, st);
     }
     return pplan_gang_try(s->c, s->g, NULL, st, &kind, why, sizeof(why)) == 0;
 }
@@ -601,7 +623,7 @@ static bool choose(struct psearch *s)
         for (size_t i = 0; i < s->n && !ok; i++) {
             struct victim *v = &s->v[i];
 
-            if (v->taken || whole_taken(s, v))
+            if (v->taken || v->outside || whole_taken(s, v))
                 continue;
             /* The whole gang comes after its extras, and holds them: give those back first. */
             for (size_t k = 0; v->unit == UNIT_WHOLE && k < i; k++)
@@ -631,6 +653,57 @@ static bool choose(struct psearch *s)
     if (!any || !fits(s, &s->plan))
         return false;
     return audit(s);
+}
+
+/* Does victim v hold room in the fenced domain (any pod of it, or of the plan it is)? */
+static bool in_fence(const struct psearch *s, const struct victim *v, const uint8_t *fence)
+{
+    for (size_t k = 0; k < v->npods; k++) {
+        int32_t node = VPOD(s, v, k)->place.node;
+
+        if (node >= 0 && (size_t)node < s->c->nodes.n && fence[node])
+            return true;
+    }
+    return false;
+}
+
+#define SEARCH_DOMAINS 16 /* domains of its required level a gang's search tries, most free first */
+
+/*
+ * A gang that must keep to one domain of a level is given victims inside one such domain
+ * that would then hold it, not anywhere: each domain in turn (most free first), with only
+ * the victims there, the gang planned only there.
+ */
+static bool choose_in_domains(struct psearch *s)
+{
+    uint8_t *fences[SEARCH_DOMAINS];
+    size_t nf = s->x || s->g->singleton ? 0 : ptopo_search_fences(s->c, s->g, fences,
+                                                                    SEARCH_DOMAINS);
+    bool ok = false;
+
+    if (nf == 0)
+        return choose(s);
+    for (size_t f = 0; f < nf && !ok; f++) {
+        bool any = false;
+
+        for (size_t i = 0; i < s->n; i++) {
+            s->v[i].outside = !in_fence(s, &s->v[i], fences[f]);
+            any |= !s->v[i].outside;
+        }
+        if (!any)
+            continue;
+        s->c->topo_fence = fences[f];
+        s->c->topo_fence_n = s->c->nodes.n;
+        ok = choose(s);
+        s->c->topo_fence = NULL;
+        if (!ok) {
+            pstatement_discard(s->c, &s->plan);
+            restore_all(s);
+        }
+    }
+    for (size_t f = 0; f < nf; f++)
+        free(fences[f]);
+    return ok;
 }
 
 /* ---- the search ---------------------------------------------------------------- */
@@ -696,7 +769,7 @@ static struct psearch *search(struct policy_cluster *c, struct pgang *g, struct 
     if (s->n == 0)
         goto fail;
     qsort(s->v, s->n, sizeof(*s->v), cmp_victims);
-    if (!choose(s))
+    if (!choose_in_domains(s))
         goto fail;
     return s;
 fail:

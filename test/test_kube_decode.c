@@ -884,10 +884,10 @@ START_TEST(test_pod_group_topology_key)
             ck_assert_int_eq(rc, EXT_OK);
             if (cases[i][1]) {
                 ck_assert_str_eq(pg.topology_key, cases[i][1]);
-                ck_assert_str_eq(pg.spec.topology_key, cases[i][1]); /* standalone: its own */
+                ck_assert_str_eq(pg.spec.topology.required, cases[i][1]); /* standalone: its own */
             } else {
                 ck_assert_ptr_null(pg.topology_key);
-                ck_assert_ptr_null(pg.spec.topology_key);
+                ck_assert_ptr_null(pg.spec.topology.required);
             }
         }
         cJSON_Delete(j);
@@ -913,15 +913,15 @@ START_TEST(test_refs_workload_topology_key)
         "{\"topology\": [{\"key\": \"rack\"}]}}}");
 
     ck_assert_int_eq(kube_workload_gang(w, NULL, a, &wl, NULL, 0, NULL), EXT_OK);
-    ck_assert_str_eq(wl.topology_key, "zone");
+    ck_assert_str_eq(wl.topology.required, "zone");
     ck_assert_int_eq(kube_refs_workload(r, "ml", "infer", &wl, "replicas"), EXT_OK);
     ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
-    ck_assert_str_eq(g.topology_key, "zone");
+    ck_assert_str_eq(g.topology.required, "zone");
     ck_assert_int_eq(kube_pod_group_decode(p, NULL, a, &pg, NULL, 0, NULL), EXT_OK);
     ck_assert_ptr_null(pg.spec.key); /* made from the Workload: it declares nothing itself */
     ck_assert_int_eq(kube_refs_pod_group(r, &pg), EXT_OK);
     ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
-    ck_assert_str_eq(g.topology_key, "rack");
+    ck_assert_str_eq(g.topology.required, "rack");
     kube_refs_free(r);
     ext_arena_free(a);
     cJSON_Delete(w);

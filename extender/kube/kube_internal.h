@@ -88,6 +88,12 @@ char *kube__key(struct ext_arena *a, const char *ns, const char *name);
 /* A RayCluster's head, and the pods KubeRay labels ray.io/node-type=head. */
 #define KUBE_SUBGROUP_HEAD "head"
 
+/* Who asked for a topology (policy_topology_constraint.dialect). */
+#define KUBE_DIALECT_KAI "KAI"
+#define KUBE_DIALECT_KUEUE "Kueue"
+#define KUBE_DIALECT_VOLCANO "Volcano"
+#define KUBE_DIALECT_WORKLOAD_API "the Workload API"
+
 /* The RayCluster named in metadata.ownerReferences, or NULL. */
 const char *kube__owner_raycluster(const cJSON *meta);
 
