@@ -70,6 +70,7 @@ struct psearch {
     struct pgang *assume;    /* a probe's: counted as bound just now, a victim like the rest */
     int64_t now;
     struct policy_resources need; /* what the reclaimer asks: estimated, then as planned */
+    struct policy_resources need0; /* ... as estimated */
     struct victim *v;
     size_t n, cap;
     struct ppod **pool;
@@ -667,40 +668,76 @@ static bool in_fence(const struct psearch *s, const struct victim *v, const uint
     return false;
 }
 
-#define SEARCH_DOMAINS 16 /* domains of its required level a gang's search tries, most free first */
+#define SEARCH_DOMAINS 16 /* domains of its required level a gang's search tries */
+
+/* Only the victims with room in fence may be taken. False: none has. */
+static bool fence_victims(struct psearch *s, const uint8_t *fence)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < s->n; i++) {
+        s->v[i].outside = !in_fence(s, &s->v[i], fence);
+        any |= !s->v[i].outside;
+    }
+    return any;
+}
+
+/* choose, the gang planned only in fence; on failure everything as it was. */
+static bool choose_fenced(struct psearch *s, const uint8_t *fence)
+{
+    bool ok;
+
+    s->need = s->need0; /* an earlier domain's audit set it to what its plan asked */
+    s->c->topo_fence = fence;
+    s->c->topo_fence_n = s->c->nodes.n;
+    ok = choose(s);
+    s->c->topo_fence = NULL;
+    if (!ok) {
+        pstatement_discard(s->c, &s->plan);
+        restore_all(s);
+    }
+    return ok;
+}
+
+/* Pods a choice evicts (a plan in transit costs none). */
+static size_t evicted_pods(const struct psearch *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].taken && s->v[i].unit != UNIT_PLAN)
+            n += s->v[i].npods;
+    return n;
+}
 
 /*
  * A gang that must keep to one domain of a level is given victims inside one such domain
- * that would then hold it, not anywhere: each domain in turn (most free first), with only
- * the victims there, the gang planned only there.
+ * that would then hold it, not anywhere: each domain (the first SEARCH_DOMAINS, most free
+ * first) is searched with only its victims and the gang planned only there, and the one that
+ * evicts the fewest pods is chosen.
  */
 static bool choose_in_domains(struct psearch *s)
 {
     uint8_t *fences[SEARCH_DOMAINS];
     size_t nf = s->x || s->g->singleton ? 0 : ptopo_search_fences(s->c, s->g, fences,
                                                                     SEARCH_DOMAINS);
+    size_t best = nf, fewest = 0;
     bool ok = false;
 
     if (nf == 0)
         return choose(s);
-    for (size_t f = 0; f < nf && !ok; f++) {
-        bool any = false;
-
-        for (size_t i = 0; i < s->n; i++) {
-            s->v[i].outside = !in_fence(s, &s->v[i], fences[f]);
-            any |= !s->v[i].outside;
-        }
-        if (!any)
+    for (size_t f = 0; f < nf; f++) {
+        if (!fence_victims(s, fences[f]) || !choose_fenced(s, fences[f]))
             continue;
-        s->c->topo_fence = fences[f];
-        s->c->topo_fence_n = s->c->nodes.n;
-        ok = choose(s);
-        s->c->topo_fence = NULL;
-        if (!ok) {
-            pstatement_discard(s->c, &s->plan);
-            restore_all(s);
+        if (best == nf || evicted_pods(s) < fewest) {
+            best = f;
+            fewest = evicted_pods(s);
         }
+        pstatement_discard(s->c, &s->plan);
+        restore_all(s);
     }
+    if (best < nf) /* chosen again: the same victims, the same plan */
+        ok = fence_victims(s, fences[best]) && choose_fenced(s, fences[best]);
     for (size_t f = 0; f < nf; f++)
         free(fences[f]);
     return ok;
@@ -743,6 +780,7 @@ static struct psearch *search(struct policy_cluster *c, struct pgang *g, struct 
         ppod_charge_resources(x, ppod_share_asked(c, x), &s->need);
     else
         pgang_minimum_need(c, g, &s->need);
+    s->need0 = s->need;
     s->used0 = calloc(nq, sizeof(*s->used0));
     s->level = malloc(nq * sizeof(*s->level));
     s->level_r = malloc(nq * sizeof(*s->level_r));

@@ -850,6 +850,156 @@ START_TEST(sources_that_disagree_on_the_topology_are_a_conflict)
 }
 END_TEST
 
+static void gpu_queue(const char *name, int64_t quota_milli)
+{
+    struct policy_queue_spec q = {.name = name};
+
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        q.quota.v[r] = r == POLICY_RES_GPU ? quota_milli : -1;
+        q.limit.v[r] = -1;
+        q.over_quota_weight.v[r] = 1;
+    }
+    ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+/* A gang of n pods of one GPU each, bound on node, in queue. */
+static void bound_gang(const char *gang, const char *queue, int n, const char *node)
+{
+    char key[64];
+    struct policy_gang_spec g = {.key = key, .min_members = n, .source = POLICY_GANG_PODGROUP,
+                                 .queue = queue};
+
+    snprintf(key, sizeof(key), "ml/%s", gang);
+    ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+    for (int i = 0; i < n; i++) {
+        char name[64], uid[80];
+        struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = key, .queue = queue, .managed = true, .node = node,
+                                    .bound_at = NOW - 3600 * 1000};
+
+        snprintf(name, sizeof(name), "%s-%d", gang, i);
+        snprintf(uid, sizeof(uid), "uid-%s", name);
+        ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    }
+}
+
+/*
+ * Reclaim for a gang that must keep to one rack looks for victims one rack at a time and takes
+ * the rack that costs the fewest evictions: team-b's bb2 (3 pods, the only gang in rack r2)
+ * rather than bb1 and bb3 (4 pods in rack r1), which a search anywhere takes first (the
+ * youngest first, and their rack then holds the gang).
+ */
+START_TEST(reclaim_looks_for_victims_inside_one_domain)
+{
+    struct policy_eviction *ev;
+    struct policy_filter_result fr;
+    const char *names[] = {"b1r1-0", "b1r2-0"};
+    size_t n;
+
+    add_topology("cluster");
+    add_node3("b1", "r1", 0, 4);
+    add_node3("b1", "r2", 0, 4);
+    gpu_queue("team-a", 8000);
+    gpu_queue("team-b", 0);
+    bound_gang("bb2", "team-b", 3, "b1r2-0");
+    bound_gang("bb1", "team-b", 2, "b1r1-0");
+    bound_gang("bb3", "team-b", 2, "b1r1-0");
+    {
+        struct policy_gang_spec g = {.key = "ml/ra", .min_members = 4,
+                                     .source = POLICY_GANG_PODGROUP, .queue = "team-a",
+                                     .topology = {.topology = "cluster", .required = "rack"}};
+
+        ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+    }
+    for (int i = 0; i < 4; i++) {
+        char name[16], uid[32];
+        struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/ra", .queue = "team-a", .managed = true};
+
+        snprintf(name, sizeof(name), "ra-%d", i);
+        snprintf(uid, sizeof(uid), "uid-%s", name);
+        ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    }
+    ck_assert_int_eq(policy_filter(C, "ml", "ra-0", names, 2, NOW, &fr), POLICY_OK);
+    ck_assert(fr.evictions);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 3);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(ev[i].gang, "ml/bb2");
+    policy_evictions_free(ev, n);
+    ck_assert_int_eq(strncmp(node_of("ra-0"), "b1r2", 4), 0);
+    ck_assert_int_eq(strncmp(node_of("ra-3"), "b1r2", 4), 0);
+}
+END_TEST
+
+/* An extra of a gang that only prefers a rack goes to the rack its bound members share while
+ * it has room there, although binpack would take a fuller node elsewhere. */
+START_TEST(an_extra_goes_where_its_fellows_are_even_when_only_preferred)
+{
+    const char *names[] = {"b1r1-0", "b1r1-1", "b1r2-0"};
+    struct policy_filter_result fr;
+
+    add_topology("cluster");
+    add_node3("b1", "r1", 0, 4);
+    add_node3("b1", "r1", 1, 4);
+    add_node3("b1", "r2", 0, 4);
+    fill("b1r2-0", 3); /* the fullest node with room: binpack's choice */
+    kai_gang("ml/p", 2, NULL, "rack");
+    for (int i = 0; i < 3; i++) {
+        char name[16], uid[32];
+        struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/p", .managed = true,
+                                    .node = i < 2 ? "b1r1-0" : NULL};
+
+        snprintf(name, sizeof(name), "p-%d", i);
+        snprintf(uid, sizeof(uid), "uid-%s", name);
+        ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    }
+    ck_assert_int_eq(policy_filter(C, "ml", "p-2", names, 3, NOW, &fr), POLICY_OK);
+    ck_assert_ptr_null(fr.reason);
+    policy_filter_result_cleanup(&fr);
+    ck_assert_int_eq(strncmp(node_of("p-2"), "b1r1", 4), 0);
+}
+END_TEST
+
+/* kube-scheduler's own preemption proposing victims outside the rack a gang's placed members
+ * are in is refused: evicting there cannot help the gang. */
+START_TEST(preemption_outside_the_gangs_domain_is_refused)
+{
+    char **out = NULL;
+    size_t nout = 0;
+    const char *there[] = {"ml/fill-b1r2-0"}, *here[] = {"ml/fill-b1r1-1"};
+
+    add_topology("cluster");
+    add_node3("b1", "r1", 0, 4);
+    add_node3("b1", "r1", 1, 4);
+    add_node3("b1", "r2", 0, 4);
+    fill("b1r2-0", 4);
+    fill("b1r1-1", 4);
+    kai_gang("ml/q", 2, "rack", NULL);
+    for (int i = 0; i < 2; i++) {
+        char name[16], uid[32];
+        struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 4,
+                                    .gang = "ml/q", .managed = true, .priority = 200,
+                                    .node = i == 0 ? "b1r1-0" : NULL};
+
+        snprintf(name, sizeof(name), "q-%d", i);
+        snprintf(uid, sizeof(uid), "uid-%s", name);
+        ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    }
+    ck_assert(!policy_preempt_victims(C, "ml", "q-1", there, 1, &out, &nout));
+    ck_assert(policy_preempt_victims(C, "ml", "q-1", here, 1, &out, &nout));
+    ck_assert_int_eq(nout, 1);
+    free(out[0]);
+    free(out);
+}
+END_TEST
+
 static void add_reserved(const struct policy_queue_view *v, void *ctx)
 {
     if (v->parent == NULL)
@@ -894,6 +1044,9 @@ static Suite *suite(void)
     tcase_add_test(tc, a_gang_naming_an_unknown_topology_waits_until_it_comes);
     tcase_add_test(tc, a_volcano_tier_is_a_level_counted_from_the_nodes);
     tcase_add_test(tc, sources_that_disagree_on_the_topology_are_a_conflict);
+    tcase_add_test(tc, reclaim_looks_for_victims_inside_one_domain);
+    tcase_add_test(tc, an_extra_goes_where_its_fellows_are_even_when_only_preferred);
+    tcase_add_test(tc, preemption_outside_the_gangs_domain_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }
