@@ -755,8 +755,8 @@ START_TEST(a_subgroup_keeps_to_its_own_level_inside_the_gangs)
 END_TEST
 
 /* Multi-host replicas of a worker group that only prefers a rack keep each replica's hosts in
- * one rack: two replicas of 2 hosts (4 GPUs each) over racks of 5 GPUs each go one per rack,
- * although 2 + 2 + 4 would fit by GPU count across them. */
+ * one rack: no rack holds all four pods (3 free each), and binpack alone would put three on
+ * the first rack's node and split the second replica; each replica goes whole to one rack. */
 START_TEST(a_multi_host_replica_keeps_to_one_domain)
 {
     struct policy_subgroup_spec subs[] = {
@@ -767,16 +767,16 @@ START_TEST(a_multi_host_replica_keeps_to_one_domain)
 
     add_topology("cluster");
     add_node3("b1", "r1", 0, 4);
-    add_node3("b1", "r1", 1, 1);
     add_node3("b1", "r2", 0, 4);
-    add_node3("b1", "r2", 1, 1);
+    fill("b1r1-0", 1);
+    fill("b1r2-0", 1);
     ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
     for (int i = 0; i < 4; i++) {
         char name[16], uid[32], replica[16];
         struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
-                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 2,
-                                    .gang = "ml/mh", .subgroup = "tpu", .replica = replica,
-                                    .managed = true};
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/mh", .subgroup = "tpu",
+                                    .replica = _i ? NULL : replica, .managed = true};
 
         snprintf(name, sizeof(name), "mh-%d", i);
         snprintf(uid, sizeof(uid), "uid-%s", name);
@@ -784,6 +784,10 @@ START_TEST(a_multi_host_replica_keeps_to_one_domain)
         ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
     }
     ck_assert_str_eq(plan_gang("mh-0"), "");
+    if (_i) { /* without replicas (the label absent): what binpack alone does */
+        ck_assert_int_ne(strncmp(node_of("mh-2"), node_of("mh-3"), 4), 0);
+        return;
+    }
     ck_assert_int_eq(strncmp(node_of("mh-0"), node_of("mh-1"), 4), 0);
     ck_assert_int_eq(strncmp(node_of("mh-2"), node_of("mh-3"), 4), 0);
     ck_assert_int_ne(strncmp(node_of("mh-0"), node_of("mh-2"), 4), 0);
@@ -1000,6 +1004,205 @@ START_TEST(preemption_outside_the_gangs_domain_is_refused)
 }
 END_TEST
 
+/* ---- a seeded randomized check ------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+struct rnode {
+    char name[16];
+    int block, rack;
+    int64_t gpus, used;
+};
+
+struct rworld {
+    struct rnode node[64];
+    int n;
+};
+
+static void rnode_seen(const struct policy_node_view *v, void *ctx)
+{
+    struct rworld *w = ctx;
+
+    for (int i = 0; i < w->n; i++)
+        if (strcmp(w->node[i].name, v->name) == 0)
+            w->node[i].used = v->gpus_whole_used;
+}
+
+/* Member slots of `size` GPUs in the domain (level 0: block b; 1: rack r of block b). */
+static int64_t rslots(const struct rworld *w, int level, int b, int r, int64_t size)
+{
+    int64_t slots = 0;
+
+    for (int i = 0; i < w->n; i++)
+        if (w->node[i].block == b && (level == 0 || w->node[i].rack == r))
+            slots += (w->node[i].gpus - w->node[i].used) / size;
+    return slots;
+}
+
+static const struct rnode *rnode_of(const struct rworld *w, const char *name)
+{
+    for (int i = 0; name && i < w->n; i++)
+        if (strcmp(w->node[i].name, name) == 0)
+            return &w->node[i];
+    return NULL;
+}
+
+/* The constraints a gang of the trial may carry: level index 0 block, 1 rack; -1 none. */
+static const struct {
+    const char *required, *preferred;
+    int req, pref;
+} kinds[] = {
+    {NULL, NULL, -1, -1},     {"block", NULL, 0, -1}, {"rack", NULL, 1, -1},
+    {NULL, "rack", -1, 1},    {"block", "rack", 0, 1}, {NULL, "block", -1, 0},
+};
+
+/*
+ * Random clusters (blocks of racks of nodes of 2, 4 or 8 GPUs, some taken) and random gangs
+ * (members of one size, some with a head of no GPU and workers kept to a rack of their own),
+ * each planned in turn. After each: a gang with a required level never spans two domains of
+ * it, nor a subgroup of its own; a planned gang has every subgroup's minimum placed, a waiting
+ * one nothing; a gang that a domain of its required level had room for (member slots counted
+ * node by node) is planned; and the most local level wins: a gang one of whose preferred
+ * domains had room (within its required one) sits in one preferred domain.
+ */
+START_TEST(random_gangs_keep_to_their_domains)
+{
+    const char *env = getenv("MUSTER_TOPO_TRIALS");
+    int trials = env ? atoi(env) : 300;
+
+    for (int t = 0; t < trials; t++) {
+        struct rworld w = {0};
+        int nb = 2 + (int)rnd(2), nr = 1 + (int)rnd(3);
+        uint64_t seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(t + 1);
+
+        rng_state = seed;
+        teardown();
+        setup();
+        add_topology("cluster");
+        for (int b = 1; b <= nb; b++)
+            for (int r = 1; r <= nr; r++)
+                for (int i = 0, k = 1 + (int)rnd(3); i < k && w.n < 64; i++) {
+                    char block[4], rack[4];
+                    struct rnode *n = &w.node[w.n++];
+
+                    snprintf(block, sizeof(block), "b%d", b);
+                    snprintf(rack, sizeof(rack), "r%d", r);
+                    n->block = b;
+                    n->rack = r;
+                    n->gpus = (int64_t)2 << rnd(3);
+                    snprintf(n->name, sizeof(n->name), "b%dr%d-%d", b, r, i);
+                    add_node3(block, rack, i, n->gpus);
+                    if (rnd(3) == 0)
+                        fill(n->name, 1 + (int64_t)rnd((uint32_t)n->gpus));
+                }
+        for (int gi = 0; gi < 6; gi++) {
+            char key[32], prefix[16], first[32];
+            int kind = (int)rnd(sizeof(kinds) / sizeof(kinds[0]));
+            int members = 1 + (int)rnd(8), with_head = rnd(3) == 0, sub_rack = with_head && rnd(2);
+            int64_t size = 1 + (int64_t)rnd(4);
+            struct policy_subgroup_spec subs[2] = {
+                {.name = "head", .min_members = 1},
+                {.name = "gpu", .min_members = members,
+                 .topology = {.topology = sub_rack ? "cluster" : NULL,
+                              .required = sub_rack ? "rack" : NULL}}};
+            struct policy_gang_spec g = {
+                .key = key, .min_members = members + with_head,
+                .subgroups = with_head ? subs : NULL, .nsubgroups = with_head ? 2 : 0,
+                .source = POLICY_GANG_WORKLOAD,
+                .topology = {.topology = "cluster", .required = kinds[kind].required,
+                             .preferred = kinds[kind].preferred}};
+            bool room_req = false, room_pref = false, planned;
+            int pb = -1, pr = -1, sb = -1, sr = -1, placed = 0;
+
+            snprintf(key, sizeof(key), "ml/g%d", gi);
+            snprintf(prefix, sizeof(prefix), "g%d", gi);
+            policy_each_node(C, rnode_seen, &w);
+            /* Room before: a domain of the required level (each if none), and a preferred one
+             * inside a required one. Without a head the member slots decide. */
+            for (int b = 1, all = 0; b <= nb && !with_head; b++)
+                for (int r = 1; r <= nr; r++) {
+                    bool req_ok;
+
+                    all += (int)rslots(&w, 1, b, r, size);
+                    req_ok = kinds[kind].req < 0 ? all >= members
+                                                 : rslots(&w, kinds[kind].req, b, r, size) >=
+                                                       members;
+
+                    room_req |= req_ok;
+                    room_pref |= (kinds[kind].req < 0 ||
+                                  rslots(&w, kinds[kind].req, b, r, size) >= members) &&
+                                 kinds[kind].pref >= 0 &&
+                                 rslots(&w, kinds[kind].pref, b, r, size) >= members;
+                }
+            ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+            for (int i = 0; i < members + with_head; i++) {
+                char name[32], uid[48];
+                bool head = with_head && i == 0;
+                struct policy_pod_spec p = {.namespace_ = "ml", .name = name, .uid = uid,
+                                            .cpu_milli = 1000, .memory_bytes = GiB,
+                                            .gpus = head ? 0 : size, .gang = key,
+                                            .gang_head = head,
+                                            .subgroup = with_head ? (head ? "head" : "gpu") : NULL,
+                                            .managed = true};
+
+                snprintf(name, sizeof(name), "%s-%d", prefix, i);
+                snprintf(uid, sizeof(uid), "uid-%s", name);
+                ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+            }
+            snprintf(first, sizeof(first), "%s-0", prefix);
+            planned = *plan_gang(first) == '\0';
+            for (int i = 0; i < members + with_head; i++) {
+                char name[32];
+                const struct rnode *n;
+                bool head = with_head && i == 0;
+
+                snprintf(name, sizeof(name), "%s-%d", prefix, i);
+                if (!(n = rnode_of(&w, node_of(name))))
+                    continue;
+                placed++;
+                if (kinds[kind].req >= 0 || kinds[kind].pref >= 0) {
+                    /* one required domain; the preferred one too when there was room */
+                    ck_assert_msg(pb < 0 || kinds[kind].req < 0 || pb == n->block,
+                                  "seed %llx gang %d: two blocks", (unsigned long long)seed, gi);
+                    ck_assert_msg(pr < 0 || kinds[kind].req < 1 ||
+                                      (pb == n->block && pr == n->rack),
+                                  "seed %llx gang %d: two racks", (unsigned long long)seed, gi);
+                    if (room_pref && !with_head)
+                        ck_assert_msg(pb < 0 || (pb == n->block &&
+                                                 (kinds[kind].pref < 1 || pr == n->rack)),
+                                      "seed %llx gang %d: its preferred domain had room",
+                                      (unsigned long long)seed, gi);
+                    pb = n->block;
+                    pr = n->rack;
+                }
+                if (sub_rack && !head) {
+                    ck_assert_msg(sb < 0 || (sb == n->block && sr == n->rack),
+                                  "seed %llx gang %d: workers in two racks",
+                                  (unsigned long long)seed, gi);
+                    sb = n->block;
+                    sr = n->rack;
+                }
+            }
+            ck_assert_msg(placed == (planned ? members + with_head : 0),
+                          "seed %llx gang %d: %d of %d placed, planned %d",
+                          (unsigned long long)seed, gi, placed, members + with_head, planned);
+            ck_assert_msg(planned || !room_req || with_head,
+                          "seed %llx gang %d (kind %d, %d x %lld): a domain had room, it waits: %s",
+                          (unsigned long long)seed, gi, kind, members, (long long)size,
+                          plan_gang(first));
+        }
+    }
+}
+END_TEST
+
 static void add_reserved(const struct policy_queue_view *v, void *ctx)
 {
     if (v->parent == NULL)
@@ -1040,13 +1243,14 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, the_domain_that_strands_the_least_is_chosen_over_the_fullest, 0, 2);
     tcase_add_test(tc, inside_a_domain_the_preferred_subdomain_with_the_most_room_goes_first);
     tcase_add_test(tc, a_subgroup_keeps_to_its_own_level_inside_the_gangs);
-    tcase_add_test(tc, a_multi_host_replica_keeps_to_one_domain);
+    tcase_add_loop_test(tc, a_multi_host_replica_keeps_to_one_domain, 0, 2);
     tcase_add_test(tc, a_gang_naming_an_unknown_topology_waits_until_it_comes);
     tcase_add_test(tc, a_volcano_tier_is_a_level_counted_from_the_nodes);
     tcase_add_test(tc, sources_that_disagree_on_the_topology_are_a_conflict);
     tcase_add_test(tc, reclaim_looks_for_victims_inside_one_domain);
     tcase_add_test(tc, an_extra_goes_where_its_fellows_are_even_when_only_preferred);
     tcase_add_test(tc, preemption_outside_the_gangs_domain_is_refused);
+    tcase_add_test(tc, random_gangs_keep_to_their_domains);
     suite_add_tcase(s, tc);
     return s;
 }
