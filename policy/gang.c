@@ -145,6 +145,7 @@ void psubs_free(struct psubgroup *subs, size_t n)
     for (size_t i = 0; subs && i < n; i++) {
         free(subs[i].name);
         ptopo_want_free(&subs[i].want);
+        ptopo_want_free(&subs[i].other);
     }
     free(subs);
 }
@@ -244,7 +245,7 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
         struct policy_topology_constraint tc = {
             .topology = w->topology, .required = w->required, .preferred = w->preferred,
             .required_tier = w->required_tier, .preferred_tier = w->preferred_tier,
-            .dialect = w->dialect};
+            .dialect = w->dialect, .invalid = w->invalid};
 
         subs[i].min = d->min > 0 ? d->min : 0;
         if (!(subs[i].name = pstrdup(d->name)) ||

@@ -83,7 +83,7 @@ enum preason_kind {
 
 /* A topology constraint as a source gave it (policy_topology_constraint), copied. */
 struct ptopo_want {
-    char *topology, *required, *preferred, *dialect;
+    char *topology, *required, *preferred, *dialect, *invalid;
     int32_t required_tier, preferred_tier;
 };
 
@@ -92,14 +92,15 @@ struct psubgroup {
     char *name;
     int32_t min;
     struct ptopo_want want;
+    struct ptopo_want other; /* another dialect's, in the same object */
 };
 
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
     char *queue; /* the queue this source names; NULL: none */
-    struct ptopo_want want; /* where the whole gang goes */
-    char *topology_note;    /* the decoder's word on dialects that disagree in the object */
+    struct ptopo_want want;  /* where the whole gang goes */
+    struct ptopo_want other; /* another dialect's word on it, in the same object */
     int32_t min;
     struct psubgroup *subs;
     size_t nsubs;
@@ -548,6 +549,8 @@ void ptopo_want_free(struct ptopo_want *w);
 bool ptopo_want_same(const struct ptopo_want *w, const struct policy_topology_constraint *s);
 bool ptopo_want_set(const struct ptopo_want *w);
 void ptopo_topologies_free(struct policy_cluster *c);
+/* Every gang's disagreement again: a Topology came, changed or went. */
+void ptopo_refresh_all(struct policy_cluster *c);
 /* The constraint in force (the first source, in source order, that names one) and what the
  * sources say against it; call after pgang_compose. */
 void ptopo_refresh(struct policy_cluster *c, struct pgang *g);

@@ -140,7 +140,7 @@ static void gang_free(struct pgang *g)
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
         free(g->decl[s].queue);
         ptopo_want_free(&g->decl[s].want);
-        free(g->decl[s].topology_note);
+        ptopo_want_free(&g->decl[s].other);
     }
     free(g->topo_conflict);
     free(g->decl);
@@ -434,29 +434,25 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
            q->preempt_min_runtime != s->preempt_min_runtime_ms;
 }
 
-/* A spec's queue and topology note as a declaration keeps them: an empty text is none. */
+/* A spec's queue as a declaration keeps it: an empty name is none. */
 static const char *spec_queue(const struct policy_gang_spec *s)
 {
     return s->queue && *s->queue ? s->queue : NULL;
-}
-
-static const char *spec_note(const struct policy_gang_spec *s)
-{
-    return s->topology_note && *s->topology_note ? s->topology_note : NULL;
 }
 
 static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
 {
     if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
         !same_text(d->queue, spec_queue(s)) || !ptopo_want_same(&d->want, &s->topology) ||
-        !same_text(d->topology_note, spec_note(s)) ||
+        !ptopo_want_same(&d->other, &s->topology_other) ||
         d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
         d->preemptible != s->preemptible)
         return false;
     for (size_t i = 0; i < d->nsubs; i++)
         if (!same_text(d->subs[i].name, s->subgroups[i].name) ||
             d->subs[i].min != s->subgroups[i].min_members ||
-            !ptopo_want_same(&d->subs[i].want, &s->subgroups[i].topology))
+            !ptopo_want_same(&d->subs[i].want, &s->subgroups[i].topology) ||
+            !ptopo_want_same(&d->subs[i].other, &s->subgroups[i].topology_other))
             return false;
     return true;
 }
@@ -569,7 +565,7 @@ static void decl_clear(struct pdecl *d)
 {
     free(d->queue);
     ptopo_want_free(&d->want);
-    free(d->topology_note);
+    ptopo_want_free(&d->other);
     psubs_free(d->subs, d->nsubs);
     memset(d, 0, sizeof(*d));
 }
@@ -579,16 +575,17 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 {
     struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
     char *queue = spec_queue(s) ? pstrdup(s->queue) : NULL;
-    char *note = spec_note(s) ? pstrdup(s->topology_note) : NULL;
-    struct ptopo_want want = {0};
+    struct ptopo_want want = {0}, other = {0};
 
-    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) || (spec_note(s) && !note) ||
-        ptopo_want_copy(&want, &s->topology) != POLICY_OK)
+    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) ||
+        ptopo_want_copy(&want, &s->topology) != POLICY_OK ||
+        ptopo_want_copy(&other, &s->topology_other) != POLICY_OK)
         goto fail;
     for (size_t i = 0; i < s->nsubgroups; i++) {
         subs[i].min = s->subgroups[i].min_members;
         if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : "")) ||
-            ptopo_want_copy(&subs[i].want, &s->subgroups[i].topology) != POLICY_OK) {
+            ptopo_want_copy(&subs[i].want, &s->subgroups[i].topology) != POLICY_OK ||
+            ptopo_want_copy(&subs[i].other, &s->subgroups[i].topology_other) != POLICY_OK) {
             psubs_free(subs, i + 1);
             subs = NULL;
             goto fail;
@@ -598,7 +595,7 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
     *d = (struct pdecl){.on = true,
                         .queue = queue,
                         .want = want,
-                        .topology_note = note,
+                        .other = other,
                         .min = s->min_members > 0 ? s->min_members : 0,
                         .subs = subs,
                         .nsubs = s->nsubgroups,
@@ -609,8 +606,8 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 fail:
     free(subs);
     free(queue);
-    free(note);
     ptopo_want_free(&want);
+    ptopo_want_free(&other);
     return POLICY_ENOMEM;
 }
 

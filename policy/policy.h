@@ -258,6 +258,9 @@ struct policy_topology_constraint {
     int32_t required_tier;  /* Volcano: 0 none */
     int32_t preferred_tier;
     const char *dialect;    /* who asked: "KAI", "Kueue", "Volcano", "Workload API" (for text) */
+    /* The decoder's verdict on a constraint it could not read (a tier that is not a number):
+     * the gang waits, saying so, rather than run where it was not meant to. NULL: none. */
+    const char *invalid;
 };
 
 /* One part of a gang with its own minimum: the head, a worker group. */
@@ -268,6 +271,9 @@ struct policy_subgroup_spec {
      * Its multi-host replicas (policy_pod_spec.replica) each keep to one domain of its finest
      * level (else the gang's). */
     struct policy_topology_constraint topology;
+    /* Another dialect's word on it in the same object (Kueue's beside KAI's): the engine says
+     * where it disagrees with topology, which it follows. */
+    struct policy_topology_constraint topology_other;
 };
 
 struct policy_gang_spec {
@@ -283,10 +289,10 @@ struct policy_gang_spec {
     /* Where the whole gang goes (a Workload-API PodGroup's schedulingConstraints.topology[0].key
      * as required, KAI's annotations or topologyConstraint, Volcano's networkTopology). */
     struct policy_topology_constraint topology;
-    /* The decoder's word on dialects that disagree within this object ("KAI's required rack
-     * disagrees with Volcano's tier 2, which muster follows"); NULL: none. Shown with the
-     * gang's conflict. */
-    const char *topology_note;
+    /* Another dialect's word on the whole gang in the same object (Volcano's labels beside
+     * KAI's annotations): where it disagrees with topology, which is followed, the gang's
+     * conflict says so. */
+    struct policy_topology_constraint topology_other;
 };
 
 enum policy_strategy {

@@ -118,6 +118,7 @@ int policy_topology_upsert(struct policy_cluster *c, const struct policy_topolog
     }
     c->change_epoch++; /* a gang waiting for it, or placed by it, is planned again */
     c->nodes_epoch++;
+    ptopo_refresh_all(c);
     return POLICY_OK;
 }
 
@@ -134,6 +135,7 @@ int policy_topology_forget(struct policy_cluster *c, const char *name)
     topology_free(t);
     c->change_epoch++;
     c->nodes_epoch++;
+    ptopo_refresh_all(c);
     return POLICY_OK;
 }
 
@@ -168,7 +170,8 @@ static bool same_text(const char *a, const char *b)
 
 bool ptopo_want_set(const struct ptopo_want *w)
 {
-    return w->required || w->preferred || w->required_tier > 0 || w->preferred_tier > 0;
+    return w->required || w->preferred || w->required_tier > 0 || w->preferred_tier > 0 ||
+           w->invalid;
 }
 
 void ptopo_want_free(struct ptopo_want *w)
@@ -177,6 +180,7 @@ void ptopo_want_free(struct ptopo_want *w)
     free(w->required);
     free(w->preferred);
     free(w->dialect);
+    free(w->invalid);
     memset(w, 0, sizeof(*w));
 }
 
@@ -187,7 +191,8 @@ int ptopo_want_copy(struct ptopo_want *dst, const struct policy_topology_constra
 
     w.required = pstrdup(text_or_null(s->required));
     w.preferred = pstrdup(text_or_null(s->preferred));
-    if (!w.required && !w.preferred && !w.required_tier && !w.preferred_tier) {
+    w.invalid = pstrdup(text_or_null(s->invalid));
+    if (!w.required && !w.preferred && !w.required_tier && !w.preferred_tier && !w.invalid) {
         *dst = w; /* nothing asked: a topology name or dialect alone means nothing */
         return POLICY_OK;
     }
@@ -195,6 +200,7 @@ int ptopo_want_copy(struct ptopo_want *dst, const struct policy_topology_constra
     w.dialect = pstrdup(text_or_null(s->dialect));
     if (!pcopied(text_or_null(s->required), w.required) ||
         !pcopied(text_or_null(s->preferred), w.preferred) ||
+        !pcopied(text_or_null(s->invalid), w.invalid) ||
         !pcopied(text_or_null(s->topology), w.topology) ||
         !pcopied(text_or_null(s->dialect), w.dialect)) {
         ptopo_want_free(&w);
@@ -207,11 +213,12 @@ int ptopo_want_copy(struct ptopo_want *dst, const struct policy_topology_constra
 bool ptopo_want_same(const struct ptopo_want *w, const struct policy_topology_constraint *s)
 {
     bool set = text_or_null(s->required) || text_or_null(s->preferred) || s->required_tier > 0 ||
-               s->preferred_tier > 0;
+               s->preferred_tier > 0 || text_or_null(s->invalid);
 
     if (!set)
         return !ptopo_want_set(w);
     return same_text(w->required, s->required) && same_text(w->preferred, s->preferred) &&
+           same_text(w->invalid, s->invalid) &&
            w->required_tier == (s->required_tier > 0 ? s->required_tier : 0) &&
            w->preferred_tier == (s->preferred_tier > 0 ? s->preferred_tier : 0) &&
            same_text(w->topology, s->topology) && same_text(w->dialect, s->dialect);
@@ -306,6 +313,10 @@ bool ptopo_resolve(const struct policy_cluster *c, const struct ptopo_want *w,
     memset(lv, 0, sizeof(*lv));
     lv->req = lv->pref = -1;
     lv->dialect = w->dialect;
+    if (w->invalid) {
+        snprintf(why, len, "%s", w->invalid);
+        return false;
+    }
     if (w->topology) {
         if (!(t = topology_find(c, w->topology))) {
             snprintf(why, len, "topology %s is not known", w->topology);
@@ -433,37 +444,96 @@ static void want_words(const struct ptopo_want *w, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "preferred %s", w->preferred);
     else if (w->preferred_tier && off < len)
         off += (size_t)snprintf(buf + off, len - off, "preferred tier %d", w->preferred_tier);
+    if (w->invalid && !w->required && !w->preferred && !w->required_tier && !w->preferred_tier &&
+        off < len)
+        off += (size_t)snprintf(buf + off, len - off, "what muster cannot read (%s)", w->invalid);
     if (!ptopo_want_set(w) && off < len)
         off += (size_t)snprintf(buf + off, len - off, "no topology");
     if (w->topology && off < len)
         snprintf(buf + off, len - off, " of topology %s", w->topology);
 }
 
-/* Two wants say the same place (who said it aside). */
-static bool wants_agree(const struct ptopo_want *a, const struct ptopo_want *b)
+/* Two wants ask the same place (who asked aside): the same levels of the same topology once
+ * resolved, else the same words. */
+static bool wants_agree(const struct policy_cluster *c, const struct ptopo_want *a,
+                        const struct ptopo_want *b)
 {
+    char why[POLICY_REASON_LEN];
+    struct tlevels x, y;
+
+    if (ptopo_resolve(c, a, &x, why, sizeof(why)) && ptopo_resolve(c, b, &y, why, sizeof(why)))
+        return x.n == y.n && same_text(x.topology, y.topology) &&
+               (x.req < 0) == (y.req < 0) && (x.req < 0 || strcmp(x.label[x.req], y.label[y.req]) == 0) &&
+               (x.pref < 0) == (y.pref < 0) &&
+               (x.pref < 0 || strcmp(x.label[x.pref], y.label[y.pref]) == 0);
     return same_text(a->required, b->required) && same_text(a->preferred, b->preferred) &&
-           a->required_tier == b->required_tier && a->preferred_tier == b->preferred_tier &&
+           same_text(a->invalid, b->invalid) && a->required_tier == b->required_tier &&
+           a->preferred_tier == b->preferred_tier &&
            (!a->topology || !b->topology || strcmp(a->topology, b->topology) == 0);
 }
 
-/* The first disagreement with the source in force: a whole gang's, then a subgroup's. */
-static void want_conflict(const struct pgang *g, char *buf, size_t len)
+/* "KAI's required rack of topology cluster" against "Volcano's required tier 2": who wins. */
+static void disagree(char *buf, size_t len, const char *where, const struct ptopo_want *lost,
+                     const char *where_won, const struct ptopo_want *won)
+{
+    char a[192], b[192];
+
+    want_words(lost, a, sizeof(a));
+    want_words(won, b, sizeof(b));
+    snprintf(buf, len, "%s asks %s; %s asks %s, which muster follows", where, a, where_won, b);
+}
+
+/* "RayCluster ml/x asks KAI's required rack and Volcano's required tier 2; muster follows
+ * KAI's" */
+static void disagree_within(char *buf, size_t len, const char *where, const struct ptopo_want *won,
+                            const struct ptopo_want *lost)
+{
+    char a[192], b[192];
+
+    want_words(won, a, sizeof(a));
+    want_words(lost, b, sizeof(b));
+    snprintf(buf, len, "%s asks %s and %s; muster follows %s's", where, a, b,
+             won->dialect ? won->dialect : "the first");
+}
+
+/* The first disagreement: between two dialects of one object (the whole gang's, then a
+ * subgroup's), then between sources. */
+static void want_conflict(const struct policy_cluster *c, const struct pgang *g, char *buf,
+                          size_t len)
 {
     const struct pdecl *in = g->topo_source >= 0 ? pgang_decl(g, g->topo_source) : NULL;
-    char a[160], b[160];
+    char who[POLICY_REASON_LEN], who_won[POLICY_REASON_LEN];
 
     *buf = '\0';
+    for (int s = 0; s < POLICY_GANG_SOURCES; s++) {
+        const struct pdecl *d = pgang_decl(g, s);
+
+        if (!d->on)
+            continue;
+        snprintf(who, sizeof(who), "%s %s", source_name[s], g->key);
+        if (ptopo_want_set(&d->other) && !wants_agree(c, &d->other, &d->want)) {
+            disagree_within(buf, len, who, &d->want, &d->other);
+            return;
+        }
+        for (size_t i = 0; i < d->nsubs; i++) {
+            const struct psubgroup *sg = &d->subs[i];
+
+            if (!ptopo_want_set(&sg->other) || wants_agree(c, &sg->other, &sg->want))
+                continue;
+            snprintf(who, sizeof(who), "%s %s, for %s,", source_name[s], g->key, sg->name);
+            disagree_within(buf, len, who, &sg->want, &sg->other);
+            return;
+        }
+    }
     for (int s = 0; s < POLICY_GANG_SOURCES && in; s++) {
         const struct pdecl *d = pgang_decl(g, s);
 
         if (!d->on || s == g->topo_source || !ptopo_want_set(&d->want) ||
-            wants_agree(&d->want, &in->want))
+            wants_agree(c, &d->want, &in->want))
             continue;
-        want_words(&d->want, a, sizeof(a));
-        want_words(&in->want, b, sizeof(b));
-        snprintf(buf, len, "%s %s asks %s; %s %s asks %s, which muster follows", source_name[s],
-                 g->key, a, source_name[g->topo_source], g->key, b);
+        snprintf(who, sizeof(who), "%s %s", source_name[s], g->key);
+        snprintf(who_won, sizeof(who_won), "%s %s", source_name[g->topo_source], g->key);
+        disagree(buf, len, who, &d->want, who_won, &in->want);
         return;
     }
     /* Subgroups: a source that is not the composing one, naming the same subgroup. */
@@ -476,13 +546,11 @@ static void want_conflict(const struct pgang *g, char *buf, size_t len)
             int32_t k = pgang_sub_of(g, d->subs[i].name);
 
             if (k < 0 || !ptopo_want_set(&d->subs[i].want) ||
-                wants_agree(&d->subs[i].want, &g->subs[k].want))
+                wants_agree(c, &d->subs[i].want, &g->subs[k].want))
                 continue;
-            want_words(&d->subs[i].want, a, sizeof(a));
-            want_words(&g->subs[k].want, b, sizeof(b));
-            snprintf(buf, len, "%s %s asks %s for %s; %s %s asks %s, which muster follows",
-                     source_name[s], g->key, a, g->subs[k].name, source_name[g->composed_by],
-                     g->key, b);
+            snprintf(who, sizeof(who), "%s %s, for %s,", source_name[s], g->key, g->subs[k].name);
+            snprintf(who_won, sizeof(who_won), "%s %s", source_name[g->composed_by], g->key);
+            disagree(buf, len, who, &d->subs[i].want, who_won, &g->subs[k].want);
             return;
         }
     }
@@ -490,26 +558,24 @@ static void want_conflict(const struct pgang *g, char *buf, size_t len)
 
 void ptopo_refresh(struct policy_cluster *c, struct pgang *g)
 {
-    char text[POLICY_REASON_LEN * 2] = "";
-    const char *note = NULL;
+    char text[POLICY_REASON_LEN * 2];
 
-    (void)c;
     g->topo_source = -1;
     for (int s = 0; s < POLICY_GANG_SOURCES && g->topo_source < 0; s++)
         if (pgang_decl(g, s)->on && ptopo_want_set(&pgang_decl(g, s)->want))
             g->topo_source = s;
-    want_conflict(g, text, sizeof(text));
-    for (int s = 0; s < POLICY_GANG_SOURCES && !note; s++)
-        if (pgang_decl(g, s)->on && pgang_decl(g, s)->topology_note)
-            note = pgang_decl(g, s)->topology_note;
-    if (note && *text) {
-        size_t off = strlen(text);
-
-        snprintf(text + off, sizeof(text) - off, "; %s", note);
-    } else if (note) {
-        snprintf(text, sizeof(text), "%s", note);
-    }
+    want_conflict(c, g, text, sizeof(text));
     pset_str(&g->topo_conflict, *text ? text : NULL);
+}
+
+void ptopo_refresh_all(struct policy_cluster *c)
+{
+    for (size_t i = 0; i < c->gangs.n; i++) {
+        struct pgang *g = c->gangs.items[i];
+
+        if (g && g->decl)
+            ptopo_refresh(c, g);
+    }
 }
 
 /* ---- the gangs seen, as domains are priced for them -------------------------------- */

@@ -851,6 +851,34 @@ START_TEST(sources_that_disagree_on_the_topology_are_a_conflict)
     ck_assert_int_eq(policy_gang_upsert(C, &pg), POLICY_OK);
     ck_assert(policy_gang_view_get(C, "ml/d", &v));
     ck_assert_ptr_null(v.conflict);
+    /* Two dialects in one object: Volcano's tier 1 is the rack here (they agree), tier 2 is not */
+    rc.topology_other = (struct policy_topology_constraint){.required_tier = 1,
+                                                            .dialect = "Volcano"};
+    ck_assert_int_eq(policy_gang_upsert(C, &rc), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "ml/d", &v));
+    ck_assert_ptr_null(v.conflict);
+    rc.topology_other.required_tier = 2;
+    ck_assert_int_eq(policy_gang_upsert(C, &rc), POLICY_OK);
+    ck_assert(policy_gang_view_get(C, "ml/d", &v));
+    ck_assert_str_eq(v.conflict, "RayCluster ml/d asks KAI's required rack of topology cluster and "
+                                 "Volcano's required tier 2; muster follows KAI's");
+}
+END_TEST
+
+/* A constraint the decoder could not read: the gang waits with the decoder's words. */
+START_TEST(a_constraint_muster_cannot_read_makes_the_gang_wait_saying_so)
+{
+    struct policy_gang_spec g = {.key = "ml/bad", .min_members = 1, .source = POLICY_GANG_WORKLOAD,
+                                 .topology = {.invalid = "label volcano.sh/network-topology-mode: "
+                                                         "\"hardd\" is not hard or soft",
+                                              .dialect = "Volcano"}};
+
+    add_node3("b1", "r1", 0, 4);
+    ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+    add_pods("ml/bad", "bad", 1, 1);
+    ck_assert_str_eq(plan_gang("bad-0"), "gang ml/bad: label volcano.sh/network-topology-mode: "
+                                         "\"hardd\" is not hard or soft");
+    ck_assert_ptr_null(node_of("bad-0"));
 }
 END_TEST
 
@@ -1247,6 +1275,7 @@ static Suite *suite(void)
     tcase_add_test(tc, a_gang_naming_an_unknown_topology_waits_until_it_comes);
     tcase_add_test(tc, a_volcano_tier_is_a_level_counted_from_the_nodes);
     tcase_add_test(tc, sources_that_disagree_on_the_topology_are_a_conflict);
+    tcase_add_test(tc, a_constraint_muster_cannot_read_makes_the_gang_wait_saying_so);
     tcase_add_test(tc, reclaim_looks_for_victims_inside_one_domain);
     tcase_add_test(tc, an_extra_goes_where_its_fellows_are_even_when_only_preferred);
     tcase_add_test(tc, preemption_outside_the_gangs_domain_is_refused);
