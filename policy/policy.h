@@ -674,6 +674,18 @@ typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
 typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
 
+/* A Topology the engine knows: its name and levels (borrowed). */
+struct policy_topology_view {
+    const char *name;
+    size_t nlevels;
+    const char *const *labels;  /* coarsest first */
+    const char *const *aliases; /* NULL: none */
+};
+
+typedef void (*policy_topology_fn)(const struct policy_topology_view *v, void *ctx);
+/* Visit every Topology, in no set order. */
+void policy_each_topology(const struct policy_cluster *c, policy_topology_fn fn, void *ctx);
+
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);
 void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *ctx);

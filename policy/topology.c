@@ -139,6 +139,21 @@ int policy_topology_forget(struct policy_cluster *c, const char *name)
     return POLICY_OK;
 }
 
+void policy_each_topology(const struct policy_cluster *c, policy_topology_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < c->topologies.n; i++) {
+        const struct ptopology *t = c->topologies.items[i];
+        struct policy_topology_view v;
+
+        if (!t)
+            continue;
+        v = (struct policy_topology_view){.name = t->name, .nlevels = t->nlevels,
+                                          .labels = (const char *const *)t->labels,
+                                          .aliases = (const char *const *)t->aliases};
+        fn(&v, ctx);
+    }
+}
+
 void ptopo_topologies_free(struct policy_cluster *c)
 {
     for (size_t i = 0; i < c->topologies.n; i++)
