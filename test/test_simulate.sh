@@ -108,7 +108,7 @@ grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$
     fail "table: a shared worker row"
 grep -q '^QUEUE *PARENT *CPU *MEMORY *GPU *FAIR-CPU *FAIR-MEMORY *FAIR-GPU$' "$TMP/table.out" || fail "table: queue header"
 grep -q '^team-a *<none> *3 *6Gi *3 ' "$TMP/table.out" || fail "table: queue row"
-grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" || fail "table: gang header"
+grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *DOMAIN *REASON$' "$TMP/table.out" || fail "table: gang header"
 grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 
