@@ -411,7 +411,7 @@ static int grid_build(const struct policy_cluster *c, const int32_t *ids, size_t
 struct tcand {
     int32_t dom;
     double delta, ratio;
-    const char *name; /* its value at the level, for the last tie */
+    const char *name; /* its values down to the level ("b1/r2"), for the last tie */
 };
 
 static int cmp_cand(const void *a_, const void *b_, void *choice)
@@ -604,6 +604,19 @@ struct twalk {
     char pinned[160]; /* the domain its placed members are in, at the level that failed */
 };
 
+#define PATH_LEN 256
+
+/* "b1/r2": node n's values of levels 0..l, for ties between domains. */
+static void domain_path(const struct pnode *n, const struct tlevels *lv, int l, char *buf)
+{
+    size_t off = 0;
+
+    *buf = '\0';
+    for (int i = 0; i <= l && off < PATH_LEN; i++)
+        off += (size_t)snprintf(buf + off, PATH_LEN - off, "%s%s", i ? "/" : "",
+                                ptopo_value(n, lv->label[i]));
+}
+
 /* One level: its domains that may hold the unit, ranked, tried in turn. */
 static int walk_level(struct tctx *x, struct twalk *w, int l, struct pmissing *m)
 {
@@ -611,12 +624,13 @@ static int walk_level(struct tctx *x, struct twalk *w, int l, struct pmissing *m
     int32_t ndom = w->gr.ndom[l];
     struct troom *rooms = calloc(ndom ? (size_t)ndom : 1, sizeof(*rooms));
     struct tcand *cands = malloc((ndom ? (size_t)ndom : 1) * sizeof(*cands));
+    char *paths = malloc((ndom ? (size_t)ndom : 1) * PATH_LEN);
     const struct pnode *ref;
     int32_t only = -1, ncand = 0;
     bool all;
     int rc = -1;
 
-    if (!rooms || !cands)
+    if (!rooms || !cands || !paths)
         goto out;
     /* The reason speaks of the last level tried, the coarsest. */
     w->looked = 0;
@@ -638,7 +652,7 @@ static int walk_level(struct tctx *x, struct twalk *w, int l, struct pmissing *m
     }
     for (int32_t d = 0; d < ndom; d++) {
         const struct pnode *first = pnode_at(x->c, w->ids[w->gr.first[l][d]]);
-        char text[POLICY_REASON_LEN];
+        char text[POLICY_REASON_LEN], *path;
         double s;
 
         if (ref && d != only)
@@ -652,13 +666,15 @@ static int walk_level(struct tctx *x, struct twalk *w, int l, struct pmissing *m
             }
             continue;
         }
+        path = paths + (size_t)ncand * PATH_LEN;
+        domain_path(first, u->lv, l, path);
         cands[ncand++] = (struct tcand){
             .dom = d,
             .ratio = ratio(&rooms[d], &w->need),
             .delta = x->c->opts.domain_choice == POLICY_DOMAIN_LEAST_STRANDED
                          ? stranded_delta(x->c, &rooms[d], &w->need)
                          : 0,
-            .name = ptopo_value(first, u->lv->label[l])};
+            .name = path};
     }
     qsort_r(cands, (size_t)ncand, sizeof(*cands), cmp_cand, &x->c->opts.domain_choice);
     for (int32_t i = 0; i < ncand && rc != 0; i++) {
@@ -677,6 +693,7 @@ static int walk_level(struct tctx *x, struct twalk *w, int l, struct pmissing *m
 out:
     free(rooms);
     free(cands);
+    free(paths);
     return rc;
 }
 
@@ -735,7 +752,7 @@ static int unit_walk(struct tctx *x, const struct tunit *u, const int32_t *ids, 
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        if (ptopo_in_topology(pnode_at(x->c, ids[i]), lv, finest))
+        if (ptopo_in_topology(pnode_at(x->c, ids[i]), lv, lv->n - 1))
             in[k++] = ids[i];
     w.ids = in;
     w.n = k;
@@ -1091,7 +1108,8 @@ size_t ptopo_search_fences(struct policy_cluster *c, struct pgang *g, uint8_t **
         goto out;
     u.lv = &x.gang_lv;
     for (size_t i = 0; i < c->nodes.n; i++)
-        if (c->nodes.items[i] && ptopo_in_topology(c->nodes.items[i], &x.gang_lv, req))
+        if (c->nodes.items[i] &&
+            ptopo_in_topology(c->nodes.items[i], &x.gang_lv, x.gang_lv.n - 1))
             ids[n++] = (int32_t)i;
     if (grid_build(c, ids, n, &x.gang_lv, req + 1, &gr) != POLICY_OK ||
         !(f = calloc(gr.ndom[req] ? (size_t)gr.ndom[req] : 1, sizeof(*f))))

@@ -7,8 +7,8 @@
  *
  * A domain of a level is the nodes that share one value of its label and of every coarser
  * level's (KAI's domain ids, Kueue's: a rack r1 in block b1 is not rack r1 in block b2). A
- * node lacking one of those labels is in no domain of that level, and a gang that asks for a
- * level is never placed on it (as KAI and Kueue do).
+ * node lacking the label of any level of a topology is outside it, and a gang that asks for a
+ * level of it is never placed there (as KAI and Kueue do).
  *
  * With Kubernetes' TopologyAwareWorkloadScheduling, kube-scheduler's gang cycle tries every
  * candidate placement, one per domain (pkg/scheduler/schedule_one_podgroup.go), and calls the
