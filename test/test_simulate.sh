@@ -43,7 +43,7 @@ check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gp
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpuFragmentation": 0, "gpusLowerBound": 2}'
 check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
 check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
-check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason"]'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "topology", "domain", "reason"]'
 check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
 # The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
@@ -98,7 +98,7 @@ run sources -f nodes.yaml -f sources.yaml
 check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
 check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
 check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
-check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "reason"} for g in j["gangs"])'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "topology", "domain", "reason"} for g in j["gangs"])'
 
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
