@@ -209,6 +209,8 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct pgang *ahead;
     struct ppod *first;
 
+    if (g->singleton)
+        ptopo_observe(c, g); /* a pod alone is a gang shape of one, as domains are priced */
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_discard(c, &st);
         pgang_set_reason(g, pplan_reason_kind(why), why);

@@ -670,15 +670,34 @@ static bool in_fence(const struct psearch *s, const struct victim *v, const uint
 
 #define SEARCH_DOMAINS 16 /* domains of its required level a gang's search tries */
 
-/* Only the victims with room in fence may be taken. False: none has. */
+/* Only the victims with room in fence may be taken. False: none has, or the fence's free room
+ * and all they hold together are short of what the gang asks (an upper bound: a victim's pods
+ * outside the fence count too). */
 static bool fence_victims(struct psearch *s, const uint8_t *fence)
 {
+    struct policy_resources room = {0};
     bool any = false;
 
+    for (size_t i = 0; i < s->c->nodes.n; i++) {
+        const struct pnode *n = s->c->nodes.items[i];
+
+        if (!n || !fence[i])
+            continue;
+        room.v[POLICY_RES_CPU] = parith_add(room.v[POLICY_RES_CPU], n->cpu - n->cpu_used);
+        room.v[POLICY_RES_MEMORY] =
+            parith_add(room.v[POLICY_RES_MEMORY], n->memory - n->memory_used);
+        room.v[POLICY_RES_GPU] = parith_add(
+            room.v[POLICY_RES_GPU], (n->gpus - n->whole_used) * POLICY_GPU_MILLI);
+    }
     for (size_t i = 0; i < s->n; i++) {
         s->v[i].outside = !in_fence(s, &s->v[i], fence);
         any |= !s->v[i].outside;
+        for (int r = 0; r < POLICY_RES_COUNT && !s->v[i].outside; r++)
+            room.v[r] = parith_add(room.v[r], s->v[i].charge.v[r]);
     }
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (room.v[r] < s->need0.v[r])
+            return false;
     return any;
 }
 

@@ -5,6 +5,8 @@
 #ifndef MUSTER_POLICY_TOPO_H
 #define MUSTER_POLICY_TOPO_H
 
+#include <string.h>
+
 #include "internal.h"
 
 #define PTOPO_SHAPES 32 /* gang shapes kept; the least weighted gives way */
@@ -39,6 +41,14 @@ bool ptopo_in_topology(const struct pnode *n, const struct tlevels *lv, int l);
 /* "rack=r07": level l of n, as lv shows it. */
 void ptopo_domain_name(const struct pnode *n, const struct tlevels *lv, int l, char *buf,
                        size_t len);
+
+/* Is p of the unit: any member (sub -1), of subgroup sub, and of replica when one is named? */
+static inline bool ptopo_in_unit(const struct ppod *p, int32_t sub, const char *replica)
+{
+    if (sub >= 0 && p->sub != sub)
+        return false;
+    return !replica || (p->replica && strcmp(p->replica, replica) == 0);
+}
 
 /* The node a member holds room on or is bound to; NULL: none (or a node muster does not know). */
 const struct pnode *ptopo_member_node(const struct policy_cluster *c, const struct ppod *p);

@@ -74,9 +74,7 @@ struct tneed {
 
 static bool unit_takes(const struct tunit *u, const struct ppod *p)
 {
-    if (u->sub >= 0 && p->sub != u->sub)
-        return false;
-    return !u->replica || (p->replica && strcmp(p->replica, u->replica) == 0);
+    return ptopo_in_unit(p, u->sub, u->replica);
 }
 
 static void add_rep(const struct ppod **reps, int *n, const struct ppod *p)

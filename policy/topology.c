@@ -685,10 +685,7 @@ static const struct pnode *fellow_node(const struct policy_cluster *c, const str
         const struct ppod *q = ppod_at(c, g->members[i]);
         const struct pnode *n;
 
-        if (!q || (sub >= 0 && q->sub != sub) ||
-            (replica && (!q->replica || strcmp(q->replica, replica) != 0)))
-            continue;
-        if ((n = ptopo_member_node(c, q)))
+        if (q && ptopo_in_unit(q, sub, replica) && (n = ptopo_member_node(c, q)))
             return n;
     }
     return NULL;
@@ -708,10 +705,7 @@ static int shared_level(const struct policy_cluster *c, const struct pgang *g, i
             const struct ppod *q = ppod_at(c, g->members[i]);
             const struct pnode *n;
 
-            if (!q || (sub >= 0 && q->sub != sub) ||
-                (replica && (!q->replica || strcmp(q->replica, replica) != 0)))
-                continue;
-            if ((n = ptopo_member_node(c, q)))
+            if (q && ptopo_in_unit(q, sub, replica) && (n = ptopo_member_node(c, q)))
                 all = ptopo_same_domain(n, ref, lv, l);
         }
         if (all)
