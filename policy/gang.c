@@ -501,6 +501,7 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
     if (bound == 0 && holding == 0) {
         g->admitted = false;
         g->running_since = 0;
+        g->entered = false;
     }
     if (!g->planned && !g->admitted)
         pgang_mark_waiting(c, g);
@@ -582,6 +583,12 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
         if (!g->admitted) {
             g->running_since = bound_since(c, g);
+            /* Admitted by muster (it planned it) rather than found running: the entry
+             * penalty of fair over time counts from now (usage.c). */
+            g->entered = g->planned;
+            g->entered_at = c->clock;
+            if (g->entered && c->opts.fairness.entry_penalty_ms > 0)
+                c->fair_dirty = true;
             /* What its pending members were told while it waited ("worker group gpu needs
              * 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
              * kube-scheduler's own filters now turn away never asks muster again, so it

@@ -168,6 +168,12 @@ struct pgang {
     int64_t deadline;      /* plan released after this */
     uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
     int64_t running_since; /* when its minimum was last bound whole (pgang_note_bound) */
+    /* muster admitted it (planned it, then its minimum bound) at entered_at: the entry penalty
+     * counts from then. false for a gang found running. */
+    bool entered;
+    int64_t entered_at;
+    double penalty_left;    /* pusage_penalize's factor, computed for the clock below */
+    int64_t penalty_clock;
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
@@ -190,6 +196,17 @@ struct pgang {
     size_t nmembers, members_cap;
 };
 
+/* A queue's usage over time (usage.c); carried across upserts of its spec. */
+struct pqueue_usage {
+    struct policy_usage used[POLICY_RES_COUNT]; /* its allocated (rolled up), integrated */
+    bool sampled;                               /* used[] runs up to the cluster's usage_clock */
+    bool seeded;                                /* a restored U' waits for the first sample */
+    int64_t seed_at;
+    double seed[POLICY_RES_COUNT];
+    double recent[POLICY_RES_COUNT]; /* U' as last published */
+    bool published;
+};
+
 struct pqueue {
     char *name;
     char *parent;
@@ -206,6 +223,9 @@ struct pqueue {
     __int128 allocated_exact[POLICY_RES_COUNT], reserved_exact[POLICY_RES_COUNT];
     __int128 nonpreemptible_exact[POLICY_RES_COUNT];
     struct policy_resources demand, fair_share;  /* pfair_refresh */
+    struct policy_resources fair_share_plain;    /* ... as if usage did not count */
+    struct pqueue_usage *usage;                  /* NULL: nothing sampled or seeded yet */
+    double penalty[POLICY_RES_COUNT];            /* pfair_refresh: entry penalties, rolled up */
     int32_t pending_gangs;                       /* refreshed by views */
     /* What the minimum of the first waiting gang in it or below it asks: queues are compared
      * with their next gang, not with each gang that asks (porder_refresh). */
@@ -247,6 +267,15 @@ struct policy_cluster {
     uint64_t next_arrival;
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
+    /* Fair over time (usage.c): the capacity the top of the tree divides (pfair_refresh), and
+     * its integral; the time usage runs up to; when U' was last published and the capacity's
+     * decayed integral then (what penalties are weighed against). */
+    struct policy_resources capacity;
+    struct policy_usage capacity_used[POLICY_RES_COUNT];
+    bool usage_started, usage_published_once;
+    int64_t usage_clock;
+    int64_t usage_published;
+    double usage_total[POLICY_RES_COUNT];
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
@@ -470,6 +499,20 @@ void pamount_text(int r, int64_t v, char *buf, size_t len);
 void pfair_refresh(struct policy_cluster *c);
 /* Could the gang ever run (valid asks, nodes big enough, within limits)? Cached. */
 bool pgang_could_run(struct policy_cluster *c, struct pgang *g);
+
+/* ---- usage.c: fair over time -------------------------------------------- */
+
+/* The settings with their defaults filled in (window 7 days, refresh 60 s). */
+void pusage_settings(struct policy_fairness *f);
+bool pusage_on(const struct policy_cluster *c);
+/* U' of q for resource r as the division weighs it now: published, plus its entry penalties
+ * (pfair_refresh's), in POLICY_USAGE_UNITs. */
+int64_t pusage_weighed(const struct policy_cluster *c, const struct pqueue *q, int r);
+/* The entry penalty a bound pod of gang g adds to its queues at the engine's clock, into
+ * q->penalty (before the roll-up). */
+void pusage_penalize(const struct policy_cluster *c, struct pgang *g,
+                     const struct policy_resources *ask, struct pqueue *q);
+void pqueue_usage_free(struct pqueue_usage *u);
 
 /* ---- statement.c: trial changes, kept or rolled back (KAI's Statement) ---- */
 

@@ -12,6 +12,7 @@ static void queue_free(struct pqueue *q)
         return;
     free(q->name);
     free(q->parent);
+    pqueue_usage_free(q->usage);
     free(q);
 }
 
@@ -86,6 +87,7 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         c->opts.plan_ttl_ms = 60000;
     if (c->opts.refused_victim_ms <= 0)
         c->opts.refused_victim_ms = 30000;
+    pusage_settings(&c->opts.fairness);
     c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
     c->opts.default_queue = c->default_queue;
     if (!c->default_queue || ensure_default_queue(c) != POLICY_OK || pfrag_init(c) != POLICY_OK) {
@@ -395,6 +397,8 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
 
         /* Re-key first: the index still points at the old name. */
         q->arrival = old->arrival;
+        q->usage = old->usage; /* its usage over time outlives a change of its spec */
+        old->usage = NULL;
         c->queues.items[id] = q;
         pidx_put(&c->queue_ix, q->name, id);
         queue_free(old);

@@ -307,6 +307,22 @@ enum policy_domain_choice {
     POLICY_DOMAIN_FULLEST,        /* KAI's: the fullest that fits (for comparison) */
 };
 
+/*
+ * Fair over time (docs/quota.md, "Fair over time"): KAI-Scheduler's time-based fair share,
+ * kept in the engine. Each queue's usage, decayed and normalised by the cluster's capacity
+ * over the same time (U'), moves the split of what is left over quota: KAI's
+ * shareWeight = max(0, w' + k (w' - U')), w' the queue's overQuotaWeight over those of the
+ * queues still asking at its priority. Quota is untouched.
+ */
+struct policy_fairness {
+    int64_t half_life_ms;     /* usage counts half after this long; 0: off (no usage kept) */
+    int64_t window_ms;        /* usage older than this does not count; 0 = 7 days */
+    int64_t k_milli;          /* KAI's kValue in thousandths (1000 = 1); 0: usage moves nothing */
+    int64_t entry_penalty_ms; /* Kueue's entry penalty: a gang muster admits counts at once
+                               * as if it had already run this long (settled as it runs); 0: none */
+    int64_t refresh_ms;       /* how often the division takes the usage anew; 0 = 60 s */
+};
+
 struct policy_options {
     enum policy_strategy strategy;
     enum policy_domain_choice domain_choice;
@@ -317,6 +333,7 @@ struct policy_options {
     /* A victim gang whose eviction was refused is not chosen again for this long
      * (a PodDisruptionBudget rarely changes within seconds); 0 = 30 s. */
     int64_t refused_victim_ms;
+    struct policy_fairness fairness; /* all 0: off */
 };
 
 struct policy_cluster;
@@ -366,6 +383,9 @@ bool policy_pod_spec_valid(const struct policy_pod_spec *spec, char *why, size_t
 
 /* ---- fair share: the arithmetic alone ------------------------------------ */
 
+/* U' of a queue that used the whole capacity over the whole window: usage is in billionths. */
+#define POLICY_USAGE_UNIT INT64_C(1000000000)
+
 /* One queue of a tree, for one resource. */
 struct policy_share_queue {
     int32_t parent;   /* index of its parent in the array, -1 at the top; parents come first */
@@ -374,6 +394,9 @@ struct policy_share_queue {
     int64_t limit;    /* -1 = unlimited */
     int64_t weight;   /* overQuotaWeight, 0..POLICY_MAX_WEIGHT */
     int64_t demand;   /* what it and its children ask, rolled up */
+    /* U': its decayed usage over the cluster's decayed capacity, in POLICY_USAGE_UNITs,
+     * 0..10 units (more is taken as 10). Read by policy_fair_share_k only. */
+    int64_t usage;
     int64_t fair_share; /* out */
 };
 
@@ -386,6 +409,75 @@ struct policy_share_queue {
  * Integer units; equal weights end within one unit of each other.
  */
 void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n);
+
+/*
+ * The same with each queue's usage weighed (KAI's calcShareWeights): within one priority,
+ * what is left over quota goes in KAI's rounds to the queues still asking, each round by
+ * shareWeight = max(0, w' + k (w' - U')), w' = weight / the weights of the queues still
+ * asking; a queue whose part covers what it still wants takes that, and what it leaves is
+ * divided again the same way, weights taken anew. k in thousandths (KAI's kValue x 1000).
+ * k 0, or no usage at a priority, is policy_fair_share exactly. Deserved parts (quota) are
+ * untouched. When every queue still asking has shareWeight 0 the rest goes to the next
+ * priority, as in KAI.
+ */
+void policy_fair_share_k(int64_t capacity, int64_t k_milli, struct policy_share_queue *q,
+                         size_t n);
+
+/* ---- fair over time: the usage integral alone ----------------------------- */
+
+#define POLICY_USAGE_BUCKETS 32
+
+/*
+ * One resource's use over time, as its decayed integral
+ *     U(now) = integral over s in (now - window, now] of held(s) x 0.5^((now - s) / halfLife) ds
+ * (unit x ms), kept in POLICY_USAGE_BUCKETS buckets of window / POLICY_USAGE_BUCKETS: each
+ * bucket holds the exact decayed integral of what was added to it, so decay is exact; only
+ * the oldest bucket, which the window's edge cuts, is taken as if used evenly across it.
+ * A value type: copy it as a whole.
+ */
+struct policy_usage_slot {
+    int64_t bucket; /* its number: bucket b covers [b w, (b + 1) w); INT64_MIN = empty */
+    int64_t at;     /* sum is decayed to this time */
+    double sum;
+};
+
+struct policy_usage {
+    int64_t bucket_ms;
+    struct policy_usage_slot slot[POLICY_USAGE_BUCKETS + 2];
+};
+
+/* Empty, for settings f (half_life_ms 0: every call below does nothing, and at() is 0). */
+void policy_usage_init(struct policy_usage *u, const struct policy_fairness *f);
+/* `amount` was held from `from` to `to` (ms). Spans may come in any order within the window;
+ * what is older than the oldest bucket kept is dropped. */
+void policy_usage_add(struct policy_usage *u, const struct policy_fairness *f, int64_t from,
+                      int64_t to, double amount);
+/* A decayed integral taken at `at` (a restored usage), as one amount at that instant. */
+void policy_usage_add_mass(struct policy_usage *u, const struct policy_fairness *f, int64_t at,
+                           double mass);
+/* U(now). A pure function of what was added and now. */
+double policy_usage_at(const struct policy_usage *u, const struct policy_fairness *f,
+                       int64_t now);
+
+/*
+ * The engine's usage: what every queue holds bound (allocated, rolled up to its parents) and
+ * what the cluster offers, integrated since the last call, as seen at `now`. The daemon calls
+ * it every few seconds; simulate before every change of its timeline. Every refresh_ms the
+ * division takes each queue's U' anew (and fair shares move). Does nothing when fairness is
+ * off, or before the cluster offers anything. Time the engine has seen pass without a call is
+ * counted at what is held now.
+ */
+int policy_usage_sample(struct policy_cluster *c, int64_t now);
+
+/*
+ * A queue's U' as written in its status before a restart (share[r], 0..10, of the cluster's
+ * capacity over the window), taken at `at` on the engine's clock. Applied at the queue's first
+ * sample, as if the cluster had offered what it offers then over the whole window, and the
+ * queue had held what it holds then from `at` on; ignored for a queue already sampled, and
+ * when fairness is off. POLICY_ENOENT: no such queue.
+ */
+int policy_queue_usage_seed(struct policy_cluster *c, const char *name,
+                            const double share[POLICY_RES_COUNT], int64_t at);
 
 /* ---- the four questions -------------------------------------------------- */
 
@@ -638,6 +730,13 @@ struct policy_queue_view {
     struct policy_resources fair_share;
     int64_t reclaim_min_runtime_ms, preempt_min_runtime_ms;
     int32_t pending_gangs;
+    /* Fair over time: its U' as last published (POLICY_USAGE_UNITs; the entry penalty is not
+     * in it), when that was (has_recent_usage false: never), and the fair share it would have
+     * if usage did not count (equal to fair_share when fairness is off). */
+    bool has_recent_usage;
+    struct policy_resources recent_usage;
+    int64_t recent_usage_at;
+    struct policy_resources fair_share_without_usage;
 };
 
 struct policy_gpu_group_view {

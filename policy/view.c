@@ -1,4 +1,5 @@
 /* view.c - what the engine knows, for logs, metrics, status and tests. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,7 +364,13 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
             .reclaim_min_runtime_ms = q->reclaim_min_runtime,
             .preempt_min_runtime_ms = q->preempt_min_runtime,
             .pending_gangs = pending ? pending[pidx_get(&c->queue_ix, q->name)] : 0,
+            .has_recent_usage = q->usage && q->usage->published,
+            .recent_usage_at = c->usage_published,
+            .fair_share_without_usage = q->fair_share_plain,
         };
+
+        for (int r = 0; v.has_recent_usage && r < POLICY_RES_COUNT; r++)
+            v.recent_usage.v[r] = (int64_t)llround(q->usage->recent[r] * POLICY_USAGE_UNIT);
 
         fn(&v, ctx);
     }

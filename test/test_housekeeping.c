@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon_test.h"
 #include "housekeeping.h"
@@ -76,6 +77,100 @@ START_TEST(test_queue_status)
     housekeeping_tick(r.hk, 4);
     housekeeping_tick(r.hk, 5);
     canned_api_expect(&r.api, t->req, canned_api_nreq(&r.api));
+    rig_down(&r);
+}
+END_TEST
+
+/*
+ * A restarted muster reads each muster Queue's recentUsage back (what it wrote before it
+ * stopped, 2 hours ago here): the engine starts from it, decayed since (halfLife 4h), and the
+ * next status says so with its time. A KAI Queue's status is KAI's: muster reads nothing there.
+ */
+static cJSON *queue_with_usage(const char *api, const char *name, double gpu, int64_t ago_ms)
+{
+    char at[32], text[1024];
+    time_t t = (time_t)((ext_wall_ms() - ago_ms) / 1000);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\": \"%s\", \"kind\": \"Queue\", \"metadata\": {\"name\": \"%s\"},"
+             " \"spec\": {\"resources\": {\"gpu\": {\"quota\": 0, \"limit\": -1}}},"
+             " \"status\": {\"recentUsage\": {\"cpu\": 0, \"memory\": 0, \"gpu\": %g},"
+             " \"recentUsageAt\": \"%s\"}}",
+             api, name, gpu, at);
+    return cJSON_Parse(text);
+}
+
+struct recent {
+    const char *name;
+    bool has;
+    double gpu;
+};
+
+static void see_recent(const struct policy_queue_view *v, void *ctx)
+{
+    struct recent *r = ctx;
+
+    if (strcmp(v->name, r->name) == 0) {
+        r->has = v->has_recent_usage;
+        r->gpu = (double)v->recent_usage.v[POLICY_RES_GPU] / POLICY_USAGE_UNIT;
+    }
+}
+
+START_TEST(test_recent_usage_read_back)
+{
+    const struct canned_route routes[] = {
+        {"PATCH", "/apis/muster.dev/v1alpha1/queues/*", {"patched.http"}},
+    };
+    cJSON *mine = queue_with_usage("muster.dev/v1alpha1", "team-g", 0.25, 2 * 3600 * 1000);
+    cJSON *kais = queue_with_usage("scheduling.run.ai/v2", "kai-q", 0.25, 2 * 3600 * 1000);
+    cJSON *node = cJSON_Parse("{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": "
+                              "{\"name\": \"g1\"}, \"status\": {\"allocatable\": {\"cpu\": "
+                              "\"8\", \"memory\": \"32Gi\", \"pods\": \"110\", "
+                              "\"nvidia.com/gpu\": \"8\"}}}");
+    struct recent a = {.name = "team-g"}, k = {.name = "kai-q"};
+    struct rig r;
+
+    rig_up(&r, routes, 1, "queue_cluster.json");
+    cache_apply(&r.d.cache, CACHE_NODES, "ADDED", node);
+    cache_apply(&r.d.cache, CACHE_QUEUES, "ADDED", mine);
+    cache_apply(&r.d.cache, CACHE_QUEUES_KAI, "ADDED", kais);
+    housekeeping_tick(r.hk, 1);
+    pthread_mutex_lock(&r.d.cache.lock);
+    policy_each_queue(r.d.cache.engine, see_recent, &a);
+    policy_each_queue(r.d.cache.engine, see_recent, &k);
+    pthread_mutex_unlock(&r.d.cache.lock);
+    ck_assert(a.has && k.has);
+    /* 0.25 two hours ago, halfLife 4h: 0.25 x 0.5^(1/2); the status's second is all it lost */
+    ck_assert_double_eq_tol(a.gpu, 0.25 * 0.70710678, 2e-4);
+    ck_assert_double_eq(k.gpu, 0);
+    /* Read once: a status written later (by this muster) does not seed again. */
+    cJSON_Delete(mine);
+    mine = queue_with_usage("muster.dev/v1alpha1", "team-g", 0.9, 0);
+    cache_apply(&r.d.cache, CACHE_QUEUES, "MODIFIED", mine);
+    housekeeping_tick(r.hk, 2);
+    pthread_mutex_lock(&r.d.cache.lock);
+    policy_each_queue(r.d.cache.engine, see_recent, &a);
+    pthread_mutex_unlock(&r.d.cache.lock);
+    ck_assert_double_eq_tol(a.gpu, 0.25 * 0.70710678, 2e-4);
+    /* team-g's first status carries it, with its time; KAI's Queue gets none. */
+    for (size_t i = 0, found = 0; !found; i++) {
+        char *req = canned_api_request(&r.api, i);
+
+        ck_assert_msg(req != NULL, "no status written for team-g");
+        found = strstr(req, "/queues/team-g/status") != NULL;
+        ck_assert(strstr(req, "/queues/kai-q/") == NULL);
+        if (found) {
+            ck_assert_ptr_nonnull(strstr(req, "\"recentUsageAt\""));
+            ck_assert_ptr_nonnull(strstr(req, "\"gpu\":0.1768"));
+        }
+        free(req);
+    }
+    cJSON_Delete(mine);
+    cJSON_Delete(kais);
+    cJSON_Delete(node);
     rig_down(&r);
 }
 END_TEST
@@ -336,6 +431,7 @@ static Suite *housekeeping_suite(void)
     tc = tcase_create("queue_status");
     tcase_add_loop_test(tc, test_queue_status, 0,
                         (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+    tcase_add_test(tc, test_recent_usage_read_back);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("nudge");

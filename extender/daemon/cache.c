@@ -732,12 +732,31 @@ static int pod_apply(struct cache *c, struct decoded *d)
     return rc;
 }
 
+/* A muster Queue's status says what it used lately, as muster wrote it before a restart: the
+ * engine takes it until it has sampled the queue itself (policy_queue_usage_seed). KAI's
+ * Queues' status is KAI's. */
+static void seed_usage(struct cache *c, const struct decoded *d)
+{
+    double share[POLICY_RES_COUNT];
+    int64_t at;
+
+    if (d->src != CACHE_QUEUES || !kube_queue_recent_usage(d->obj, share, &at))
+        return;
+    policy_queue_usage_seed(c->engine, d->spec.queue.name, share,
+                            bound_on_engine_clock(at, ext_now_ms()));
+}
+
 static int queue_apply(struct cache *c, struct decoded *d)
 {
-    if (!policy_queue_changes(c->engine, &d->spec.queue))
-        return EXT_OK;
-    c->nudge = true;
-    return engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+    int rc = EXT_OK;
+
+    if (policy_queue_changes(c->engine, &d->spec.queue)) {
+        c->nudge = true;
+        rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+    }
+    if (rc == EXT_OK)
+        seed_usage(c, d);
+    return rc;
 }
 
 static int priority_class_apply(struct cache *c, struct decoded *d)
@@ -1211,7 +1230,11 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
                                 .default_queue = s->default_queue,
                                 .no_reclaim = !s->evictions.reclaim,
                                 .no_preemption = !s->evictions.preemption,
-                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms,
+                                .fairness = {.half_life_ms = s->fairness.half_life_ms,
+                                             .window_ms = s->fairness.window_ms,
+                                             .k_milli = s->fairness.k_milli,
+                                             .entry_penalty_ms = s->fairness.entry_penalty_ms}};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);

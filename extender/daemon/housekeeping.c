@@ -50,6 +50,35 @@ static cJSON *resources_json(const struct policy_resources *r)
     return o;
 }
 
+/*
+ * Fair over time: U' as the division last took it (what muster reads back after a restart),
+ * the time it was taken while there is any (a queue that used nothing has nothing to decay),
+ * and the fair share the queue would have if usage did not count.
+ */
+static void add_recent_usage(cJSON *status, const struct policy_queue_view *v)
+{
+    cJSON *usage = kube_recent_usage_json(&v->recent_usage), *n;
+    bool any = false;
+
+    cJSON_ArrayForEach(n, usage)
+    {
+        any = any || n->valuedouble > 0; /* as written: what a restart reads back */
+    }
+    cJSON_AddItemToObject(status, "recentUsage", usage);
+    if (any) {
+        int64_t wall = ext_wall_ms() - (ext_now_ms() - v->recent_usage_at);
+        time_t t = (time_t)(wall / 1000);
+        struct tm tm;
+        char at[32];
+
+        gmtime_r(&t, &tm);
+        strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        cJSON_AddStringToObject(status, "recentUsageAt", at);
+    }
+    cJSON_AddItemToObject(status, "fairShareWithoutRecentUsage",
+                          resources_json(&v->fair_share_without_usage));
+}
+
 static void build_one(const struct policy_queue_view *v, void *ctx)
 {
     struct housekeeping *qs = ctx;
@@ -62,6 +91,8 @@ static void build_one(const struct policy_queue_view *v, void *ctx)
     cJSON_AddItemToObject(status, "reserved", resources_json(&v->reserved));
     cJSON_AddItemToObject(status, "fairShare", resources_json(&v->fair_share));
     cJSON_AddNumberToObject(status, "pendingGangs", v->pending_gangs);
+    if (v->has_recent_usage)
+        add_recent_usage(status, v);
     cJSON_AddItemToObject(qs->pending, v->name, status);
 }
 
@@ -239,8 +270,27 @@ static void write_queues(struct housekeeping *qs)
     qs->pending = NULL;
 }
 
+/* Fair over time: every replica counts what it sees bound, leading or not, so a standby that
+ * takes over weighs the same usage; only once every watch has listed (what runs, what the
+ * nodes offer). */
+static void sample_usage(struct housekeeping *qs)
+{
+    struct cache *c = &qs->d->cache;
+    int rc;
+
+    if (!cache_ready(c, NULL, 0))
+        return;
+    pthread_mutex_lock(&c->lock);
+    rc = policy_usage_sample(c->engine, ext_now_ms());
+    pthread_mutex_unlock(&c->lock);
+    if (rc != POLICY_OK)
+        ext_log_error("queue usage not all counted; the queues missed count from the next period",
+                      "error", policy_strerror(rc));
+}
+
 void housekeeping_tick(struct housekeeping *qs, unsigned tick)
 {
+    sample_usage(qs);
     if (!check_leading(qs))
         return;
     write_queues(qs);

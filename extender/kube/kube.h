@@ -324,6 +324,18 @@ int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_que
                       char *err, size_t errlen, const cJSON **where);
 
 /*
+ * Fair over time, in a muster.dev Queue's status (docs/quota.md): status.recentUsage
+ * {cpu, memory, gpu}, each queue's U' as numbers (the fraction of the cluster's capacity over
+ * the window it used, decayed alike), and status.recentUsageAt, when it was taken (RFC 3339).
+ * kube_queue_recent_usage reads them back into share[] and *at_unix_ms: false when the status
+ * has none, or says something else (a value that is not a number in 0..10, no time).
+ * kube_recent_usage_json writes U' in POLICY_USAGE_UNITs as that mapping, to 4 decimals.
+ */
+bool kube_queue_recent_usage(const cJSON *queue, double share[POLICY_RES_COUNT],
+                             int64_t *at_unix_ms);
+cJSON *kube_recent_usage_json(const struct policy_resources *usage);
+
+/*
  * A ray.io/v1 RayCluster's gang: key namespace/name, subgroups "head" (1) and
  * one per worker group (its groupName, its part of the minimum per REFERENCE
  * §3), min members their sum; priority from label ray.io/priority-class-name.

@@ -108,12 +108,14 @@ static void sim_summarize(struct sim_run *r, struct sim_summary *s)
         int32_t devices = p->spec.gpu_devices > 0 ? p->spec.gpu_devices : 1;
         struct sim_row row;
 
-        if (sim_gang_first(r, i)) {
+        if (sim_gang_first(r, i) && !p->done) {
             if (sim_gang_placed(r, p))
                 s->gangs_placed++;
             else
                 s->gangs_pending++;
         }
+        if (p->done)
+            continue; /* ended on the timeline: neither placed nor waiting */
         if (!p->bound) {
             s->pods_pending++;
             continue;
@@ -134,6 +136,8 @@ struct sim_queue_row {
     char *name, *parent;
     char cpu[32], memory[32], gpu[32];
     char fair_cpu[32], fair_memory[32], fair_gpu[32];
+    bool has_recent_usage; /* fair over time: U', and the fair share without it */
+    struct policy_resources recent_usage, fair_share_plain;
 };
 
 struct sim_queue_rows {
@@ -173,6 +177,9 @@ static void sim_queue_collect(const struct policy_queue_view *q, void *ctx)
                          sizeof(row->fair_memory));
     kube_quantity_format(q->fair_share.v[POLICY_RES_GPU], KUBE_QUANTITY_DECIMAL, row->fair_gpu,
                          sizeof(row->fair_gpu));
+    row->has_recent_usage = q->has_recent_usage;
+    row->recent_usage = q->recent_usage;
+    row->fair_share_plain = q->fair_share_without_usage;
 }
 
 static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
@@ -287,6 +294,18 @@ static cJSON *sim_queue_json(const struct sim_queue_row *q)
     cJSON_AddStringToObject(fair, "cpu", q->fair_cpu);
     cJSON_AddStringToObject(fair, "memory", q->fair_memory);
     cJSON_AddStringToObject(fair, "gpu", q->fair_gpu);
+    if (q->has_recent_usage) {
+        static const enum kube_quantity_style styles[POLICY_RES_COUNT] = {
+            KUBE_QUANTITY_MILLI, KUBE_QUANTITY_BINARY, KUBE_QUANTITY_DECIMAL};
+        char text[32];
+
+        cJSON_AddItemToObject(o, "recentUsage", kube_recent_usage_json(&q->recent_usage));
+        fair = cJSON_AddObjectToObject(o, "fairShareWithoutRecentUsage");
+        for (int r = 0; r < POLICY_RES_COUNT; r++) {
+            kube_quantity_format(q->fair_share_plain.v[r], styles[r], text, sizeof(text));
+            cJSON_AddStringToObject(fair, policy_resource_name(r), text);
+        }
+    }
     return o;
 }
 
@@ -366,6 +385,10 @@ void sim_report_json(struct sim_run *r, FILE *out)
     }
     fputs("],\n \"summary\":", out);
     sim_print_item(sim_summary_json(&sum), out);
+    if (r->timeline) {
+        fputs(",\n \"timeline\":", out);
+        sim_print_item(sim_timeline_json(r), out);
+    }
     fputs("}\n", out);
     sim_gang_rows_cleanup(&gs);
     sim_queue_rows_cleanup(&qs);
@@ -566,4 +589,6 @@ void sim_report_table(struct sim_run *r, FILE *out)
             "GPUs: %" PRId64 " used, lower bound %" PRId64 ", fragmentation %.3g\n",
             s.pods_placed, s.pods_pending, s.gangs_placed, s.gangs_pending, s.gpus_used,
             (s.gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI, s.gpu_fragmentation);
+    if (r->timeline)
+        sim_timeline_table(r, out);
 }
