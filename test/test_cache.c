@@ -246,6 +246,65 @@ START_TEST(test_queue_both_groups)
 }
 END_TEST
 
+/* KAI's and Kueue's Topologies go to the engine (Kueue's as kueue/<name>, so a KAI Topology of
+ * the same name is another one) and leave it when deleted; a new one hands waiting pods back. */
+struct topology_names {
+    int n;
+    char names[4][64];
+};
+
+static void topology_seen(const struct policy_topology_view *v, void *ctx)
+{
+    struct topology_names *t = ctx;
+
+    if (t->n < 4)
+        snprintf(t->names[t->n], sizeof(t->names[t->n]), "%s/%zu", v->name, v->nlevels);
+    t->n++;
+}
+
+static struct topology_names topologies(struct cache *c)
+{
+    struct topology_names t = {0};
+
+    policy_each_topology(c->engine, topology_seen, &t);
+    if (t.n == 2 && strcmp(t.names[0], t.names[1]) > 0) {
+        char tmp[64];
+
+        memcpy(tmp, t.names[0], sizeof(tmp));
+        memcpy(t.names[0], t.names[1], sizeof(tmp));
+        memcpy(t.names[1], tmp, sizeof(tmp));
+    }
+    return t;
+}
+
+START_TEST(test_topologies)
+{
+    struct cfg_settings s;
+    struct cache c;
+    struct topology_names t;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    c.nudge = false;
+    daemon_test_load(&c, DIR, "topology_kai.json", "ADDED");
+    ck_assert(c.nudge);
+    daemon_test_load(&c, DIR, "topology_kueue.json", "ADDED");
+    t = topologies(&c);
+    ck_assert_int_eq(t.n, 2);
+    ck_assert_str_eq(t.names[0], "cluster-topology/3");
+    ck_assert_str_eq(t.names[1], "kueue/default/2");
+    daemon_test_load(&c, DIR, "topology_kueue.json", "DELETED");
+    t = topologies(&c);
+    ck_assert_int_eq(t.n, 1);
+    ck_assert_str_eq(t.names[0], "cluster-topology/3");
+    daemon_test_load(&c, DIR, "topology_kai.json", "DELETED");
+    ck_assert_int_eq(topologies(&c).n, 0);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 /* ---- Workload-API pods seen before their PodGroup or Workload ------------------------------- */
 
 /*
@@ -530,6 +589,7 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_reservation_pod, 0, N(reservation_cases));
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
+    tcase_add_test(tc, test_topologies);
     tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
     tcase_add_test(tc, test_wa_min_count_followed);
     tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);

@@ -46,7 +46,7 @@ struct cache_kind {
 };
 
 static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
-    priority_class_ops, workload_ops, wa_podgroup_ops;
+    priority_class_ops, workload_ops, wa_podgroup_ops, topology_ops, kueue_topology_ops;
 
 /* One row per watched kind: a new kind is a row (and its cache_source). */
 static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
@@ -90,6 +90,14 @@ static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
                                     "scheduling.k8s.io/v1beta1", "PodGroup",
                                     "/apis/scheduling.k8s.io/v1beta1/podgroups", true, false,
                                     FAMILY_NONE, 0, &wa_podgroup_ops},
+    /* Where nodes sit (docs/topology.md): KAI's Topology, named by KAI's constraints, and
+     * Kueue's, whose levels Kueue's annotations name. */
+    [CACHE_TOPOLOGIES_KAI] = {"topologies.kai.scheduler", "kai.scheduler/v1alpha1", "Topology",
+                              "/apis/kai.scheduler/v1alpha1/topologies", true, true, FAMILY_NONE,
+                              0, &topology_ops},
+    [CACHE_TOPOLOGIES_KUEUE] = {"topologies.kueue.x-k8s.io", "kueue.x-k8s.io/v1beta2", "Topology",
+                                "/apis/kueue.x-k8s.io/v1beta2/topologies", true, true,
+                                FAMILY_NONE, 0, &kueue_topology_ops},
 };
 
 const char *cache_source_name(enum cache_source src)
@@ -442,6 +450,23 @@ static void wa_podgroup_forget(struct cache *c, enum cache_source src, const cha
     forget_ref(c, KUBE_REF_POD_GROUP, key);
 }
 
+static void topology_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    policy_topology_forget(c->engine, key);
+}
+
+/* A Kueue Topology is the engine's "kueue/<name>" (kube_topology_decode). */
+static bool kueue_topology_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
+{
+    const char *name = meta_string(obj, "name");
+
+    (void)c;
+    if (!name)
+        return false;
+    snprintf(buf, len, "kueue/%s", name);
+    return true;
+}
+
 static void node_forget(struct cache *c, enum cache_source src, const char *key)
 {
     policy_node_forget(c->engine, key);
@@ -590,6 +615,7 @@ struct decoded {
         struct policy_gang_spec gang;
         struct kube_priority_class pc;
         struct kube_pod_group pg;
+        struct policy_topology_spec topology;
     } spec;
 };
 
@@ -645,6 +671,12 @@ static void wa_podgroup_decode(const struct cache *c, const cJSON *obj, struct e
                                struct decoded *d)
 {
     d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, DECODE_ARGS);
+}
+
+static void topology_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                            struct decoded *d)
+{
+    d->rc = kube_topology_decode(obj, a, &d->spec.topology, DECODE_ARGS);
 }
 
 /* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
@@ -754,6 +786,16 @@ static int wa_podgroup_apply(struct cache *c, struct decoded *d)
 
     if (rc == EXT_OK)
         early_resolve(c, d->spec.pg.namespace_);
+    return rc;
+}
+
+/* A Topology: gangs waiting for it, or for room its domains now give, are asked about again. */
+static int topology_apply(struct cache *c, struct decoded *d)
+{
+    int rc = engine_rc(policy_topology_upsert(c->engine, &d->spec.topology), d->err,
+                       sizeof(d->err));
+
+    c->nudge |= rc == EXT_OK;
     return rc;
 }
 
@@ -891,6 +933,21 @@ static void gang_held(const struct cache *c, enum cache_source src, struct engin
     policy_each_gang(c->engine, engine_gang, e);
 }
 
+/* Topologies of one kind: Kueue's are "kueue/<name>", KAI's the rest. */
+static void engine_topology(const struct policy_topology_view *v, void *ctx)
+{
+    struct engine_keys *e = ctx;
+    bool kueue = strncmp(v->name, "kueue/", 6) == 0;
+
+    if (kueue == (e->src == CACHE_TOPOLOGIES_KUEUE))
+        engine_key(e, v->name);
+}
+
+static void topology_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_topology(c->engine, engine_topology, e);
+}
+
 /*
  * What the engine holds from this source; false if even that could not be
  * listed, or if the source's objects are not the engine's to list
@@ -943,6 +1000,12 @@ static const struct cache_ops workload_ops = {workload_decode, workload_apply, w
                                               NULL, NULL};
 static const struct cache_ops wa_podgroup_ops = {wa_podgroup_decode, wa_podgroup_apply,
                                                  wa_podgroup_forget, NULL, NULL};
+static const struct cache_ops topology_ops = {topology_decode, topology_apply, topology_forget,
+                                              topology_held, NULL};
+/* Keyed as the engine keeps it, "kueue/<name>" (kueue_topology_key). */
+static const struct cache_ops kueue_topology_ops = {topology_decode, topology_apply,
+                                                    topology_forget, topology_held,
+                                                    kueue_topology_key};
 
 /* ---- reflector callbacks ------------------------------------------------- */
 

@@ -383,6 +383,13 @@ int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, str
                           struct kube_pod_group *out, char *err, size_t errlen,
                           const cJSON **where);
 
+/*
+ * A Topology: KAI's (kai.scheduler/v1alpha1) by its name, Kueue's (kueue.x-k8s.io) as
+ * "kueue/<name>"; spec.levels[]{nodeLabel, alias}, coarsest first (docs/topology.md).
+ */
+int kube_topology_decode(const cJSON *obj, struct ext_arena *a, struct policy_topology_spec *out,
+                         char *err, size_t errlen, const cJSON **where);
+
 /* A scheduling.k8s.io/v1 PriorityClass. */
 struct kube_priority_class {
     const char *name;
