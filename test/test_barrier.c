@@ -507,14 +507,15 @@ static const struct canned_route shared_ok[] = {
     {"GET", "/api/v1/namespaces/lab/pods/sh-0", {"share_sh0.http"}},
     {"GET", "/api/v1/namespaces/lab/pods/sh-1", {"share_sh1.http"}},
     {"POST", "/api/v1/namespaces/lab/configmaps", {"created.http"}},
-    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}}, /* answered, never expected */
     {"POST", "/api/v1/namespaces/lab/pods/*/binding", {"created.http"}},
 };
 
 /*
  * The commit makes each share real before any Binding: the group's
- * reservation pod reports its device, each member's ConfigMap names it, each
- * member is annotated with its group and share, then bound.
+ * reservation pod reports its device, each member's ConfigMap names it, then
+ * each member is bound by one write, its Binding carrying its group and share
+ * as annotations (the API server sets them with nodeName): no PATCH.
  */
 START_TEST(test_commit_shared)
 {
@@ -535,6 +536,8 @@ START_TEST(test_commit_shared)
     }
     canned_api_expect_unordered(&api, "barrier_shared.req");
     ck_assert_uint_eq(canned_api_unmatched(&api), 0);
+    ck_assert_uint_eq(canned_api_hits(&api, "PATCH", "*"), 0);
+    ck_assert_uint_eq(canned_api_hits(&api, "POST", "*/binding"), 2);
     expect_shares_before_bindings(&api);
     binders_free(b, 2);
     daemon_test_down(&d);

@@ -5,8 +5,8 @@
  * held here until the engine says the whole gang is at the barrier: its
  * answer is deferred (ext_bind_defer), so the connection waits without a
  * thread and a gang of any size can gather. The bind that completes the gang
- * commits every held member (GPU record, then Binding; up to COMMIT_PARALLEL
- * members at once) and answers each held bind with its outcome. A timer thread answers a held bind whose wait
+ * commits every held member (one Binding each, carrying its GPU record; up to
+ * COMMIT_PARALLEL members at once) and answers each held bind with its outcome. A timer thread answers a held bind whose wait
  * (bindWait) runs out, with a reason naming who is missing; nothing of the
  * gang has been bound, and kube-scheduler retries.
  */
@@ -106,29 +106,37 @@ static void bind_counted(struct ext_daemon *d, const char *outcome)
     ext_series_add(ext_metric_with(d->bind_outcomes, v), 1);
 }
 
+/* A shared member's GPU record (its group and share), for its Binding's annotations. */
+static cJSON *gpu_record(const struct policy_assignment *m)
+{
+    char share[16];
+    cJSON *ann = cJSON_CreateObject();
+
+    snprintf(share, sizeof(share), "%d.%03d", m->gpu_share_milli / 1000, m->gpu_share_milli % 1000);
+    if (ann && (!cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_GROUP, m->gpu_groups) ||
+                !cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_SHARE, share))) {
+        cJSON_Delete(ann);
+        return NULL;
+    }
+    return ann;
+}
+
+/* One write per member: the Binding, carrying a shared member's GPU record, which the API
+ * server puts on the pod with its nodeName (no PATCH before it, no pod bound without it). */
 int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
                       size_t errlen)
 {
-    char path[600], share[16];
-    cJSON *patch, *ann;
+    cJSON *ann = NULL;
     int rc;
 
     if (!d->kube)
         return EXT_OK; /* --offline: recorded by the engine, posted nowhere */
-    if (m->gpu_groups) {
-        snprintf(share, sizeof(share), "%d.%03d", m->gpu_share_milli / 1000,
-                 m->gpu_share_milli % 1000);
-        patch = cJSON_CreateObject();
-        ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_GROUP, m->gpu_groups);
-        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_SHARE, share);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", m->namespace_, m->name);
-        rc = kube_patch_merge(d->kube, path, patch, NULL, err, errlen);
-        cJSON_Delete(patch);
-        if (rc != EXT_OK)
-            return rc;
-    }
-    return kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, err, errlen);
+    if (m->gpu_groups && !(ann = gpu_record(m)))
+        return ext_errf(err, errlen, EXT_ENOMEM, "binding %s/%s: out of memory", m->namespace_,
+                        m->name);
+    rc = kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, ann, err, errlen);
+    cJSON_Delete(ann);
+    return rc;
 }
 
 /* One member's outcome: into the engine, and to its held bind if it has one. */
@@ -385,7 +393,7 @@ static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
     char err[512];
 
     if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node,
-                                     err, sizeof(err)) != EXT_OK) {
+                                     NULL, err, sizeof(err)) != EXT_OK) {
         ans->error = ext_arena_strdup(ans->pool, err);
         return EXT_OK;
     }
