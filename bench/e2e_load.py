@@ -5,7 +5,8 @@ bench/kai_scale.sh, test/e2e/scenarios/12-*.sh). Python's standard library only.
   e2e_load.py nodes COUNT [--gpus 8 --cpu 32 --memory 256Gi --prefix kwok-node-]
                           [--domains D --domain-key KEY]  (node i labelled KEY=d<i mod D>)
   e2e_load.py run --ns NS --pods N [--gang G] [--scheduler NAME] [--queue Q] [--gpus-per-pod 1]
-                  [--podgroup | --workload [--topology-key KEY]]
+                  [--podgroup | --workload [--topology-key KEY]] [--head] [--fraction F]
+                  [--declare-extra K] [--no-wait] [--watch-format protobuf|json]
                   [--threads 16] [--timeout 600] [--metrics name=url ...]
                   [--pid name=pid ...] [--hold-scheduler FILE]
   e2e_load.py delete --ns NS
@@ -266,8 +267,9 @@ def gang_objects(a):
         "apiVersion": "ray.io/v1", "kind": "RayCluster",
         "metadata": {"name": "rc-%04d" % g, "namespace": a.ns},
         "spec": {"headGroupSpec": {"rayStartParams": {}, "template": tmpl(0)},
-                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": a.gang - 1,
-                                       "minReplicas": a.gang - 1, "maxReplicas": a.gang - 1,
+                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": a.gang - 1 + a.declare_extra,
+                                       "minReplicas": a.gang - 1 + a.declare_extra,
+                                       "maxReplicas": a.gang - 1 + a.declare_extra,
                                        "rayStartParams": {}, "template": tmpl(1)}]}})
         for g in range(1, gangs + 1)]
 
@@ -483,6 +485,18 @@ def cmd_run(a):
     def snapshot():
         return ({k: scrape(resolve(u), api) for k, u in metrics.items()},
                 {k: cpu_seconds(resolve(p)) for k, p in pids.items()})
+    if a.no_wait:  # created, not scheduled: what the creates cost, for bench/watch_cost.sh
+        before, cpu0 = snapshot()
+        t0 = time.time()
+        pool(a.threads, specs, create)
+        time.sleep(1)  # the watchers are sent the last events
+        after, cpu1 = snapshot()
+        done.set()
+        print(json.dumps({"label": a.label, "ns": a.ns, "pods": len(names), "bound": 0,
+                          "seconds": round(time.time() - t0, 3),
+                          "create_seconds": round(max(created) - min(created), 3),
+                          "cpu": {k: round(cpu1[k] - cpu0[k], 3) for k in pids}}))
+        return 0
     if a.hold_scheduler:
         pool(a.threads, specs, create)
         open(a.hold_scheduler + ".created", "w").close()
@@ -780,6 +794,11 @@ def main():
     r.add_argument("--hold-scheduler", default="")
     r.add_argument("--label", default="")
     r.add_argument("--watch-format", choices=("protobuf", "json"), default="protobuf")
+    r.add_argument("--no-wait", action="store_true",
+                   help="create the pods and stop: no scheduler is waited for")
+    r.add_argument("--declare-extra", type=int, default=0,
+                   help="each RayCluster declares this many workers more than are created: "
+                        "gangs that wait for members that never come")
     r.add_argument("--head", action="store_true",
                    help="with --workload or --podgroup: member 0 of each gang a CPU head, as C's")
     r.add_argument("--fraction", default="",

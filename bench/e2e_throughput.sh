@@ -4,7 +4,7 @@
 # kwok; built by test/e2e/build-components.sh into ~/.cache/muster).
 #
 #   bench/e2e_throughput.sh [-n NODES] [-p PODS] [-r ROUNDS] [-g GANG] [-c "A B C D"] [-m MODES]
-#                           [-H "A B"] [-T SECONDS] [-M DIR] [-X MUSTER2] [-k] [MUSTER]
+#                           [-H "A B"] [-T SECONDS] [-M DIR] [-X MUSTER2] [-w WAITING] [-k] [MUSTER]
 #
 # NODES kwok nodes (default 1,000; 8 GPUs, 32 CPUs, 256Gi each), then ROUNDS rounds (default 3)
 # of each configuration in turn, PODS pods per run (default 2,000), created at once from 16
@@ -17,6 +17,13 @@
 #         figure is the scheduling rate alone, kube-scheduler's start included; -H names the
 #         configurations run held (default: all of -c)
 # A run gives up after SECONDS (-T, default 600); its figure is then marked with *.
+# -w WAITING: before each run, WAITING pods that will not be placed are created and kept waiting
+# beside it (deleted after it): for muster's configurations, gangs of GANG whose RayCluster
+# declares GANG more workers than exist (muster turns them away: "20 of 40 members exist"),
+# for A and D pods asking 16 GPUs of the 8-GPU nodes (kube-scheduler's own filters turn them
+# away). Waiting work is what a busy cluster always has: kube-scheduler retries those pods on
+# its own events, and muster hands its refused ones back after a Queue or gang change (the
+# PATCHes pods per bound pod in the summary).
 # Configurations:
 #   A     stock kube-scheduler, default settings (its own profile, no extender)
 #   A100  the same with percentageOfNodesToScore: 100
@@ -58,14 +65,14 @@ if [[ -z ${E2E_THROUGHPUT_ROOT:-} ]]; then
   E2E_THROUGHPUT_ROOT=$copy E2E_THROUGHPUT_TREE=$root exec bash "$copy/e2e_throughput.sh" "$@"
 fi
 nodes=1000 pods=2000 rounds=3 gang=20 configs="A B C D" modes="live held" keep=0 other= muster2=
-held_configs= run_timeout=600
-while getopts "n:p:r:g:c:m:H:T:M:X:kh" opt; do
+held_configs= run_timeout=600 waiting=0
+while getopts "n:p:r:g:c:m:H:T:M:X:w:kh" opt; do
   case $opt in
     n) nodes=$OPTARG ;; p) pods=$OPTARG ;; r) rounds=$OPTARG ;; g) gang=$OPTARG ;;
     c) configs=$OPTARG ;; m) modes=$OPTARG ;; M) other=$(realpath "$OPTARG") ;;
     H) held_configs=$OPTARG ;; T) run_timeout=$OPTARG ;;
-    X) muster2=$(realpath "$OPTARG") ;; k) keep=1 ;;
-    *) sed -n '2,49p' "$0"; exit 2 ;;
+    X) muster2=$(realpath "$OPTARG") ;; w) waiting=$OPTARG ;; k) keep=1 ;;
+    *) sed -n '2,56p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -190,8 +197,21 @@ watcher_stop() {
   watcher=
 }
 
+# -w: the waiting work beside a run (see above), turned away before the run starts.
+waiting_start() { # CFG NS
+  ((waiting > 0)) || return 0
+  case $1 in
+    B* | C* | S*) load run --ns "$2" --pods "$waiting" --gang "$gang" --declare-extra "$gang" \
+      --scheduler "$scheduler_name" --no-wait >/dev/null ;;
+    *) load run --ns "$2" --pods "$waiting" --gpus-per-pod 16 --scheduler "$scheduler_name" \
+      --no-wait >/dev/null ;;
+  esac || return 1
+  sleep 5
+}
+
 run_one() {
   local cfg=$1 mode=$2 ns="bench-r$round-${1,,}-$2" args=() label=$1 hold=$out/hold-$round-$1-$2 lp rc
+  waiting_start "$cfg" "wait-$ns" || e2e_err "waiting pods of $cfg not created"
   watcher_start "$cfg"
   args=(--metrics "sched=@$out/sched-url" --metrics "apiserver=$E2E_APISERVER_URL/metrics"
     --pid "kube-scheduler=@$MUSTER_E2E_DIR/pids/$sched.pid"
@@ -230,6 +250,7 @@ print("round %s %-7s %5d/%d pods bound in %6.1f s: %6.1f pods/s, %6.1f pods/s on
       r["seconds"], r["rate"], r["flowing_rate"], r["create_seconds"],
       open("/proc/loadavg").read().split()[0]))' "$round"
   load delete --ns "$ns" || e2e_err "pods of $ns not deleted"
+  ((waiting == 0)) || load delete --ns "wait-$ns" || e2e_err "pods of wait-$ns not deleted"
   return $rc
 }
 
@@ -244,7 +265,7 @@ load idle --seconds 15 --metrics "apiserver=$E2E_APISERVER_URL/metrics" \
   >"$out/idle.json"
 echo "idle CPU per second: $(python3 -c 'import json, sys
 print(json.dumps({k: v for k, v in json.load(open(sys.argv[1])).items() if k != "metrics_per_s"}))' "$out/idle.json")"
-echo "e2e_throughput: $nodes nodes, $pods pods per run, configurations $configs, modes $modes, $rounds rounds;" \
+echo "e2e_throughput: $nodes nodes, $pods pods per run (and $waiting waiting beside), configurations $configs, modes $modes, $rounds rounds;" \
   "kube-scheduler qps $qps burst $burst; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= rounds; round++)); do
   for mode in $modes; do
