@@ -118,19 +118,29 @@ static int move_within_domain(struct policy_cluster *c, const struct pgang *g, s
 
 /* Turned away for a gang ahead of it (or one that would evict it at once): say so, and name
  * it so the caller hands it back. */
+/* Why a gang is turned away for another (the order's, or stable.c's). */
+enum yield {
+    YIELD_AHEAD,       /* ahead in the order */
+    YIELD_GOES_FIRST,  /* would evict it at once, and can go now instead */
+    YIELD_NO_VICTIMS,  /* would evict it at once were it placed on victims' room */
+};
+
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
-                       const struct pgang *ahead, bool would_evict,
+                       const struct pgang *ahead, enum yield how,
                        struct policy_filter_result *out)
 {
+    static const char *const text[] = {
+        [YIELD_AHEAD] = "waits: gang %s of queue %s is ahead",
+        [YIELD_GOES_FIRST] = "waits: gang %s of queue %s goes first: it would evict this one "
+                             "at once",
+        [YIELD_NO_VICTIMS] = "waits: gang %s of queue %s would evict this one at once, so "
+                             "nothing is evicted to make room for it",
+    };
     char why[POLICY_REASON_LEN];
 
-    snprintf(why, sizeof(why),
-             would_evict ? "waits: gang %s of queue %s goes first: it would evict this one at "
-                           "once"
-                         : "waits: gang %s of queue %s is ahead",
-             ahead->key, pgang_queue(c, ahead));
+    snprintf(why, sizeof(why), text[how], ahead->key, pgang_queue(c, ahead));
     /* The order must not make the other gang wait for this one in turn. */
-    g->yields_to = would_evict ? ahead->id : -1;
+    g->yields_to = how != YIELD_AHEAD ? ahead->id : -1;
     g->waits_for = ahead->id;
     pgang_set_reason(g, PREASON_AHEAD, why);
     pset_str(&p->reason, why);
@@ -178,7 +188,7 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
     if (g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE)
         return -1;
     if (pevict_for(c, g, x, now, &first) != 0)
-        return first ? turned_away(c, g, p, first, true, out) : -1;
+        return first ? turned_away(c, g, p, first, YIELD_NO_VICTIMS, out) : -1;
     out->evictions = true;
     return awaiting_victims(c, g, out);
 }
@@ -203,11 +213,11 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     }
     if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, false, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
     }
     if ((ahead = pstable_evictor(c, g, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, true, out);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     /* The member ahead may be one kube-scheduler never places (a constraint muster does not
      * model): the room is held back for it for a plan's lifetime at most. */
@@ -281,11 +291,11 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     g->unplaceable_at = 0;
     if ((ahead = porder_blocker(c, g, NULL, &st, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, false, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
     }
     if ((ahead = pstable_evictor(c, g, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, true, out);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     pstatement_keep(&st);
     g->yields_to = g->waits_for = -1;
