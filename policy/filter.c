@@ -423,6 +423,8 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     if (rc == POLICY_OK) {
         p->refused = out->reason != NULL;
         p->parked_hint = false;
+        if (p->refused)
+            p->refusal = ++c->refusals;
     }
     return rc;
 }

@@ -130,6 +130,7 @@ struct ppod {
     bool nominated; /* kube-scheduler's preemption makes room for it */
     bool refused;   /* muster's last filter answer turned every offered node away */
     bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
+    uint64_t refusal; /* c->refusals of the answer that refused it (policy_pod_handed_back) */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
     uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
@@ -285,6 +286,7 @@ struct policy_cluster {
      * changed), never by its own decisions: what it placed since the last one is no victim
      * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
     uint64_t change_epoch;
+    uint64_t refusals; /* filter answers that turned a pod away, counted */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */

@@ -857,6 +857,17 @@ void policy_parked_hints_spent(struct policy_cluster *c)
     }
 }
 
+void policy_pod_handed_back(struct policy_cluster *c, const char *ns, const char *name,
+                            uint64_t refusal)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+
+    if (p && p->refusal == refusal) {
+        p->refused = false;
+        p->parked_hint = false;
+    }
+}
+
 static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)
 {
     struct pgang *g;

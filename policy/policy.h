@@ -367,6 +367,11 @@ int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const ch
 /* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
  * been handed back: from now on only muster's own answers mark a pod refused. */
 void policy_parked_hints_spent(struct policy_cluster *c);
+/* The pod was handed back to kube-scheduler after the answer that refused it (its view's
+ * refusal): kube-scheduler asks again, so it is refused no more until an answer says so. A
+ * newer refusal than the one handed back stands. */
+void policy_pod_handed_back(struct policy_cluster *c, const char *namespace_, const char *name,
+                            uint64_t refusal);
 
 /*
  * GPU sharing failed on this node (a reservation pod never reported its
@@ -658,6 +663,7 @@ struct policy_pod_view {
     const char *reason;       /* why it waits; NULL otherwise */
     bool refused;             /* muster's last filter answer for it was no: kube-scheduler
                                * parked it and retries it only on events it watches */
+    uint64_t refusal;         /* which answer that was (policy_pod_handed_back) */
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */

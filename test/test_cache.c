@@ -168,17 +168,21 @@ END_TEST
 /* ---- what nudges kube-scheduler ------------------------------------------------------------ */
 
 static const struct nudge_case {
-    const char *first; /* applied ADDED, then the flag is cleared */
+    const char *first; /* applied ADDED, then the flags are cleared */
     const char *then;  /* applied MODIFIED (ADDED when it is another object) */
     const char *type;
-    bool nudge;
+    bool nudge;        /* every refused pod is handed back */
+    const char *gang;  /* else only this gang's members are (NULL: none) */
 } nudge_cases[] = {
     {"queue_team_a.json", "queue_team_a_status.json", "MODIFIED", false},
     {"queue_team_a.json", "queue_team_a.json", "MODIFIED", false},
     {"queue_team_a.json", "queue_team_a_limit.json", "MODIFIED", true},
     {"queue_team_a.json", "queue_team_b.json", "ADDED", true},
     {"pg_trainers.json", "pg_trainers_status.json", "MODIFIED", false},
-    {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", true},
+    /* A gang no pod has joined yet (a RayCluster or PodGroup made before its pods) changes
+     * nothing anyone else waits for: its own members, if any came meanwhile, are handed back */
+    {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", false, "lab/trainers"},
+    {"gang3.json", "pg_trainers_min4.json", "MODIFIED", true},
     /* kube-scheduler retries on its own Node event, maybe before muster saw the node (e2e 04c:
      * the node grown from 1 GPU to 8, the gang still told "1 free"): more room nudges,
      * kwok's and kubelets' heartbeats do not */
@@ -197,10 +201,15 @@ START_TEST(test_nudge)
     ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
     ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
     daemon_test_load(&c, DIR, t->first, "ADDED");
-    ck_assert_msg(c.nudge, "%s: a new object must nudge", t->first);
-    c.nudge = false;
+    ck_assert_msg(c.nudge || c.nnudge_gangs > 0, "%s: a new object must nudge", t->first);
+    cache_nudges_clear(&c);
     daemon_test_load(&c, DIR, t->then, t->type);
     ck_assert_msg(c.nudge == t->nudge, "%s after %s: nudge %d", t->then, t->first, c.nudge);
+    ck_assert_uint_eq(c.nnudge_gangs, t->gang ? 1 : 0);
+    if (t->gang) {
+        ck_assert_str_eq(c.nudge_gangs[0].gang, t->gang);
+        ck_assert(c.nudge_gangs[0].refused);
+    }
     cache_cleanup(&c);
     cfg_settings_cleanup(&s);
 }

@@ -542,12 +542,22 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return cache_engine_rc(prc, "the engine refused it", err, errlen);
 }
 
-/* The gang a spec declares, told to the engine when it changes anything. */
+/*
+ * The gang a spec declares, told to the engine when it changes anything. Pods turned away
+ * may fit now: kube-scheduler does not watch these kinds, so they are handed back. A gang
+ * declared before any member of it came (a RayCluster before its pods) changes nothing
+ * anyone else waits for: only its own members (any that come meanwhile) are handed back.
+ */
 static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
 {
+    struct policy_gang_view v;
+
     if (!policy_gang_changes(c->engine, s))
         return EXT_OK;
-    c->nudge = true;
+    if (s->key && (!policy_gang_view_get(c->engine, s->key, &v) || v.members == 0))
+        cache_nudge_gang_members(c, s->key);
+    else
+        c->nudge = true;
     return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
 }
 
@@ -1321,19 +1331,23 @@ bool cache_ready(struct cache *c, char *why, size_t len)
     return true;
 }
 
-void cache_nudge_gang(struct cache *c, const char *key)
+static void nudge_gang(struct cache *c, const char *key, bool refused)
 {
     char *copy;
 
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        if (strcmp(c->nudge_gangs[i], key) == 0)
+    for (size_t i = 0; i < c->nnudge_gangs; i++) {
+        if (strcmp(c->nudge_gangs[i].gang, key) == 0) {
+            c->nudge_gangs[i].refused |= refused;
             return;
+        }
+    }
     if (c->nnudge_gangs == c->nudge_gangs_cap) {
         size_t cap = c->nudge_gangs_cap ? c->nudge_gangs_cap * 2 : 16;
-        char **v = realloc(c->nudge_gangs, cap * sizeof(*v));
+        struct cache_nudge *v = realloc(c->nudge_gangs, cap * sizeof(*v));
 
         if (!v) {
             c->nudge_planned = true; /* every planned pod, then: nothing is forgotten */
+            c->nudge |= refused;
             return;
         }
         c->nudge_gangs = v;
@@ -1342,15 +1356,26 @@ void cache_nudge_gang(struct cache *c, const char *key)
     copy = strdup(key);
     if (!copy) {
         c->nudge_planned = true;
+        c->nudge |= refused;
         return;
     }
-    c->nudge_gangs[c->nnudge_gangs++] = copy;
+    c->nudge_gangs[c->nnudge_gangs++] = (struct cache_nudge){copy, refused};
+}
+
+void cache_nudge_gang(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, false);
+}
+
+void cache_nudge_gang_members(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, true);
 }
 
 void cache_nudges_clear(struct cache *c)
 {
     for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
+        free(c->nudge_gangs[i].gang);
     c->nnudge_gangs = 0;
     c->nudge = false;
     c->nudge_planned = false;

@@ -93,10 +93,15 @@ struct cache {
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
     /* Gangs planned after some members were turned away: their planned
-     * members are handed back to kube-scheduler too. As many as there are;
-     * when one cannot be recorded (out of memory), nudge_planned hands back
-     * every planned pod instead, so none is forgotten. */
-    char **nudge_gangs;
+     * members are handed back to kube-scheduler too; and gangs declared before
+     * any member came (cache_nudge_gang_members): their members turned away,
+     * and nobody else's. As many as there are; when one cannot be recorded
+     * (out of memory), nudge_planned hands back every planned pod instead (and
+     * nudge every refused one), so none is forgotten. */
+    struct cache_nudge {
+        char *gang;
+        bool refused; /* its refused members too */
+    } *nudge_gangs;
     size_t nnudge_gangs, nudge_gangs_cap;
     bool nudge_planned;
     /* A key that could not be recorded (out of memory): the next list of that
@@ -109,6 +114,9 @@ bool cache_pod_gone(const struct cache *c, const char *uid);
 
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);
+/* Under the lock: hand this gang's members back, the refused ones too (its spec came or
+ * changed while no member waited on it: what the others wait for is as it was). */
+void cache_nudge_gang_members(struct cache *c, const char *key);
 /* Under the lock: every nudge was handed back. */
 void cache_nudges_clear(struct cache *c);
 
