@@ -100,20 +100,26 @@ static int move_within(struct policy_cluster *c, struct ppod *p, const char *con
     return -1;
 }
 
-/* move_within, over the offered nodes in the gang's topology domain (all of them without one). */
+/* move_within, over the offered nodes in the domains its gang, subgroup and replica keep to:
+ * those it prefers (its fellows' finer domain) first. All of them without a constraint. */
 static int move_within_domain(struct policy_cluster *c, const struct pgang *g, struct ppod *p,
                               const char *const *cands, size_t n, char *why, size_t len)
 {
     const char **mine;
-    int rc;
+    size_t k;
+    int rc = -1;
 
-    if (!g->topology)
+    if (!ptopo_constrained(g))
         return move_within(c, p, cands, n, why, len);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine)))) {
         snprintf(why, len, "out of memory while planning");
         return -1;
     }
-    rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, mine), why, len);
+    k = ptopo_within(c, g, p, cands, n, true, mine);
+    if (k > 0)
+        rc = move_within(c, p, mine, k, why, len);
+    if (rc != 0)
+        rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, false, mine), why, len);
     free(mine);
     return rc;
 }
@@ -206,6 +212,8 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct pgang *ahead;
     struct ppod *first;
 
+    if (g->singleton)
+        ptopo_observe(c, g); /* a pod alone is a gang shape of one, as domains are priced */
     if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
         pstatement_discard(c, &st);
         pgang_set_reason(g, pplan_reason_kind(why), why);
@@ -245,20 +253,33 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     return POLICY_OK;
 }
 
-/* filter_alone over the offered nodes in the gang's topology domain, if it has one (a member
- * past the minimum of a gang bound in one domain goes there too). */
+/* filter_alone over the offered nodes in the domains a member of its gang keeps to (a member
+ * past the minimum of a gang bound in one domain goes there too): those its fellows share
+ * first, then the rest of its required ones. */
 static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, struct pgang *g,
                                   const char *const *cands, size_t n, int64_t now,
                                   struct policy_filter_result *out)
 {
     const char **mine;
+    size_t k;
     int rc;
 
-    if (!g->topology || g->singleton)
+    if (g->singleton || !ptopo_constrained(g))
         return filter_alone(c, p, g, cands, n, now, out);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
         return POLICY_ENOMEM;
-    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), now, out);
+    k = ptopo_within(c, g, p, cands, n, true, mine);
+    if (k > 0) { /* room in its fellows' domain: it goes there (decided as usual) */
+        struct pstatement st = {0};
+        char why[POLICY_REASON_LEN];
+
+        if (pplan_one_try(c, p, mine, k, &st, why, sizeof(why)) != 0)
+            k = 0;
+        pstatement_discard(c, &st);
+    }
+    if (k == 0)
+        k = ptopo_within(c, g, p, cands, n, false, mine);
+    rc = filter_alone(c, p, g, mine, k, now, out);
     free(mine);
     return rc;
 }
@@ -405,6 +426,8 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     if (rc == POLICY_OK) {
         p->refused = out->reason != NULL;
         p->parked_hint = false;
+        if (p->refused)
+            p->refusal = ++c->refusals;
     }
     return rc;
 }

@@ -145,8 +145,11 @@ int32_t pgang_sub_of(const struct pgang *g, const char *name)
 
 void psubs_free(struct psubgroup *subs, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; subs && i < n; i++) {
         free(subs[i].name);
+        ptopo_want_free(&subs[i].want);
+        ptopo_want_free(&subs[i].other);
+    }
     free(subs);
 }
 
@@ -240,9 +243,17 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
     if (n && !(subs = calloc(n, sizeof(*subs))))
         return POLICY_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        subs[i].min = pgang_decl(g, s)->subs[i].min > 0 ? pgang_decl(g, s)->subs[i].min : 0;
-        if (!(subs[i].name = pstrdup(pgang_decl(g, s)->subs[i].name))) {
-            psubs_free(subs, i);
+        const struct psubgroup *d = &pgang_decl(g, s)->subs[i];
+        const struct ptopo_want *w = &d->want;
+        struct policy_topology_constraint tc = {
+            .topology = w->topology, .required = w->required, .preferred = w->preferred,
+            .required_tier = w->required_tier, .preferred_tier = w->preferred_tier,
+            .dialect = w->dialect, .invalid = w->invalid};
+
+        subs[i].min = d->min > 0 ? d->min : 0;
+        if (!(subs[i].name = pstrdup(d->name)) ||
+            ptopo_want_copy(&subs[i].want, &tc) != POLICY_OK) {
+            psubs_free(subs, i + 1);
             return POLICY_ENOMEM;
         }
     }

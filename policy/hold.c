@@ -173,7 +173,8 @@ int phold_compose(struct pgang *g, struct psubgroup **subs, size_t *nsubs, int32
         if (!(grown = realloc(*subs, (*nsubs + 1) * sizeof(*grown))))
             return POLICY_ENOMEM;
         *subs = grown;
-        grown[*nsubs].min = h->state == POLICY_HOLD_WAITING ? 1 : 0;
+        /* no constraint of its own (topology.c reads want and other): all zero */
+        grown[*nsubs] = (struct psubgroup){.min = h->state == POLICY_HOLD_WAITING ? 1 : 0};
         if (!(grown[*nsubs].name = pstrdup(h->sub)))
             return POLICY_ENOMEM;
         *min += grown[(*nsubs)++].min;

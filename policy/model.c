@@ -127,6 +127,7 @@ static void pod_free(struct ppod *p)
     free(p->queue);
     free(p->gang_key);
     free(p->subgroup);
+    free(p->replica);
     free(p->bound_node);
     free(p->gpu_groups_hint);
     free(p->reason);
@@ -141,10 +142,11 @@ static void gang_free(struct pgang *g)
     for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++) {
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
         free(g->decl[s].queue);
-        free(g->decl[s].topology);
+        ptopo_want_free(&g->decl[s].want);
+        ptopo_want_free(&g->decl[s].other);
         free(g->decl[s].owner);
     }
-    free(g->topology);
+    free(g->topo_conflict);
     free(g->owner);
     phold_free_all(g);
     free(g->decl);
@@ -188,6 +190,8 @@ void policy_cluster_free(struct policy_cluster *c)
     policy_evictions_free(c->evictions, c->nevictions);
     pfrag_cleanup(c);
     pnode_order_cleanup(c);
+    ptopo_topologies_free(c);
+    ptopo_shapes_free(c);
     free(c->default_queue);
     free(c);
 }
@@ -442,15 +446,10 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
            q->upgrade_burst != s->upgrade_burst;
 }
 
-/* A spec's queue and topology key as a declaration keeps them: an empty name is none. */
+/* A spec's queue as a declaration keeps it: an empty name is none. */
 static const char *spec_queue(const struct policy_gang_spec *s)
 {
     return s->queue && *s->queue ? s->queue : NULL;
-}
-
-static const char *spec_topology(const struct policy_gang_spec *s)
-{
-    return s->topology_key && *s->topology_key ? s->topology_key : NULL;
 }
 
 static const char *spec_owner(const struct policy_gang_spec *s)
@@ -461,14 +460,17 @@ static const char *spec_owner(const struct policy_gang_spec *s)
 static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
 {
     if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
-        !same_text(d->queue, spec_queue(s)) || !same_text(d->topology, spec_topology(s)) ||
+        !same_text(d->queue, spec_queue(s)) || !ptopo_want_same(&d->want, &s->topology) ||
+        !ptopo_want_same(&d->other, &s->topology_other) ||
         d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
         d->preemptible != s->preemptible || !same_text(d->owner, spec_owner(s)) ||
         (spec_owner(s) && d->owner_kind != s->owner_kind))
         return false;
     for (size_t i = 0; i < d->nsubs; i++)
         if (!same_text(d->subs[i].name, s->subgroups[i].name) ||
-            d->subs[i].min != s->subgroups[i].min_members)
+            d->subs[i].min != s->subgroups[i].min_members ||
+            !ptopo_want_same(&d->subs[i].want, &s->subgroups[i].topology) ||
+            !ptopo_want_same(&d->subs[i].other, &s->subgroups[i].topology_other))
             return false;
     return true;
 }
@@ -514,6 +516,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
         return NULL;
     }
     g->singleton = singleton;
+    g->topo_source = -1;
     g->arrival = c->next_arrival++;
     g->yields_to = g->waits_for = -1;
     id = ptable_add(&c->gangs, g);
@@ -581,8 +584,9 @@ static void gang_remove_member(struct pgang *g, int32_t pod)
 static void decl_clear(struct pdecl *d)
 {
     free(d->queue);
-    free(d->topology);
     free(d->owner);
+    ptopo_want_free(&d->want);
+    ptopo_want_free(&d->other);
     psubs_free(d->subs, d->nsubs);
     memset(d, 0, sizeof(*d));
 }
@@ -592,25 +596,21 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 {
     struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
     char *queue = spec_queue(s) ? pstrdup(s->queue) : NULL;
-    char *topology = spec_topology(s) ? pstrdup(s->topology_key) : NULL;
     char *owner = spec_owner(s) ? pstrdup(s->owner) : NULL;
+    struct ptopo_want want = {0}, other = {0};
 
-    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) ||
-        (spec_topology(s) && !topology) || (spec_owner(s) && !owner)) {
-        free(subs);
-        free(queue);
-        free(topology);
-        free(owner);
-        return POLICY_ENOMEM;
-    }
+    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) || (spec_owner(s) && !owner) ||
+        ptopo_want_copy(&want, &s->topology) != POLICY_OK ||
+        ptopo_want_copy(&other, &s->topology_other) != POLICY_OK)
+        goto fail;
     for (size_t i = 0; i < s->nsubgroups; i++) {
         subs[i].min = s->subgroups[i].min_members;
-        if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : ""))) {
-            psubs_free(subs, i);
-            free(queue);
-            free(topology);
-            free(owner);
-            return POLICY_ENOMEM;
+        if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : "")) ||
+            ptopo_want_copy(&subs[i].want, &s->subgroups[i].topology) != POLICY_OK ||
+            ptopo_want_copy(&subs[i].other, &s->subgroups[i].topology_other) != POLICY_OK) {
+            psubs_free(subs, i + 1);
+            subs = NULL;
+            goto fail;
         }
     }
     decl_clear(d);
@@ -618,7 +618,8 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
                         .owner_kind = owner ? s->owner_kind : POLICY_OWNER_NONE,
                         .owner = owner,
                         .queue = queue,
-                        .topology = topology,
+                        .want = want,
+                        .other = other,
                         .min = s->min_members > 0 ? s->min_members : 0,
                         .subs = subs,
                         .nsubs = s->nsubgroups,
@@ -626,6 +627,13 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
                         .priority = s->priority,
                         .preemptible = s->preemptible};
     return POLICY_OK;
+fail:
+    free(subs);
+    free(queue);
+    free(owner);
+    ptopo_want_free(&want);
+    ptopo_want_free(&other);
+    return POLICY_ENOMEM;
 }
 
 /*
@@ -683,7 +691,7 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
         powner_refresh(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
     gang_queue_refresh(c, g);
-    ptopo_refresh(g);
+    ptopo_refresh(c, g);
     if (!g->admitted) {
         c->maybe_partial = true;
         pgang_mark_waiting(c, g);
@@ -708,7 +716,7 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     pgang_compose(c, g);
     powner_refresh(c, g);
     gang_queue_refresh(c, g);
-    ptopo_refresh(g);
+    ptopo_refresh(c, g);
     c->fair_dirty = true;
     if (pgang_declared(g))
         return POLICY_OK; /* another source still declares it */
@@ -777,12 +785,14 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->refused = p->parked_hint = s->unschedulable;
     p->preemptible = s->preemptible;
     p->subgroup = s->subgroup && *s->subgroup ? pstrdup(s->subgroup) : NULL;
+    p->replica = s->replica && *s->replica ? pstrdup(s->replica) : NULL;
     p->sub = -1;
     p->evict_by = -1;
     p->place.node = -1;
     p->gang = -1;
     if (!p->queue || (invalid && !p->invalid) || (s->gang && !p->gang_key) ||
-        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup))
+        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup) ||
+        (s->replica && *s->replica && !p->replica))
         return POLICY_ENOMEM;
     return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
                           s->tolerations, s->ntolerations);
@@ -870,7 +880,19 @@ void policy_parked_hints_spent(struct policy_cluster *c)
     }
 }
 
-static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id, int64_t now)
+void policy_pod_handed_back(struct policy_cluster *c, const char *ns, const char *name,
+                            uint64_t refusal)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+
+    if (p && p->refusal == refusal) {
+        p->refused = false;
+        p->parked_hint = false;
+    }
+}
+
+static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id,
+                           int64_t now)
 {
     struct pgang *g;
     int32_t gid = p->gang_key ? pidx_get(&c->gang_ix, p->gang_key) : -1;
@@ -944,7 +966,8 @@ static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_s
            p->gpus == pask_counted(s->gpus, POLICY_MAX_GPUS) && p->share == s->gpu_share_milli &&
            p->gpu_memory_mib == pask_counted(s->gpu_memory_mib, POLICY_MAX_GPU_MEMORY_MIB) &&
            p->managed == s->managed && str_same(p->invalid, pod_invalid(s, capwhy, sizeof(capwhy))) &&
-           str_same(p->subgroup, s->subgroup) && p->preemptible == s->preemptible &&
+           str_same(p->subgroup, s->subgroup) && str_same(p->replica, s->replica) &&
+           p->preemptible == s->preemptible &&
            p->priority == s->priority;
 }
 

@@ -228,12 +228,6 @@ static int cmp_choice(const void *a, const void *b, void *ctx)
     return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
 }
 
-/* What a gang's minimum still misses: per subgroup, and the rest any member may fill. */
-struct missing {
-    int32_t *sub;  /* per subgroup */
-    int32_t slack; /* beyond the subgroups' minimums, up to the whole one */
-    int32_t total;
-};
 
 /* "gang lab/rc: worker group gpu needs 3 x 1 GPU, only 2 could be placed (member ...)" */
 static void short_reason(const struct pgang *g, int32_t sub, int32_t want, int32_t got,
@@ -263,9 +257,9 @@ static void short_reason(const struct pgang *g, int32_t sub, int32_t want, int32
  * neighbours continue from one cursor.
  */
 static int place_missing(struct policy_cluster *c, const struct pgang *g, struct ppod **pool,
-                         size_t npool, struct missing *m, enum policy_strategy strategy,
-                         const int32_t *order, size_t norder, struct pstatement *st, char *why,
-                         size_t len)
+                         size_t npool, struct pmissing *m, const struct pplace_filter *f,
+                         enum policy_strategy strategy, const int32_t *order, size_t norder,
+                         struct pstatement *st, char *why, size_t len)
 {
     int32_t want_sub = -2, want, got = 0;
     const struct ppod *prev = NULL, *failed = NULL;
@@ -276,6 +270,10 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
         struct ppod *p = pool[i];
         bool for_sub = p->sub >= 0 && (size_t)p->sub < g->nsubs && m->sub[p->sub] > 0;
 
+        /* Placed by an earlier pass of this plan (a subgroup in its own domain), or not this
+         * pass's to take. */
+        if (p->phase != POLICY_POD_PENDING || !pplace_filter_takes(f, p))
+            continue;
         if (!for_sub && m->slack <= 0)
             continue;
         if (!prev || !ppod_same_shape(prev, p))
@@ -302,12 +300,14 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
         if (m->sub[s] > 0)
             want_sub = (int32_t)s;
     for (size_t i = 0; i < npool; i++)
-        if ((want_sub < 0 || pool[i]->sub == want_sub) && pool[i]->phase == POLICY_POD_PLANNED)
+        if ((want_sub < 0 || pool[i]->sub == want_sub) && pool[i]->phase == POLICY_POD_PLANNED &&
+            pplace_filter_takes(f, pool[i]))
             got++;
     want = got + (want_sub >= 0 ? m->sub[want_sub] : m->total);
     if (failed && want_sub >= 0 && failed->sub != want_sub) {
         for (size_t i = 0; i < npool; i++)
-            if (pool[i]->sub == want_sub && pool[i]->phase == POLICY_POD_PENDING) {
+            if (pool[i]->sub == want_sub && pool[i]->phase == POLICY_POD_PENDING &&
+                pplace_filter_takes(f, pool[i])) {
                 failed = pool[i];
                 break;
             }
@@ -326,18 +326,27 @@ struct search_state {
     const struct pgang *g;
     struct ppod **pool;
     size_t npool;
-    struct missing *m;
+    struct pmissing *m;
+    const struct pplace_filter *f;
     const int32_t *order;
     size_t norder;
     struct pstatement *st;
     long budget;
 };
 
+/* May the search take pool member i (pending: not placed by an earlier pass, and this pass's)? */
+static bool search_takes(const struct search_state *d, size_t i)
+{
+    return d->pool[i]->phase == POLICY_POD_PENDING && pplace_filter_takes(d->f, d->pool[i]);
+}
+
 /* Can pool[i..] still meet what is missing? */
 static bool search_may_meet(const struct search_state *d, size_t i)
 {
-    int32_t left = (int32_t)(d->npool - i);
+    int32_t left = 0;
 
+    for (size_t k = i; k < d->npool; k++)
+        left += search_takes(d, k);
     if (left < d->m->total)
         return false;
     for (size_t s = 0; s < d->g->nsubs; s++) {
@@ -346,7 +355,7 @@ static bool search_may_meet(const struct search_state *d, size_t i)
         if (d->m->sub[s] <= 0)
             continue;
         for (size_t k = i; k < d->npool; k++)
-            have += d->pool[k]->sub == (int32_t)s;
+            have += d->pool[k]->sub == (int32_t)s && search_takes(d, k);
         if (have < d->m->sub[s])
             return false;
     }
@@ -399,7 +408,7 @@ static bool search_from(struct search_state *d, size_t i)
         return false;
     p = d->pool[i];
     for_sub = p->sub >= 0 && (size_t)p->sub < d->g->nsubs && d->m->sub[p->sub] > 0;
-    if (for_sub || d->m->slack > 0) {
+    if (search_takes(d, i) && (for_sub || d->m->slack > 0)) {
         for (size_t k = 0; k < d->norder; k++) {
             const struct pnode *n = pnode_at(d->c, d->order[k]);
             enum pfit_why w;
@@ -435,65 +444,44 @@ static bool subgroups_met_by_valid(const struct pgang *g, struct ppod **pool, si
 
 /* The least the missing members could ask, per resource: the queue is asked about that. */
 static void least_need(const struct policy_cluster *c, struct ppod **pool, size_t npool,
-                       const struct pgang *g, const struct missing *m,
+                       const struct pgang *g, const struct pmissing *m,
                        struct policy_resources *need)
 {
     pgang_least_need(c, g, (const struct ppod *const *)pool, npool, m->sub, m->total, need);
 }
 
-/* What a pass places, handed to ptopo_place: it tries each domain with the counts as they
- * were (each try starts from a copy). */
+/* What a pass places, handed to ptopo_place: it places into st what the counts it is given
+ * miss (ptopo_place hands each domain's try a copy). */
 struct place_ctx {
     const struct pgang *g;
     struct ppod **pool;
     size_t npool;
-    const struct missing *m;
     enum policy_strategy strategy;
 };
 
 static int place_greedy(struct policy_cluster *c, const int32_t *order, size_t norder,
+                        struct pmissing *m, const struct pplace_filter *f,
                         struct pstatement *st, char *why, size_t len, void *ctx_)
 {
     const struct place_ctx *x = ctx_;
-    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
-    struct missing m = *x->m;
-    int rc;
 
-    if (!sub) {
-        snprintf(why, len, "out of memory while planning");
-        return -1;
-    }
-    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
-    m.sub = sub;
-    rc = place_missing(c, x->g, x->pool, x->npool, &m, x->strategy, order, norder, st, why, len);
-    if (sub != stack)
-        free(sub);
-    return rc;
+    return place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st, why,
+                         len);
 }
 
 static int place_by_search(struct policy_cluster *c, const int32_t *order, size_t norder,
+                           struct pmissing *m, const struct pplace_filter *f,
                            struct pstatement *st, char *why, size_t len, void *ctx_)
 {
     const struct place_ctx *x = ctx_;
-    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
-    struct missing m = *x->m;
-    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = &m,
-                             .order = order, .norder = norder, .st = st,
+    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = m,
+                             .f = f, .order = order, .norder = norder, .st = st,
                              .budget = SEARCH_BUDGET};
-    bool ok;
 
-    if (!sub) {
-        snprintf(why, len, "out of memory while planning");
-        return -1;
-    }
-    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
-    m.sub = sub;
-    ok = search_from(&d, 0);
-    if (sub != stack)
-        free(sub);
-    if (!ok)
-        snprintf(why, len, "gang %s: no choice of its members fits", x->g->key);
-    return ok ? 0 : -1;
+    if (search_from(&d, 0))
+        return 0;
+    snprintf(why, len, "gang %s: no choice of its members fits", x->g->key);
+    return -1;
 }
 
 /*
@@ -509,7 +497,7 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
     int32_t stack_m[16], *msub = g->nsubs <= 16 ? stack_m : calloc(g->nsubs, sizeof(*msub));
     struct ppod **pool = malloc((g->nmembers ? g->nmembers : 1) * sizeof(*pool));
     struct choice_order cmp = {.c = c, .must = must, .how = how};
-    struct missing m = {.sub = msub};
+    struct pmissing m = {.sub = msub};
     struct policy_resources estimate;
     size_t npool = 0, norder = 0, mark = st->n, valid = 0;
     int32_t placed, members, subs_need = 0, *order = NULL;
@@ -576,10 +564,16 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
         snprintf(why, len, "out of memory while planning");
         goto out;
     }
-    if (ptopo_place(c, g, order, norder, st, search ? place_by_search : place_greedy,
-                    &(struct place_ctx){.g = g, .pool = pool, .npool = npool, .m = &m,
-                                        .strategy = strategy},
-                    why, len) != 0) {
+    ptopo_observe(c, g);
+    rc = ptopo_place(c, g, pool, npool, &m, order, norder, st,
+                     search ? place_by_search : place_greedy,
+                     &(struct place_ctx){.g = g, .pool = pool, .npool = npool,
+                                         .strategy = strategy},
+                     why, len);
+    if (rc != 0) {
+        if (rc == -2)
+            *kind = PREASON_MEMBERS; /* a Topology it names is not known: no room helps */
+        rc = -1;
         pstatement_rollback(c, st, mark);
         goto out;
     }

@@ -153,6 +153,9 @@ struct policy_pod_spec {
     /* Which of its gang's subgroups it belongs to: "head", a worker group's
      * name, a KAI subgroup, a Volcano task. NULL = none (a count-only gang). */
     const char *subgroup;
+    /* Its multi-host replica within the subgroup (KubeRay's ray.io/worker-group-replica-name):
+     * a replica's pods keep to one domain (policy_subgroup_spec.topology). NULL: none. */
+    const char *replica;
     const char *queue; /* NULL = the default queue */
     bool managed;      /* scheduled by muster; others only take capacity */
     /* May muster evict it for another gang? POLICY_PREEMPTIBLE_BY_PRIORITY
@@ -241,10 +244,55 @@ enum policy_owner_kind {
 /* "RayJob", "RayService"; "" for none. */
 const char *policy_owner_kind_name(enum policy_owner_kind k);
 
+/* ---- topology: where nodes sit, and where a gang wants its members ------- */
+
+#define POLICY_MAX_TOPOLOGY_LEVELS 16 /* KAI's and Kueue's Topology allow as many */
+
+struct policy_topology_level {
+    const char *node_label;
+    const char *alias; /* NULL or "": none */
+};
+
+/* A named hierarchy of node labels, coarsest first (KAI's and Kueue's Topology): a domain of a
+ * level is the nodes sharing one value of its label and of every coarser level's. */
+struct policy_topology_spec {
+    const char *name;
+    const struct policy_topology_level *levels;
+    size_t nlevels;
+};
+
+/*
+ * Where a gang, or one of its subgroups, goes (docs/topology.md): within one domain of its
+ * required level, never across two; within one domain of its preferred level when one holds
+ * it, else of the next coarser level, up to the required one (the whole cluster without one).
+ * A level is named by its node label or its alias, a Volcano tier by its number (1: the finest
+ * level of the topology above the nodes themselves). Nothing named: no constraint.
+ */
+struct policy_topology_constraint {
+    /* The Topology the levels belong to; NULL: the first (by name) whose levels include the
+     * named label, else that label alone as a topology of one level. */
+    const char *topology;
+    const char *required;
+    const char *preferred;
+    int32_t required_tier;  /* Volcano: 0 none */
+    int32_t preferred_tier;
+    const char *dialect;    /* who asked: "KAI", "Kueue", "Volcano", "Workload API" (for text) */
+    /* The decoder's verdict on a constraint it could not read (a tier that is not a number):
+     * the gang waits, saying so, rather than run where it was not meant to. NULL: none. */
+    const char *invalid;
+};
+
 /* One part of a gang with its own minimum: the head, a worker group. */
 struct policy_subgroup_spec {
     const char *name;
     int32_t min_members; /* 0: all of its pods are extras */
+    /* Its own place within the gang's (KAI's per-group annotations, a PodGroup's subGroups[]).
+     * Its multi-host replicas (policy_pod_spec.replica) each keep to one domain of its finest
+     * level (else the gang's). */
+    struct policy_topology_constraint topology;
+    /* Another dialect's word on it in the same object (Kueue's beside KAI's): the engine says
+     * where it disagrees with topology, which it follows. */
+    struct policy_topology_constraint topology_other;
 };
 
 struct policy_gang_spec {
@@ -257,10 +305,13 @@ struct policy_gang_spec {
     int32_t priority;
     enum policy_preemptible preemptible;
     enum policy_gang_source source;
-    /* A node label all of the gang's pods share one value of (a Workload-API PodGroup's
-     * schedulingConstraints.topology[0].key, as kube-scheduler's TopologyAwareWorkloadScheduling
-     * reads it); NULL or "": none. The gang is planned within one domain of it. */
-    const char *topology_key;
+    /* Where the whole gang goes (a Workload-API PodGroup's schedulingConstraints.topology[0].key
+     * as required, KAI's annotations or topologyConstraint, Volcano's networkTopology). */
+    struct policy_topology_constraint topology;
+    /* Another dialect's word on the whole gang in the same object (Volcano's labels beside
+     * KAI's annotations): where it disagrees with topology, which is followed, the gang's
+     * conflict says so. */
+    struct policy_topology_constraint topology_other;
     enum policy_owner_kind owner_kind; /* what made it; NONE: nothing the engine knows */
     const char *owner;                 /* that object's "namespace/name" */
 };
@@ -269,6 +320,12 @@ enum policy_strategy {
     POLICY_BINPACK,       /* fullest node first, tightest GPU group */
     POLICY_SPREAD,        /* emptiest node first, a new GPU group first */
     POLICY_FRAGMENTATION, /* least expected fragmentation for the pods seen (frag.c) */
+};
+
+/* Among the domains of a level that hold a gang, which one it goes to. */
+enum policy_domain_choice {
+    POLICY_DOMAIN_LEAST_STRANDED, /* the one whose use strands the least for the gangs seen */
+    POLICY_DOMAIN_FULLEST,        /* KAI's: the fullest that fits (for comparison) */
 };
 
 /*
@@ -289,6 +346,7 @@ struct policy_fairness {
 
 struct policy_options {
     enum policy_strategy strategy;
+    enum policy_domain_choice domain_choice;
     int64_t plan_ttl_ms;       /* unbound plans are released after this; 0 = 60 s */
     const char *default_queue; /* NULL = "default" */
     bool no_reclaim;           /* never evict between queues */
@@ -307,6 +365,9 @@ void policy_cluster_free(struct policy_cluster *c);
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *spec);
 int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec *spec);
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *spec);
+/* A Topology came or changed; forget: it went. Gangs naming it wait while it is unknown. */
+int policy_topology_upsert(struct policy_cluster *c, const struct policy_topology_spec *spec);
+int policy_topology_forget(struct policy_cluster *c, const char *name);
 /* Would this spec change what the engine knows? (Status-only updates do not.) */
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
 /* Changes whenever what a node offers changes (a node comes, or its allocatable, labels,
@@ -353,6 +414,11 @@ int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const ch
 /* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
  * been handed back: from now on only muster's own answers mark a pod refused. */
 void policy_parked_hints_spent(struct policy_cluster *c);
+/* The pod was handed back to kube-scheduler after the answer that refused it (its view's
+ * refusal): kube-scheduler asks again, so it is refused no more until an answer says so. A
+ * newer refusal than the one handed back stands. */
+void policy_pod_handed_back(struct policy_cluster *c, const char *namespace_, const char *name,
+                            uint64_t refusal);
 
 /*
  * GPU sharing failed on this node (a reservation pod never reported its
@@ -644,6 +710,7 @@ struct policy_pod_view {
     const char *reason;       /* why it waits; NULL otherwise */
     bool refused;             /* muster's last filter answer for it was no: kube-scheduler
                                * parked it and retries it only on events it watches */
+    uint64_t refusal;         /* which answer that was (policy_pod_handed_back) */
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */
@@ -709,8 +776,14 @@ struct policy_gang_view {
      * which muster follows". */
     const char *conflict;
     bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
-    const char *topology_key; /* NULL: none */
-    const char *domain;       /* its value on the nodes the gang is placed on; NULL: none yet */
+    /* The node label of its required level (a Workload-API key); NULL: none. */
+    const char *topology_key;
+    /* What it asks, in words: "required block, preferred rack (Topology cluster, KAI)"; NULL:
+     * nothing (neither it nor a subgroup). */
+    const char *topology;
+    /* The domain its placed members share at the finest of its levels that holds them all,
+     * "rack=r07" (the level's alias, else its label); NULL: none placed, or no constraint. */
+    const char *domain;
     enum policy_owner_kind owner_kind;
     const char *owner;      /* the RayJob's or RayService's "namespace/name"; NULL: none */
     const char *upgrade_of; /* a RayService's cluster that waits while this one runs; NULL */
@@ -756,6 +829,8 @@ struct policy_node_view {
     int64_t cpu_used, memory_used, pods_used, gpus_whole_used; /* bound + planned */
     size_t ngroups;
     const struct policy_gpu_group_view *groups;
+    const struct policy_label *labels; /* its labels (a simulate report groups by domain) */
+    size_t nlabels;
 };
 
 /* One shape of the GPU pods seen, as the fragmentation strategy weighs them. */
@@ -774,6 +849,18 @@ typedef void (*policy_gang_fn)(const struct policy_gang_view *v, void *ctx);
 typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
 typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
+
+/* A Topology the engine knows: its name and levels (borrowed). */
+struct policy_topology_view {
+    const char *name;
+    size_t nlevels;
+    const char *const *labels;  /* coarsest first */
+    const char *const *aliases; /* NULL: none */
+};
+
+typedef void (*policy_topology_fn)(const struct policy_topology_view *v, void *ctx);
+/* Visit every Topology, in no set order. */
+void policy_each_topology(const struct policy_cluster *c, policy_topology_fn fn, void *ctx);
 
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);

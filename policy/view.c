@@ -44,6 +44,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
         .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
         .refused = p->phase == POLICY_POD_PENDING && p->refused,
+        .refusal = p->refusal,
         .arrival = p->arrival,
         .priority = p->priority,
         .subgroup = p->subgroup,
@@ -114,6 +115,8 @@ struct gang_view_buf {
     struct policy_subgroup_view *subs;
     char *text; /* POLICY_REASON_LEN * 2 */
     struct policy_hold_view *holds; /* PHOLD_VIEWS */
+    /* Its domain, what it asks, its sources' disagreement (POLICY_REASON_LEN * 4 each). */
+    char *domain, *topology, *conflict;
 };
 
 #define PHOLD_VIEWS 4
@@ -231,8 +234,6 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .running_since = g->admitted ? g->running_since : 0,
         .conflict = g->conflict,
         .since = gang_since(c, g),
-        .topology_key = g->topology,
-        .domain = ptopo_domain(c, g),
         .owner_kind = g->owner_kind,
         .owner = g->owner,
         .upgrade_of = active ? active->key : NULL,
@@ -240,6 +241,17 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
     if (b && b->holds) {
         v->nholds = hold_views(c, g, b->holds);
         v->holds = b->holds;
+    }
+    if (b && b->domain && ptopo_constrained(g)) {
+        if (ptopo_domain_text(c, g, b->domain, POLICY_REASON_LEN * 4))
+            v->domain = b->domain;
+        if (ptopo_want_text(c, g, b->topology, POLICY_REASON_LEN * 4, &v->topology_key))
+            v->topology = b->topology;
+    }
+    if (b && b->conflict && g->topo_conflict) {
+        snprintf(b->conflict, POLICY_REASON_LEN * 4, "%s%s%s", g->conflict ? g->conflict : "",
+                 g->conflict ? "; " : "", g->topo_conflict);
+        v->conflict = b->conflict;
     }
     for (int src = 0; src < POLICY_GANG_SOURCES; src++)
         v->declared[src] = pgang_decl(g, src)->on;
@@ -268,7 +280,9 @@ bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
     /* The subgroup views live in the engine's scratch until the next call. */
     {
         struct policy_cluster *m = (struct policy_cluster *)c;
-        struct gang_view_buf b = {.text = m->view_text, .holds = m->view_holds};
+        struct gang_view_buf b = {.text = m->view_text, .holds = m->view_holds,
+                                  .domain = m->view_domain, .topology = m->view_topology,
+                                  .conflict = m->view_conflict};
 
         if (g->nsubs > m->view_subs_cap) {
             struct policy_subgroup_view *v =
@@ -309,12 +323,16 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     qsort(all, n, sizeof(*all), cmp_gang_key);
     for (size_t i = 0; i < n; i++) {
         struct policy_gang_view v;
-        char text[POLICY_REASON_LEN * 2];
+        char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
+        char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
         struct policy_hold_view holds[PHOLD_VIEWS];
         struct gang_view_buf b = {
             .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL,
             .text = text,
-            .holds = holds};
+            .holds = holds,
+            .domain = domain,
+            .topology = topology,
+            .conflict = conflict};
 
         gang_view(c, all[i], &v, &b);
         fn(&v, ctx);
@@ -328,11 +346,13 @@ void policy_each_conflicting_gang(const struct policy_cluster *c, policy_gang_fn
     for (size_t i = 0; i < c->gangs.n; i++) {
         const struct pgang *g = c->gangs.items[i];
         struct policy_gang_view v;
-        char text[POLICY_REASON_LEN * 2];
+        char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
+        char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
         struct policy_hold_view holds[PHOLD_VIEWS];
-        struct gang_view_buf b = {.text = text, .holds = holds};
+        struct gang_view_buf b = {.text = text, .holds = holds, .domain = domain,
+                                  .topology = topology, .conflict = conflict};
 
-        if (!g || !g->conflict || !(g->nmembers > 0 || pgang_declared(g)))
+        if (!g || !(g->conflict || g->topo_conflict) || !(g->nmembers > 0 || pgang_declared(g)))
             continue;
         b.subs = g->nsubs ? calloc(g->nsubs, sizeof(*b.subs)) : NULL;
         gang_view(c, g, &v, &b);
@@ -447,6 +467,8 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
             .gpus_whole_used = node->whole_used,
             .ngroups = node->ngroups,
             .groups = gv,
+            .labels = node->labels,
+            .nlabels = node->nlabels,
         };
 
         if (!gv || !names) {

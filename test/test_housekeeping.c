@@ -181,6 +181,16 @@ static const struct canned_route pod_patches[] = {
     {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
 };
 
+static void add_pod(struct rig *r, const char *name, const char *group);
+
+/* What loading the cluster listed is handed back to nobody: the test's own changes follow. */
+static void nudges_clear(struct rig *r)
+{
+    pthread_mutex_lock(&r->d.cache.lock);
+    cache_nudges_clear(&r->d.cache);
+    pthread_mutex_unlock(&r->d.cache.lock);
+}
+
 /* kube-scheduler asks about the pod with the nodes in `nodes` and muster turns it away. */
 static void turn_away(struct rig *r, const char *name, const char *node)
 {
@@ -196,25 +206,88 @@ static void turn_away(struct rig *r, const char *name, const char *node)
 }
 
 /*
- * Pending pods muster turned away are touched after a Queue or gang spec changed,
- * once per change; others' pods and bound pods never are.
+ * Pending pods muster turned away are touched after a Queue or gang spec changed, once per
+ * refusal: one handed back and not asked about since is on its way back already, whatever
+ * changes meanwhile. Others' pods and bound pods never are; nor is anyone for a gang that no
+ * pod has joined yet (nudge_cluster.json's PodGroup, and its new minimum).
  */
 START_TEST(test_nudge_after_change)
 {
     struct rig r;
 
-    rig_up(&r, pod_patches, 1, "nudge_cluster.json"); /* its PodGroup is news */
+    rig_up(&r, pod_patches, 1, "nudge_cluster.json");
+    daemon_test_load(&r.d.cache, DIR, "node_n1.json", "MODIFIED");
+    nudges_clear(&r); /* the node was news before anyone was turned away */
     turn_away(&r, "p-0", "a-node-muster-does-not-know");
     turn_away(&r, "p-1", "a-node-muster-does-not-know");
-    housekeeping_tick(r.hk, 1);
-    housekeeping_tick(r.hk, 2); /* nothing changed since */
-    daemon_test_load(&r.d.cache, DIR, "pg_trainers_status.json", "MODIFIED");
-    housekeeping_tick(r.hk, 4); /* status only */
     daemon_test_load(&r.d.cache, DIR, "pg_trainers_min4.json", "MODIFIED");
-    housekeeping_tick(r.hk, 5);
-    housekeeping_tick(r.hk, 7);
-    canned_api_expect(&r.api, "housekeeping_nudge.req", 4);
-    ck_assert_uint_eq(canned_api_nreq(&r.api), 4);
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 0);
+    daemon_test_load(&r.d.cache, DIR, "node_n1_heartbeat.json", "MODIFIED");
+    housekeeping_tick(r.hk, 4); /* a heartbeat changes nothing */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 0);
+    daemon_test_load(&r.d.cache, DIR, "node_n1_gpus8.json", "MODIFIED"); /* more room */
+    housekeeping_tick(r.hk, 5); /* p-0 and p-1, once */
+    housekeeping_tick(r.hk, 7); /* nothing changed since */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    daemon_test_load(&r.d.cache, DIR, "node_n2.json", "ADDED");
+    housekeeping_tick(r.hk, 8); /* neither was asked about since it was handed back */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know"); /* kube-scheduler asked: no again */
+    daemon_test_load(&r.d.cache, DIR, "node_n1.json", "MODIFIED");
+    housekeeping_tick(r.hk, 10); /* p-0 alone */
+    housekeeping_tick(r.hk, 11);
+    canned_api_expect(&r.api, "housekeeping_nudge.req", 3);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    rig_down(&r);
+}
+END_TEST
+
+static const struct canned_route pod_patches_fail_first[] = {
+    {"PATCH", "/api/v1/namespaces/lab/pods/p-0", {"status_500.http", "patched.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
+};
+
+/* A hand-back the API server refused is no hand-back: that pod is handed back at the next
+ * change, the one that went through is not. */
+START_TEST(test_nudge_refused_patch_kept)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches_fail_first, 2, "nudge_cluster.json");
+    nudges_clear(&r);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know");
+    turn_away(&r, "p-1", "a-node-muster-does-not-know");
+    daemon_test_load(&r.d.cache, DIR, "node_n1_gpus8.json", "MODIFIED");
+    housekeeping_tick(r.hk, 1);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    daemon_test_load(&r.d.cache, DIR, "node_n2.json", "ADDED");
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/p-0"), 2);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/p-1"), 1);
+    rig_down(&r);
+}
+END_TEST
+
+/* A gang declared before any of its pods came, then pods that were turned away under it
+ * (before the gang's spec was known to the engine, as a Workload-API pod kept aside): they,
+ * and only they, are handed back; p-0, refused for its own reasons, is not. */
+START_TEST(test_nudge_new_gang_own_members)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "nudge_cluster.json");
+    nudges_clear(&r);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know");
+    add_pod(&r, "w-0", "trainers");
+    turn_away(&r, "w-0", "n1"); /* 1 of 3 members */
+    pthread_mutex_lock(&r.d.cache.lock);
+    cache_nudge_gang_members(&r.d.cache, "lab/trainers");
+    pthread_mutex_unlock(&r.d.cache.lock);
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 1);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/w-0"), 1);
     rig_down(&r);
 }
 END_TEST
@@ -436,6 +509,8 @@ static Suite *housekeeping_suite(void)
 
     tc = tcase_create("nudge");
     tcase_add_test(tc, test_nudge_after_change);
+    tcase_add_test(tc, test_nudge_refused_patch_kept);
+    tcase_add_test(tc, test_nudge_new_gang_own_members);
     tcase_add_test(tc, test_nudge_gang);
     tcase_add_test(tc, test_nudge_many_pending);
     tcase_add_test(tc, test_nudge_parked_before_start_once);

@@ -45,7 +45,7 @@ check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and l
 check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare", "recentUsage", "fairShareWithoutRecentUsage"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
 # No time passes without a timeline: nobody used anything lately, fair shares are today's.
 check demo 'all(q["recentUsage"] == {"cpu": 0, "memory": 0, "gpu": 0} and q["fairShareWithoutRecentUsage"] == q["fairShare"] for q in j["queues"])'
-check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason", "owner", "upgradeOf", "held"]'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "owner", "upgradeOf", "held"]'
 check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
 # The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
@@ -100,7 +100,7 @@ run sources -f nodes.yaml -f sources.yaml
 check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
 check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
 check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
-check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "reason", "owner", "upgradeOf", "held"} for g in j["gangs"])'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "owner", "upgradeOf", "held"} for g in j["gangs"])'
 
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
@@ -110,7 +110,7 @@ grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$
     fail "table: a shared worker row"
 grep -q '^QUEUE *PARENT *CPU *MEMORY *GPU *FAIR-CPU *FAIR-MEMORY *FAIR-GPU$' "$TMP/table.out" || fail "table: queue header"
 grep -q '^team-a *<none> *3 *6Gi *3 ' "$TMP/table.out" || fail "table: queue row"
-grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" || fail "table: gang header"
+grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *DOMAIN *REASON$' "$TMP/table.out" || fail "table: gang header"
 grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 

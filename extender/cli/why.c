@@ -325,6 +325,9 @@ static void keep_view(const struct policy_gang_view *v, void *ctx)
     w->view.reason = ext_arena_strdup(w->a, v->reason);
     w->view.composition = ext_arena_strdup(w->a, v->composition);
     w->view.conflict = ext_arena_strdup(w->a, v->conflict);
+    w->view.topology = ext_arena_strdup(w->a, v->topology);
+    w->view.topology_key = ext_arena_strdup(w->a, v->topology_key);
+    w->view.domain = NULL; /* no nodes here: muster's /debug/state says where */
     w->view.subgroups = NULL;
     w->view.nsubgroups = 0;
     w->have_view = true;

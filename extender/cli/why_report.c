@@ -167,6 +167,10 @@ static void add_counts(const struct why *w, cJSON *o)
                                           ? w->view.composition
                                           : NULL));
     cJSON_AddItemToObject(o, "conflict", str_or_null(w->have_view ? w->view.conflict : NULL));
+    /* What it asks, from its objects; where it is, from muster (--muster-url): node labels and
+     * Topologies are muster's to read. */
+    cJSON_AddItemToObject(o, "topology", str_or_null(w->have_view ? w->view.topology : NULL));
+    cJSON_AddItemToObject(o, "domain", str_or_null(cli__str(w->state_gang, "domain")));
 }
 
 /* {"resource": "gpu", "recentUsage": 0.62, "fairShare": "3", "fairShareWithoutRecentUsage": "5",
@@ -353,6 +357,10 @@ static void print_head(const struct why *w, const cJSON *r, FILE *out)
         fprintf(out, "%-14s%s\n", "Composition:", cli__str(r, "composition"));
     if (cli__str(r, "conflict") != NULL)
         fprintf(out, "%-14s%s\n", "Conflict:", cli__str(r, "conflict"));
+    if (cli__str(r, "topology") != NULL)
+        fprintf(out, "%-14s%s\n", "Topology:", cli__str(r, "topology"));
+    if (cli__str(r, "domain") != NULL)
+        fprintf(out, "%-14s%s\n", "Domain:", cli__str(r, "domain"));
     if (cli__str(r, "reason") != NULL) {
         fprintf(out, "%-14s%s\n", "Why:", cli__str(r, "reason"));
         fprintf(out, "%-14s(%s)\n", "", s_of(r, "reasonFrom"));

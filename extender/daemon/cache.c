@@ -46,7 +46,8 @@ struct cache_kind {
 };
 
 static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
-    priority_class_ops, workload_ops, wa_podgroup_ops, rayjob_ops, rayservice_ops;
+    priority_class_ops, workload_ops, wa_podgroup_ops, rayjob_ops, rayservice_ops, topology_ops,
+    kueue_topology_ops;
 
 /* One row per watched kind: a new kind is a row (and its cache_source). */
 static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
@@ -96,6 +97,14 @@ static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
                        FAMILY_NONE, 0, &rayjob_ops},
     [CACHE_RAYSERVICES] = {"rayservices", "ray.io/v1", "RayService", "/apis/ray.io/v1/rayservices",
                            true, false, FAMILY_NONE, 0, &rayservice_ops},
+    /* Where nodes sit (docs/topology.md): KAI's Topology, named by KAI's constraints, and
+     * Kueue's, whose levels Kueue's annotations name. */
+    [CACHE_TOPOLOGIES_KAI] = {"topologies.kai.scheduler", "kai.scheduler/v1alpha1", "Topology",
+                              "/apis/kai.scheduler/v1alpha1/topologies", true, true, FAMILY_NONE,
+                              0, &topology_ops},
+    [CACHE_TOPOLOGIES_KUEUE] = {"topologies.kueue.x-k8s.io", "kueue.x-k8s.io/v1beta2", "Topology",
+                                "/apis/kueue.x-k8s.io/v1beta2/topologies", true, true,
+                                FAMILY_NONE, 0, &kueue_topology_ops},
 };
 
 const char *cache_source_name(enum cache_source src)
@@ -451,6 +460,23 @@ static void wa_podgroup_forget(struct cache *c, enum cache_source src, const cha
     forget_ref(c, KUBE_REF_POD_GROUP, key);
 }
 
+static void topology_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    policy_topology_forget(c->engine, key);
+}
+
+/* A Kueue Topology is the engine's "kueue/<name>" (kube_topology_decode). */
+static bool kueue_topology_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
+{
+    const char *name = meta_string(obj, "name");
+
+    (void)c;
+    if (!name)
+        return false;
+    snprintf(buf, len, "kueue/%s", name);
+    return true;
+}
+
 static void node_forget(struct cache *c, enum cache_source src, const char *key)
 {
     policy_node_forget(c->engine, key);
@@ -526,12 +552,22 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return cache_engine_rc(prc, "the engine refused it", err, errlen);
 }
 
-/* The gang a spec declares, told to the engine when it changes anything. */
+/*
+ * The gang a spec declares, told to the engine when it changes anything. Pods turned away
+ * may fit now: kube-scheduler does not watch these kinds, so they are handed back. A gang
+ * declared before any member of it came (a RayCluster before its pods) changes nothing
+ * anyone else waits for: only its own members (any that come meanwhile) are handed back.
+ */
 static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
 {
+    struct policy_gang_view v;
+
     if (!policy_gang_changes(c->engine, s))
         return EXT_OK;
-    c->nudge = true;
+    if (s->key && (!policy_gang_view_get(c->engine, s->key, &v) || v.members == 0))
+        cache_nudge_gang_members(c, s->key);
+    else
+        c->nudge = true;
     return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
 }
 
@@ -601,6 +637,7 @@ struct decoded {
         struct kube_pod_group pg;
         struct kube_rayjob rj;
         struct kube_rayservice rs;
+        struct policy_topology_spec topology;
     } spec;
 };
 
@@ -668,6 +705,12 @@ static void rayservice_decode(const struct cache *c, const cJSON *obj, struct ex
                               struct decoded *d)
 {
     d->rc = kube_rayservice_decode(obj, a, &d->spec.rs, DECODE_ARGS);
+}
+
+static void topology_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                            struct decoded *d)
+{
+    d->rc = kube_topology_decode(obj, a, &d->spec.topology, DECODE_ARGS);
 }
 
 /* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
@@ -832,6 +875,16 @@ static void rayservice_forget(struct cache *c, enum cache_source src, const char
     pthread_mutex_unlock(&c->refs_lock);
 }
 
+/* A Topology: gangs waiting for it, or for room its domains now give, are asked about again. */
+static int topology_apply(struct cache *c, struct decoded *d)
+{
+    int rc = engine_rc(policy_topology_upsert(c->engine, &d->spec.topology), d->err,
+                       sizeof(d->err));
+
+    c->nudge |= rc == EXT_OK;
+    return rc;
+}
+
 /* A RayCluster or PodGroup: the gang it declares. */
 static int gang_apply(struct cache *c, struct decoded *d)
 {
@@ -966,6 +1019,21 @@ static void gang_held(const struct cache *c, enum cache_source src, struct engin
     policy_each_gang(c->engine, engine_gang, e);
 }
 
+/* Topologies of one kind: Kueue's are "kueue/<name>", KAI's the rest. */
+static void engine_topology(const struct policy_topology_view *v, void *ctx)
+{
+    struct engine_keys *e = ctx;
+    bool kueue = strncmp(v->name, "kueue/", 6) == 0;
+
+    if (kueue == (e->src == CACHE_TOPOLOGIES_KUEUE))
+        engine_key(e, v->name);
+}
+
+static void topology_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_topology(c->engine, engine_topology, e);
+}
+
 /*
  * What the engine holds from this source; false if even that could not be
  * listed, or if the source's objects are not the engine's to list
@@ -1022,6 +1090,12 @@ static const struct cache_ops rayjob_ops = {rayjob_decode, rayjob_apply, rayjob_
                                             NULL};
 static const struct cache_ops rayservice_ops = {rayservice_decode, rayservice_apply,
                                                 rayservice_forget, NULL, NULL};
+static const struct cache_ops topology_ops = {topology_decode, topology_apply, topology_forget,
+                                              topology_held, NULL};
+/* Keyed as the engine keeps it, "kueue/<name>" (kueue_topology_key). */
+static const struct cache_ops kueue_topology_ops = {topology_decode, topology_apply,
+                                                    topology_forget, topology_held,
+                                                    kueue_topology_key};
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
@@ -1362,19 +1436,23 @@ bool cache_ready(struct cache *c, char *why, size_t len)
     return true;
 }
 
-void cache_nudge_gang(struct cache *c, const char *key)
+static void nudge_gang(struct cache *c, const char *key, bool refused)
 {
     char *copy;
 
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        if (strcmp(c->nudge_gangs[i], key) == 0)
+    for (size_t i = 0; i < c->nnudge_gangs; i++) {
+        if (strcmp(c->nudge_gangs[i].gang, key) == 0) {
+            c->nudge_gangs[i].refused |= refused;
             return;
+        }
+    }
     if (c->nnudge_gangs == c->nudge_gangs_cap) {
         size_t cap = c->nudge_gangs_cap ? c->nudge_gangs_cap * 2 : 16;
-        char **v = realloc(c->nudge_gangs, cap * sizeof(*v));
+        struct cache_nudge *v = realloc(c->nudge_gangs, cap * sizeof(*v));
 
         if (!v) {
             c->nudge_planned = true; /* every planned pod, then: nothing is forgotten */
+            c->nudge |= refused;
             return;
         }
         c->nudge_gangs = v;
@@ -1383,15 +1461,26 @@ void cache_nudge_gang(struct cache *c, const char *key)
     copy = strdup(key);
     if (!copy) {
         c->nudge_planned = true;
+        c->nudge |= refused;
         return;
     }
-    c->nudge_gangs[c->nnudge_gangs++] = copy;
+    c->nudge_gangs[c->nnudge_gangs++] = (struct cache_nudge){copy, refused};
+}
+
+void cache_nudge_gang(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, false);
+}
+
+void cache_nudge_gang_members(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, true);
 }
 
 void cache_nudges_clear(struct cache *c)
 {
     for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
+        free(c->nudge_gangs[i].gang);
     c->nnudge_gangs = 0;
     c->nudge = false;
     c->nudge_planned = false;

@@ -354,6 +354,7 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     add_text(g, "composition", v->composition);
     add_text(g, "conflict", v->conflict);
     add_text(g, "topologyKey", v->topology_key);
+    add_text(g, "topology", v->topology);
     add_text(g, "domain", v->domain);
     add_subgroups(g, v);
     add_owner(g, v);

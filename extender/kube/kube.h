@@ -135,10 +135,14 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 /*
  * POST a v1 Binding of pod ns/name to node. A non-NULL uid becomes
  * metadata.uid, which the API server checks as a precondition (a pod
- * recreated under the same name is not bound by mistake).
+ * recreated under the same name is not bound by mistake). annotations
+ * (borrowed; NULL for none) is a JSON object of strings that becomes the
+ * Binding's metadata.annotations: the API server merges them into the pod in
+ * the same write that sets spec.nodeName (pkg/registry/core/pod/storage,
+ * setPodNodeAndMetadata), so no watcher ever sees one without the other.
  */
 int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
-                      const char *node, char *err, size_t errlen);
+                      const char *node, const cJSON *annotations, char *err, size_t errlen);
 
 /* PATCH path with a JSON merge patch (application/merge-patch+json). reply may be NULL. */
 int kube_patch_merge(struct kube_client *c, const char *path, const cJSON *patch, cJSON **reply,
@@ -444,6 +448,13 @@ int kube_rayservice_decode(const cJSON *rs, struct ext_arena *a, struct kube_ray
 /* The RayJob ("ns/name") whose submitter this pod is (a Job pod labelled
  * ray.io/originated-from-crd RayJob, no Ray node), into buf; false when it is none. */
 bool kube_pod_rayjob(const cJSON *pod, char *buf, size_t len);
+
+/*
+ * A Topology: KAI's (kai.scheduler/v1alpha1) by its name, Kueue's (kueue.x-k8s.io) as
+ * "kueue/<name>"; spec.levels[]{nodeLabel, alias}, coarsest first (docs/topology.md).
+ */
+int kube_topology_decode(const cJSON *obj, struct ext_arena *a, struct policy_topology_spec *out,
+                         char *err, size_t errlen, const cJSON **where);
 
 /* A scheduling.k8s.io/v1 PriorityClass. */
 struct kube_priority_class {

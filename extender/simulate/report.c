@@ -195,7 +195,7 @@ static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
 
 /* One gang as printed: copies, since a view lives only during its callback. */
 struct sim_gang_row {
-    char *key, *queue, *composition, *conflict, *reason;
+    char *key, *queue, *composition, *conflict, *reason, *topology, *domain;
     char *owner, *upgrade_of, *held; /* "RayJob lab/train"; the running sibling; the held room */
     char *label;                     /* the key, and its owner in brackets */
     const char *state;
@@ -231,6 +231,8 @@ static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
     row->composition = sim_dup(g->composition);
     row->conflict = sim_dup(g->conflict);
     row->reason = sim_dup(g->reason);
+    row->topology = sim_dup(g->topology);
+    row->domain = sim_dup(g->domain);
     row->state = policy_gang_state_name(g->state);
     row->owner = row->upgrade_of = row->held = row->label = NULL;
     if (g->owner_kind != POLICY_OWNER_NONE && g->owner != NULL) {
@@ -271,6 +273,8 @@ static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
         free(rows->v[i].upgrade_of);
         free(rows->v[i].held);
         free(rows->v[i].label);
+        free(rows->v[i].topology);
+        free(rows->v[i].domain);
     }
     free(rows->v);
 }
@@ -345,6 +349,8 @@ static cJSON *sim_gang_json(const struct sim_gang_row *g)
     cJSON_AddStringToObject(o, "state", g->state);
     cJSON_AddItemToObject(o, "composition", sim_string_or_null(g->composition));
     cJSON_AddItemToObject(o, "conflict", sim_string_or_null(g->conflict));
+    cJSON_AddItemToObject(o, "topology", sim_string_or_null(g->topology));
+    cJSON_AddItemToObject(o, "domain", sim_string_or_null(g->domain));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
     cJSON_AddItemToObject(o, "owner", sim_string_or_null(g->owner));
     cJSON_AddItemToObject(o, "upgradeOf", sim_string_or_null(g->upgrade_of));
@@ -518,9 +524,9 @@ static const char *sim_or_none(const char *s)
 
 static void sim_gangs_table(struct sim_run *r, FILE *out)
 {
-    enum { NCOLS = 6 };
-    static const char *const head[NCOLS] = {"GANG",        "QUEUE",    "STATE",
-                                            "COMPOSITION", "CONFLICT", "REASON"};
+    enum { NCOLS = 7 };
+    static const char *const head[NCOLS] = {"GANG",     "QUEUE",  "STATE", "COMPOSITION",
+                                            "CONFLICT", "DOMAIN", "REASON"};
     struct sim_gang_rows gs = {0};
     const char **cells;
 
@@ -536,7 +542,8 @@ static void sim_gangs_table(struct sim_run *r, FILE *out)
             c[2] = gs.v[i].state;
             c[3] = sim_or_none(gs.v[i].composition);
             c[4] = sim_or_none(gs.v[i].conflict);
-            c[5] = sim_or_none(gs.v[i].reason);
+            c[5] = sim_or_none(gs.v[i].domain);
+            c[6] = sim_or_none(gs.v[i].reason);
         }
         sim_table_print(cells, gs.n + 1, NCOLS, out);
     }

@@ -40,7 +40,8 @@ static void sim_usage(FILE *out)
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
             "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1 or KAI's\n"
             "scheduling.run.ai/v2), RayCluster (ray.io/v1), PodGroup (scheduler-plugins,\n"
-            "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass and Pod;\n"
+            "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass, Topology\n"
+            "(KAI's kai.scheduler/v1alpha1 or Kueue's kueue.x-k8s.io/v1beta2) and Pod;\n"
             "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
             "      --strategy S      fragmentation (default), binpack or spread\n"
@@ -599,6 +600,7 @@ struct sim_ray_pod {
     char name[600];
     const char *node_type, *group;
     const char *queue_key, *queue; /* copied from the RayCluster; may be NULL */
+    char replica[128]; /* a multi-host replica's name, as KubeRay 1.7 labels it; "": none */
 };
 
 /* obj[key] = a reference to every member of from (a mapping), except skip. */
@@ -644,6 +646,7 @@ static cJSON *sim_ray_pod_new(const struct sim_ray_pod *rp, const cJSON *tmpl)
          cJSON_AddStringToObject(labels, EXT_LABEL_CREATED_BY, "kuberay-operator") &&
          cJSON_AddStringToObject(labels, EXT_LABEL_APP_NAME, "kuberay") &&
          (rp->queue == NULL || cJSON_AddStringToObject(labels, rp->queue_key, rp->queue)) &&
+         (!*rp->replica || cJSON_AddStringToObject(labels, EXT_LABEL_RAY_REPLICA, rp->replica)) &&
          sim_ref_members(labels, cJSON_GetObjectItemCaseSensitive(tmeta, "labels"), NULL) &&
          sim_ref_members(meta, tmeta, "labels") && sim_ref_members(spec, tspec, NULL);
     if (ok && cJSON_GetObjectItemCaseSensitive(spec, "schedulerName") == NULL)
@@ -682,6 +685,7 @@ static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *
     const cJSON *gname = cJSON_GetObjectItemCaseSensitive(g, "groupName");
     const cJSON *where = NULL;
     int32_t desired, gang_min;
+    int64_t hosts = 1;
     char err[512];
     int rc;
 
@@ -693,7 +697,13 @@ static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *
                         rp->ns, rp->cluster);
     rp->node_type = "worker";
     rp->group = gname->valuestring;
+    rp->replica[0] = '\0';
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(g, "numOfHosts")))
+        hosts = (int64_t)cJSON_GetObjectItemCaseSensitive(g, "numOfHosts")->valuedouble;
     for (int32_t i = 0; i < desired; i++) {
+        /* KubeRay names a replica <group>-<random>; simulate numbers them. */
+        if (hosts > 1)
+            snprintf(rp->replica, sizeof(rp->replica), "%s-%" PRId64, rp->group, i / hosts);
         if (r->npods >= SIM_MAX_OBJECTS)
             return sim_fail(d, g, g, "RayCluster %s/%s: over %d pods", rp->ns, rp->cluster,
                             SIM_MAX_OBJECTS);
@@ -1111,6 +1121,24 @@ static int sim_read_podgroup(struct sim_run *r, const struct cfg_docs *d, const 
     return sim_podgroup(r, d, doc);
 }
 
+/* A Topology (KAI's or Kueue's): its levels, as the engine keeps them. */
+static int sim_read_topology(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                             cJSON *holder)
+{
+    struct policy_topology_spec t;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    (void)holder;
+    if (kube_topology_decode(doc, r->arena, &t, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Topology: %s", err);
+    rc = sim_name_once(r, d, doc, "Topology", t.name);
+    if (rc == SIM_EXIT_OK && (rc = policy_topology_upsert(r->cluster, &t)) != POLICY_OK)
+        return sim_fail(d, doc, doc, "Topology %s: %s", t.name, policy_strerror(rc));
+    return rc;
+}
+
 static int sim_read_priority_class(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                                    cJSON *holder)
 {
@@ -1153,6 +1181,8 @@ static const struct sim_kind sim_kinds[] = {
     {"PodGroup", "scheduling.volcano.sh/", sim_read_times, sim_read_podgroup},
     {"PodGroup", "scheduling.run.ai/", sim_read_times, sim_read_podgroup}, /* KAI's v2alpha2 */
     {"PriorityClass", "scheduling.k8s.io/", sim_read_priority_class, NULL},
+    {"Topology", "kai.scheduler/", NULL, sim_read_topology},
+    {"Topology", "kueue.x-k8s.io/", NULL, sim_read_topology},
     {"Workload", "scheduling.k8s.io/", sim_read_workload_refs, sim_read_workload},
     {"PodGroup", "scheduling.k8s.io/", sim_read_pod_group_refs, sim_read_pod_group},
 };

@@ -103,6 +103,7 @@ e2e_reset() {
         -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
     done
   kubectl_ delete queues.muster.dev --all >/dev/null 2>&1
+  kubectl_ delete topologies.kai.scheduler --all >/dev/null 2>&1 # scenario 20's CRD, when applied
   kubectl_ delete mutatingwebhookconfiguration muster-gpu-sharing >/dev/null 2>&1
   kubectl_ delete --raw /api/v1/nodes >/dev/null 2>&1
   e2e_baseline
