@@ -196,12 +196,14 @@ EOF
 
   # Let the Job controller make the submitter: it takes the held room, as a member of the gang.
   kubectl_ delete validatingadmissionpolicybinding,validatingadmissionpolicy hold-back-submitters-20a >/dev/null
-  local end=$((SECONDS + 90)) sub=""
+  # The intruder is looked at first: bound then, the submitter must have been bound before it
+  # (kwok runs the submitter to Succeeded at once, and its room is then the intruder's).
+  local end=$((SECONDS + 90)) sub="" ibound
   while ((SECONDS < end)); do
+    ibound=$(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}')
     sub=$(_20a_submitter "$winner")
     [[ $sub == *" gpu-lab-worker "* ]] && break
-    [[ -z $(kubectl_ -n $NS_20A get pod intruder -o jsonpath='{.spec.nodeName}') ]] ||
-      { e2e_err "intruder bound before RayJob $winner's submitter ($sub)"; return 1; }
+    [[ -z $ibound ]] || { e2e_err "intruder bound before RayJob $winner's submitter ($sub)"; return 1; }
     sleep 0.5
   done
   [[ $sub == *" gpu-lab-worker "* ]] || { e2e_err "submitter of $winner not bound: '$sub'"; return 1; }
