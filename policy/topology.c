@@ -90,22 +90,22 @@ static size_t domains_of(const struct policy_cluster *c, const char *key, const 
 }
 
 int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order, size_t norder,
-                struct pstatement *st, pplace_fn place, void *ctx, char *why, size_t len)
+                struct pstatement *st, pplace_fn place, void *ctx, struct preason *why)
 {
     const char *pinned, **domains;
     int32_t *sub;
-    char first[POLICY_REASON_LEN] = "", attempt[POLICY_REASON_LEN];
+    struct preason attempt;
+    bool first = true;
     size_t nd, mark = st->n;
 
     if (!g->topology)
-        return place(c, order, norder, st, why, len, ctx);
+        return place(c, order, norder, st, why, ctx);
     pinned = ptopo_domain(c, g);
     domains = malloc((norder ? norder : 1) * sizeof(*domains));
     sub = malloc((norder ? norder : 1) * sizeof(*sub));
     if (!domains || !sub) {
         free(domains);
         free(sub);
-        snprintf(why, len, "out of memory while planning");
         return -1;
     }
     nd = domains_of(c, g->topology, pinned, order, norder, domains);
@@ -118,33 +118,34 @@ int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order,
             if (v && strcmp(v, domains[d]) == 0)
                 sub[ns++] = order[i];
         }
-        if (place(c, sub, ns, st, attempt, sizeof(attempt), ctx) == 0) {
+        if (place(c, sub, ns, st, why && first ? why : (why ? &attempt : NULL), ctx) == 0) {
             free(domains);
             free(sub);
             return 0;
         }
         pstatement_rollback(c, st, mark);
-        if (!*first)
-            snprintf(first, sizeof(first), "in %s=%s: %s", g->topology, domains[d], attempt);
+        if (why && first) {
+            /* The first domain's reason is the gang's, said of that domain (its values
+             * borrowed from the nodes' labels). */
+            why->r.topology = g->topology;
+            why->r.domain = domains[d];
+        }
+        first = false;
     }
-    if (nd == 0 && pinned)
-        snprintf(why, len, "gang %s: no node of %s=%s, where its placed members are, is known",
-                 g->key, g->topology, pinned);
-    else if (nd == 0)
-        snprintf(why, len, "gang %s: no node has the label %s its pods must share", g->key,
-                 g->topology);
-    else if (pinned)
-        snprintf(why, len, "gang %s: %s", g->key, first);
-    else
-        snprintf(why, len, "gang %s: no %s domain holds it (%zu tried; %s)", g->key, g->topology,
-                 nd, first);
+    if (why && nd == 0) {
+        preason_init(why, POLICY_REASON_NO_DOMAIN, g->key);
+        why->r.topology = g->topology;
+        why->r.domain = pinned;
+    } else if (why && !pinned) {
+        why->r.domains = (int32_t)nd;
+    }
     free(domains);
     free(sub);
     return -1;
 }
 
 bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
-                     const char *const *cands, size_t n, char *why, size_t len)
+                     const char *const *cands, size_t n, struct preason *why)
 {
     const char *mine = g->topology ? ptopo_value(member_node(c, p), g->topology) : NULL;
     const char *offered = NULL;
@@ -158,12 +159,11 @@ bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, cons
             return false;
         offered = offered ? offered : v;
     }
-    if (offered)
-        snprintf(why, len, "gang %s is planned in %s=%s; the nodes offered are in %s=%s", g->key,
-                 g->topology, mine, g->topology, offered);
-    else
-        snprintf(why, len, "gang %s is planned in %s=%s; no node offered is", g->key, g->topology,
-                 mine);
+    preason_init(why, POLICY_REASON_ELSEWHERE, g->key);
+    why->r.pod = p->name;
+    why->r.topology = g->topology;
+    why->r.domain = mine;
+    why->r.other = offered;
     return true;
 }
 

@@ -27,7 +27,7 @@ void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now)
 
 bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now)
 {
-    return g->unplaceable_at != 0 && g->reason != NULL && !g->planned && !c->fair_dirty &&
+    return g->unplaceable_at != 0 && g->why != NULL && !g->planned && !c->fair_dirty &&
            g->unplaceable_room == c->room_epoch && g->unplaceable_nodes == c->nodes_epoch &&
            g->unplaceable_change == c->change_epoch &&
            now >= g->unplaceable_at && now - g->unplaceable_at < PUNPLACEABLE_MS;

@@ -305,7 +305,7 @@ START_TEST(a_gang_no_domain_holds_waits_whole_with_the_reason)
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "big-0", names, n, NOW, &fr), POLICY_OK);
     ck_assert_ptr_nonnull(fr.reason);
-    ck_assert_msg(strstr(fr.reason, "gang ml/big: no " RACK " domain holds it (3 tried; in " RACK
+    ck_assert_msg(strstr(fr.reason, "gang ml/big: no " RACK " domain holds it (3 tried); in " RACK
                                     "=") == fr.reason,
                   "%s", fr.reason);
     policy_filter_result_cleanup(&fr);

@@ -59,7 +59,7 @@ done
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
 [ "$rc" = 0 ] || fail "limit2: exit $rc"
 check limit2 'len(j["pods"]) == 5 and all(p["node"] is None for p in j["pods"])'
-check limit2 'all("queue team-a" in p["reason"] and "gpu" in p["reason"] for p in j["pods"])'
+check limit2 'all(p["reason"] == "queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit" for p in j["pods"])'
 check limit2 'queues["team-a"]["allocated"]["gpu"] == "0"'
 check limit2 's["podsPlaced"] == 0 and s["podsPending"] == 5 and s["gangsPending"] == 1 and s["gpusUsed"] == 0'
 

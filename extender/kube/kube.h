@@ -292,7 +292,7 @@ int kube_quantity_parse(const char *s, int64_t scale, int64_t *out);
 
 enum kube_quantity_style {
     KUBE_QUANTITY_MILLI,   /* millicores: 2000 -> "2", 500 -> "500m" */
-    KUBE_QUANTITY_BINARY,  /* bytes, largest exact binary suffix: "4Gi" */
+    KUBE_QUANTITY_BINARY,  /* bytes, the largest exact suffix, binary or decimal: "4Gi", "2G" */
     KUBE_QUANTITY_DECIMAL, /* milli-units as a decimal: 500 -> "0.5", 2000 -> "2" */
 };
 
