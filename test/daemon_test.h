@@ -33,32 +33,13 @@ static inline void daemon_test_down(struct ext_daemon *d)
 /* The cache source a Kubernetes object comes from, by apiVersion and kind. */
 static inline enum cache_source daemon_test_source(const cJSON *obj)
 {
-    static const struct {
-        const char *api_version, *kind;
-        enum cache_source src;
-    } kinds[] = {
-        {"v1", "Node", CACHE_NODES},
-        {"v1", "Pod", CACHE_PODS},
-        {"ray.io/v1", "RayCluster", CACHE_RAYCLUSTERS},
-        {"muster.dev/v1alpha1", "Queue", CACHE_QUEUES},
-        {"scheduling.run.ai/v2", "Queue", CACHE_QUEUES_KAI},
-        {"scheduling.run.ai/v2alpha2", "PodGroup", CACHE_PODGROUPS_KAI},
-        {"scheduling.x-k8s.io/v1alpha1", "PodGroup", CACHE_PODGROUPS_X},
-        {"scheduling.volcano.sh/v1beta1", "PodGroup", CACHE_PODGROUPS_VOLCANO},
-        {"scheduling.k8s.io/v1", "PriorityClass", CACHE_PRIORITYCLASSES},
-        {"scheduling.k8s.io/v1alpha2", "Workload", CACHE_WORKLOADS_V1ALPHA2},
-        {"scheduling.k8s.io/v1alpha2", "PodGroup", CACHE_WA_PODGROUPS_V1ALPHA2},
-        {"scheduling.k8s.io/v1beta1", "Workload", CACHE_WORKLOADS_V1BETA1},
-        {"scheduling.k8s.io/v1beta1", "PodGroup", CACHE_WA_PODGROUPS_V1BETA1},
-    };
     const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"));
     const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+    enum cache_source src = cache_source_of(av, kind);
 
-    for (size_t i = 0; av && kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (strcmp(av, kinds[i].api_version) == 0 && strcmp(kind, kinds[i].kind) == 0)
-            return kinds[i].src;
-    ck_abort_msg("no cache source for %s %s", av ? av : "?", kind ? kind : "?");
-    return CACHE_SOURCE_COUNT;
+    ck_assert_msg(src != CACHE_SOURCE_COUNT, "no cache source for %s %s", av ? av : "?",
+                  kind ? kind : "?");
+    return src;
 }
 
 /* Apply one object as a watch event of this type would. */

@@ -8,45 +8,101 @@
 #include "base.h"
 #include "kube.h"
 
-static const struct {
-    const char *name;
-    const char *path;
-    bool optional;
-} sources[CACHE_SOURCE_COUNT] = {
-    [CACHE_NODES] = {"nodes", "/api/v1/nodes", false},
-    [CACHE_PODS] = {"pods", "/api/v1/pods", false},
-    [CACHE_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true},
-    [CACHE_QUEUES] = {"queues", "/apis/muster.dev/v1alpha1/queues", true},
-    /* KAI-Scheduler's Queues, for clusters moving from KAI (KubeRay's kai-scheduler name):
-     * the same engine queues, read only; a muster.dev Queue of the same name is the same queue. */
-    [CACHE_QUEUES_KAI] = {"queues.scheduling.run.ai", "/apis/scheduling.run.ai/v2/queues", true},
-    [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io",
-                           "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true},
-    [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
-                                 "/apis/scheduling.volcano.sh/v1beta1/podgroups", true},
-    [CACHE_PODGROUPS_KAI] = {"podgroups.scheduling.run.ai",
-                             "/apis/scheduling.run.ai/v2alpha2/podgroups", true},
-    [CACHE_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses",
-                               true},
-    /* The Workload API is alpha (1.36) or beta and off by default (1.37): absent is normal. */
-    [CACHE_WORKLOADS_V1ALPHA2] = {"workloads.v1alpha2",
-                                  "/apis/scheduling.k8s.io/v1alpha2/workloads", true},
-    [CACHE_WA_PODGROUPS_V1ALPHA2] = {"podgroups.scheduling.k8s.io.v1alpha2",
-                                     "/apis/scheduling.k8s.io/v1alpha2/podgroups", true},
-    [CACHE_WORKLOADS_V1BETA1] = {"workloads.v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads",
-                                 true},
-    [CACHE_WA_PODGROUPS_V1BETA1] = {"podgroups.scheduling.k8s.io.v1beta1",
-                                    "/apis/scheduling.k8s.io/v1beta1/podgroups", true},
+/* ---- the watched kinds ---------------------------------------------------- */
+
+struct decoded;
+struct engine_keys;
+
+/*
+ * What an event of one kind does. decode runs outside the cache lock (the options are fixed
+ * at start, the lookups take refs_lock for themselves), apply and forget under it. held lists
+ * what the engine holds of the kind, for the reconcile after a key was lost; NULL where the
+ * kind's objects are not the engine's to list (the refs store holds them). key: NULL for
+ * "ns/name" ("name" for a cluster-scoped kind).
+ */
+struct cache_ops {
+    void (*decode)(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                   struct decoded *d);
+    int (*apply)(struct cache *c, struct decoded *d);
+    void (*forget)(struct cache *c, enum cache_source src, const char *key);
+    void (*held)(const struct cache *c, enum cache_source src, struct engine_keys *e);
+    bool (*key)(const struct cache *c, const cJSON *obj, char *buf, size_t len);
 };
 
-static bool is_podgroup(enum cache_source src)
-{
-    return src == CACHE_PODGROUPS_X || src == CACHE_PODGROUPS_VOLCANO || src == CACHE_PODGROUPS_KAI;
-}
+/* Kinds of one family declare the same engine objects: any PodGroup flavour declares its
+ * gang as a PodGroup, either Queue group the same queue. */
+enum cache_family { FAMILY_NONE, FAMILY_QUEUES, FAMILY_PODGROUPS };
+
+struct cache_kind {
+    const char *name;        /* in logs and the watch-restart metric */
+    const char *api_version; /* group/version, as the objects carry it */
+    const char *kind;
+    const char *path;        /* listed and watched */
+    bool optional;           /* a CRD or an API that may be off: absent, watched for it to appear */
+    bool cluster_scoped;
+    enum cache_family family;
+    enum policy_gang_source gang; /* what a gang kind declares */
+    const struct cache_ops *ops;
+};
+
+static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
+    priority_class_ops, workload_ops, wa_podgroup_ops;
+
+/* One row per watched kind: a new kind is a row (and its cache_source). */
+static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
+    [CACHE_NODES] = {"nodes", "v1", "Node", "/api/v1/nodes", false, true, FAMILY_NONE, 0,
+                     &node_ops},
+    [CACHE_PODS] = {"pods", "v1", "Pod", "/api/v1/pods", false, false, FAMILY_NONE, 0, &pod_ops},
+    [CACHE_RAYCLUSTERS] = {"rayclusters", "ray.io/v1", "RayCluster", "/apis/ray.io/v1/rayclusters",
+                           true, false, FAMILY_NONE, POLICY_GANG_WORKLOAD, &raycluster_ops},
+    [CACHE_QUEUES] = {"queues", "muster.dev/v1alpha1", "Queue", "/apis/muster.dev/v1alpha1/queues",
+                      true, true, FAMILY_QUEUES, 0, &queue_ops},
+    /* KAI-Scheduler's Queues, for clusters moving from KAI (KubeRay's kai-scheduler name):
+     * the same engine queues, read only; a muster.dev Queue of the same name is the same queue. */
+    [CACHE_QUEUES_KAI] = {"queues.scheduling.run.ai", "scheduling.run.ai/v2", "Queue",
+                          "/apis/scheduling.run.ai/v2/queues", true, true, FAMILY_QUEUES, 0,
+                          &queue_ops},
+    [CACHE_PODGROUPS_X] = {"podgroups.scheduling.x-k8s.io", "scheduling.x-k8s.io/v1alpha1",
+                           "PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", true, false,
+                           FAMILY_PODGROUPS, POLICY_GANG_PODGROUP, &podgroup_ops},
+    [CACHE_PODGROUPS_VOLCANO] = {"podgroups.scheduling.volcano.sh",
+                                 "scheduling.volcano.sh/v1beta1", "PodGroup",
+                                 "/apis/scheduling.volcano.sh/v1beta1/podgroups", true, false,
+                                 FAMILY_PODGROUPS, POLICY_GANG_PODGROUP, &podgroup_ops},
+    [CACHE_PODGROUPS_KAI] = {"podgroups.scheduling.run.ai", "scheduling.run.ai/v2alpha2",
+                             "PodGroup", "/apis/scheduling.run.ai/v2alpha2/podgroups", true, false,
+                             FAMILY_PODGROUPS, POLICY_GANG_PODGROUP, &podgroup_ops},
+    [CACHE_PRIORITYCLASSES] = {"priorityclasses", "scheduling.k8s.io/v1", "PriorityClass",
+                               "/apis/scheduling.k8s.io/v1/priorityclasses", true, true,
+                               FAMILY_NONE, 0, &priority_class_ops},
+    /* The Workload API is alpha (1.36) or beta and off by default (1.37): absent is normal. */
+    [CACHE_WORKLOADS_V1ALPHA2] = {"workloads.v1alpha2", "scheduling.k8s.io/v1alpha2", "Workload",
+                                  "/apis/scheduling.k8s.io/v1alpha2/workloads", true, false,
+                                  FAMILY_NONE, 0, &workload_ops},
+    [CACHE_WA_PODGROUPS_V1ALPHA2] = {"podgroups.scheduling.k8s.io.v1alpha2",
+                                     "scheduling.k8s.io/v1alpha2", "PodGroup",
+                                     "/apis/scheduling.k8s.io/v1alpha2/podgroups", true, false,
+                                     FAMILY_NONE, 0, &wa_podgroup_ops},
+    [CACHE_WORKLOADS_V1BETA1] = {"workloads.v1beta1", "scheduling.k8s.io/v1beta1", "Workload",
+                                 "/apis/scheduling.k8s.io/v1beta1/workloads", true, false,
+                                 FAMILY_NONE, 0, &workload_ops},
+    [CACHE_WA_PODGROUPS_V1BETA1] = {"podgroups.scheduling.k8s.io.v1beta1",
+                                    "scheduling.k8s.io/v1beta1", "PodGroup",
+                                    "/apis/scheduling.k8s.io/v1beta1/podgroups", true, false,
+                                    FAMILY_NONE, 0, &wa_podgroup_ops},
+};
 
 const char *cache_source_name(enum cache_source src)
 {
-    return sources[src].name;
+    return kinds[src].name;
+}
+
+enum cache_source cache_source_of(const char *api_version, const char *kind)
+{
+    for (int i = 0; api_version && kind && i < CACHE_SOURCE_COUNT; i++)
+        if (strcmp(kinds[i].api_version, api_version) == 0 && strcmp(kinds[i].kind, kind) == 0)
+            return (enum cache_source)i;
+    return CACHE_SOURCE_COUNT;
 }
 
 /* ---- sorted key sets: what each source has told the engine --------------- */
@@ -227,7 +283,7 @@ static bool podgroup_key(const struct cache *c, const cJSON *obj, char *buf, siz
     return ok;
 }
 
-/* "ns/name" for namespaced objects, "name" for cluster-scoped ones. */
+/* "ns/name" for namespaced objects, "name" for cluster-scoped ones, or the kind's own key. */
 static bool object_key(const struct cache *c, enum cache_source src, const cJSON *obj, char *buf,
                        size_t len)
 {
@@ -236,10 +292,9 @@ static bool object_key(const struct cache *c, enum cache_source src, const cJSON
 
     if (!name)
         return false;
-    if (is_podgroup(src))
-        return podgroup_key(c, obj, buf, len);
-    if (src == CACHE_NODES || src == CACHE_QUEUES || src == CACHE_QUEUES_KAI ||
-        src == CACHE_PRIORITYCLASSES || !ns)
+    if (kinds[src].ops->key)
+        return kinds[src].ops->key(c, obj, buf, len);
+    if (kinds[src].cluster_scoped || !ns)
         snprintf(buf, len, "%s", name);
     else
         snprintf(buf, len, "%s/%s", ns, name);
@@ -367,56 +422,75 @@ static void forget_ref(struct cache *c, enum kube_ref_kind kind, const char *key
         policy_gang_forget(c->engine, gang, POLICY_GANG_WORKLOAD_API);
 }
 
-/* The engine forgets the object; the source's key set is the caller's business. */
+/* ---- what each kind's delete does: the engine (or the refs) forgets the object; the
+ * source's key set is the caller's business ---------------------------------------------- */
+
+static void priority_class_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    pthread_mutex_lock(&c->refs_lock);
+    kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
+    pthread_mutex_unlock(&c->refs_lock);
+}
+
+static void workload_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    forget_ref(c, KUBE_REF_WORKLOAD, key);
+}
+
+static void wa_podgroup_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    forget_ref(c, KUBE_REF_POD_GROUP, key);
+}
+
+static void node_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    policy_node_forget(c->engine, key);
+}
+
+/* Is key told to the engine by another kind of src's family? */
+static bool family_holds(const struct cache *c, enum cache_source src, const char *key)
+{
+    bool found = false;
+
+    for (int s = 0; !found && s < CACHE_SOURCE_COUNT; s++)
+        if (s != (int)src && kinds[src].family != FAMILY_NONE &&
+            kinds[s].family == kinds[src].family)
+            keys_find(&c->known[s], key, &found);
+    return found;
+}
+
+/* The same name under the other API group is the same queue: it stays while one does. */
+static void queue_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    if (!family_holds(c, src, key))
+        policy_queue_forget(c->engine, key);
+}
+
+static void pod_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    struct policy_pod_view v;
+    char ns[256];
+
+    early_drop(&c->early, key);
+    if (!slash || (size_t)(slash - key) >= sizeof(ns))
+        return;
+    memcpy(ns, key, (size_t)(slash - key));
+    ns[slash - key] = '\0';
+    if (policy_pod_view_get(c->engine, ns, slash + 1, &v))
+        gone_add(c, v.uid);
+    policy_pod_forget(c->engine, ns, slash + 1);
+}
+
+/* A RayCluster or PodGroup: what it declared of its gang. */
+static void gang_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    policy_gang_forget(c->engine, key, kinds[src].gang);
+}
+
 static void forget_engine(struct cache *c, enum cache_source src, const char *key)
 {
-    char ns[256];
-    const char *slash = strchr(key, '/');
-
-    switch (src) {
-    case CACHE_PRIORITYCLASSES:
-        pthread_mutex_lock(&c->refs_lock);
-        kube_refs_forget(c->refs, KUBE_REF_PRIORITY_CLASS, key, NULL, 0);
-        pthread_mutex_unlock(&c->refs_lock);
-        break;
-    case CACHE_WORKLOADS_V1ALPHA2:
-    case CACHE_WORKLOADS_V1BETA1:
-        forget_ref(c, KUBE_REF_WORKLOAD, key);
-        break;
-    case CACHE_WA_PODGROUPS_V1ALPHA2:
-    case CACHE_WA_PODGROUPS_V1BETA1:
-        forget_ref(c, KUBE_REF_POD_GROUP, key);
-        break;
-    case CACHE_NODES:
-        policy_node_forget(c->engine, key);
-        break;
-    case CACHE_QUEUES:
-    case CACHE_QUEUES_KAI: {
-        /* The same name under the other API group is the same queue: it stays while one does. */
-        bool other;
-
-        keys_find(&c->known[src == CACHE_QUEUES ? CACHE_QUEUES_KAI : CACHE_QUEUES], key, &other);
-        if (!other)
-            policy_queue_forget(c->engine, key);
-        break;
-    }
-    case CACHE_PODS:
-        early_drop(&c->early, key);
-        if (slash && (size_t)(slash - key) < sizeof(ns)) {
-            struct policy_pod_view v;
-
-            memcpy(ns, key, (size_t)(slash - key));
-            ns[slash - key] = '\0';
-            if (policy_pod_view_get(c->engine, ns, slash + 1, &v))
-                gone_add(c, v.uid);
-            policy_pod_forget(c->engine, ns, slash + 1);
-        }
-        break;
-    default:
-        policy_gang_forget(c->engine, key,
-                           src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP);
-        break;
-    }
+    kinds[src].ops->forget(c, src, key);
 }
 
 static void forget(struct cache *c, enum cache_source src, const char *key)
@@ -519,13 +593,64 @@ struct decoded {
     } spec;
 };
 
+/* ---- what each kind's decode does (outside the lock; strings in the arena) ---------- */
+
+#define DECODE_ARGS d->err, sizeof(d->err), NULL
+
+static void node_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                        struct decoded *d)
+{
+    d->rc = kube_node_decode(obj, a, &d->spec.node, DECODE_ARGS);
+}
+
+static void pod_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                       struct decoded *d)
+{
+    d->terminal = kube_pod_is_terminal(obj);
+    d->skip = d->terminal || cache_is_reservation_pod(c, obj);
+    d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, DECODE_ARGS);
+}
+
+static void queue_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                         struct decoded *d)
+{
+    d->rc = kube_queue_decode(obj, a, &d->spec.queue, DECODE_ARGS);
+}
+
+static void raycluster_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                              struct decoded *d)
+{
+    d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, DECODE_ARGS);
+}
+
+static void podgroup_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                            struct decoded *d)
+{
+    d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, DECODE_ARGS);
+}
+
+static void priority_class_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                                  struct decoded *d)
+{
+    d->rc = kube_priority_class_decode(obj, &d->spec.pc, DECODE_ARGS);
+}
+
+static void workload_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                            struct decoded *d)
+{
+    d->rc = kube_workload_gang(obj, &c->opts, a, &d->spec.gang, DECODE_ARGS);
+}
+
+static void wa_podgroup_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                               struct decoded *d)
+{
+    d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, DECODE_ARGS);
+}
+
 /* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
 static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
                    struct ext_arena *a, struct decoded *d)
 {
-    char *err = d->err;
-    size_t len = sizeof(d->err);
-
     d->src = src;
     d->obj = obj;
     d->err[0] = '\0';
@@ -534,42 +659,7 @@ static void decode(const struct cache *c, enum cache_source src, const cJSON *ob
         d->rc = EXT_ENOMEM;
         return;
     }
-    switch (src) {
-    case CACHE_NODES:
-        d->rc = kube_node_decode(obj, a, &d->spec.node, err, len, NULL);
-        break;
-    case CACHE_PODS:
-        d->terminal = kube_pod_is_terminal(obj);
-        d->skip = d->terminal || cache_is_reservation_pod(c, obj);
-        d->rc = d->skip ? EXT_OK : kube_pod_decode(obj, &c->opts, a, &d->spec.pod, err, len, NULL);
-        break;
-    case CACHE_QUEUES:
-    case CACHE_QUEUES_KAI:
-        d->rc = kube_queue_decode(obj, a, &d->spec.queue, err, len, NULL);
-        break;
-    case CACHE_RAYCLUSTERS:
-        d->rc = kube_raycluster_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
-        break;
-    case CACHE_PODGROUPS_X:
-    case CACHE_PODGROUPS_VOLCANO:
-    case CACHE_PODGROUPS_KAI:
-        d->rc = kube_podgroup_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
-        break;
-    case CACHE_PRIORITYCLASSES:
-        d->rc = kube_priority_class_decode(obj, &d->spec.pc, err, len, NULL);
-        break;
-    case CACHE_WORKLOADS_V1ALPHA2:
-    case CACHE_WORKLOADS_V1BETA1:
-        d->rc = kube_workload_gang(obj, &c->opts, a, &d->spec.gang, err, len, NULL);
-        break;
-    case CACHE_WA_PODGROUPS_V1ALPHA2:
-    case CACHE_WA_PODGROUPS_V1BETA1:
-        d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, err, len, NULL);
-        break;
-    default:
-        d->rc = EXT_EINVAL;
-        break;
-    }
+    kinds[src].ops->decode(c, obj, a, d);
 }
 
 /* A Pod's bind time (Unix ms, from the decoder) on the engine's clock: as long before now as it
@@ -584,68 +674,88 @@ static int64_t bound_on_engine_clock(int64_t bound_at_unix, int64_t now)
     return t != 0 ? t : -1;
 }
 
+/* ---- what each kind's add or update does (under the lock) ---------------------------- */
+
+static int node_apply(struct cache *c, struct decoded *d)
+{
+    uint64_t offer = policy_offer_epoch(c->engine);
+    int rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), d->err, sizeof(d->err));
+
+    /* kube-scheduler retries the pods it parked on its own event for this node, maybe
+     * before this one arrived: hand them back once more (heartbeats change nothing). */
+    if (rc == EXT_OK && policy_offer_epoch(c->engine) != offer)
+        c->nudge = true;
+    return rc;
+}
+
+static int pod_apply(struct cache *c, struct decoded *d)
+{
+    int64_t now = ext_now_ms();
+    int rc;
+
+    d->spec.pod.bound_at = bound_on_engine_clock(d->spec.pod.bound_at, now);
+    rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, now), d->err, sizeof(d->err));
+    if (rc == EXT_OK)
+        early_note(c, d->key, d->obj);
+    return rc;
+}
+
+static int queue_apply(struct cache *c, struct decoded *d)
+{
+    if (!policy_queue_changes(c->engine, &d->spec.queue))
+        return EXT_OK;
+    c->nudge = true;
+    return engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+}
+
+static int priority_class_apply(struct cache *c, struct decoded *d)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = kube_refs_priority_class(c->refs, &d->spec.pc);
+    pthread_mutex_unlock(&c->refs_lock);
+    return rc;
+}
+
+static int workload_apply(struct cache *c, struct decoded *d)
+{
+    int rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, d->obj, d->err,
+                        sizeof(d->err));
+
+    if (rc == EXT_OK)
+        early_resolve(c, meta_string(d->obj, "namespace"));
+    return rc;
+}
+
+static int wa_podgroup_apply(struct cache *c, struct decoded *d)
+{
+    int rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, d->err,
+                        sizeof(d->err));
+
+    if (rc == EXT_OK)
+        early_resolve(c, d->spec.pg.namespace_);
+    return rc;
+}
+
+/* A RayCluster or PodGroup: the gang it declares. */
+static int gang_apply(struct cache *c, struct decoded *d)
+{
+    return gang_upsert(c, &d->spec.gang, d->err, sizeof(d->err));
+}
+
 /* Under the lock: hand a decoded object to the engine (or the refs); false if it is not one to
  * keep. */
 static bool apply(struct cache *c, struct decoded *d)
 {
-    char *err = d->err;
-    size_t len = sizeof(d->err);
     int rc = d->rc;
-    int64_t now;
 
     if (d->skip)
         return false;
-    if (rc == EXT_OK) {
-        switch (d->src) {
-        case CACHE_NODES: {
-            uint64_t offer = policy_offer_epoch(c->engine);
-
-            rc = engine_rc(policy_node_upsert(c->engine, &d->spec.node), err, len);
-            /* kube-scheduler retries the pods it parked on its own event for this node, maybe
-             * before this one arrived: hand them back once more (heartbeats change nothing). */
-            if (rc == EXT_OK && policy_offer_epoch(c->engine) != offer)
-                c->nudge = true;
-            break;
-        }
-        case CACHE_PODS:
-            now = ext_now_ms();
-            d->spec.pod.bound_at = bound_on_engine_clock(d->spec.pod.bound_at, now);
-            rc = engine_rc(policy_pod_upsert(c->engine, &d->spec.pod, now), err, len);
-            if (rc == EXT_OK)
-                early_note(c, d->key, d->obj);
-            break;
-        case CACHE_QUEUES:
-        case CACHE_QUEUES_KAI:
-            if (!policy_queue_changes(c->engine, &d->spec.queue))
-                break;
-            rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), err, len);
-            c->nudge = true;
-            break;
-        case CACHE_PRIORITYCLASSES:
-            pthread_mutex_lock(&c->refs_lock);
-            rc = kube_refs_priority_class(c->refs, &d->spec.pc);
-            pthread_mutex_unlock(&c->refs_lock);
-            break;
-        case CACHE_WORKLOADS_V1ALPHA2:
-        case CACHE_WORKLOADS_V1BETA1:
-            rc = ref_upsert(c, KUBE_REF_WORKLOAD, d->key, &d->spec.gang, d->obj, err, len);
-            if (rc == EXT_OK)
-                early_resolve(c, meta_string(d->obj, "namespace"));
-            break;
-        case CACHE_WA_PODGROUPS_V1ALPHA2:
-        case CACHE_WA_PODGROUPS_V1BETA1:
-            rc = ref_upsert(c, KUBE_REF_POD_GROUP, d->key, &d->spec.pg.spec, &d->spec.pg, err,
-                            len);
-            if (rc == EXT_OK)
-                early_resolve(c, d->spec.pg.namespace_);
-            break;
-        default: /* RayClusters and PodGroups */
-            rc = gang_upsert(c, &d->spec.gang, err, len);
-            break;
-        }
-    }
+    if (rc == EXT_OK)
+        rc = kinds[d->src].ops->apply(c, d);
     if (rc != EXT_OK)
-        ext_log_warn("object skipped", "resource", sources[d->src].name, "object", d->key, "error",
+        ext_log_warn("object skipped", "resource", kinds[d->src].name, "object", d->key, "error",
                      *d->err ? d->err : ext_strerror(rc));
     return rc == EXT_OK;
 }
@@ -656,7 +766,7 @@ static void key_lost(struct cache *c, enum cache_source src, const char *key)
     c->keys_lost[src] = true;
     ext_log_error("out of memory recording an object's key; the next list of its resource "
                   "forgets what is gone against the engine itself",
-                  "resource", sources[src].name, "object", key);
+                  "resource", kinds[src].name, "object", key);
 }
 
 /* A pod early_note kept, decoded and applied again now that its gang is known (lock held). */
@@ -736,8 +846,30 @@ static void engine_gang(const struct policy_gang_view *v, void *ctx)
 {
     struct engine_keys *e = ctx;
 
-    if (v->declared[e->src == CACHE_RAYCLUSTERS ? POLICY_GANG_WORKLOAD : POLICY_GANG_PODGROUP])
+    if (v->declared[kinds[e->src].gang])
         engine_key(e, v->key);
+}
+
+/* ---- what the engine holds of each kind ------------------------------------ */
+
+static void node_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_node(c->engine, engine_node, e);
+}
+
+static void pod_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_pod(c->engine, engine_pod, e);
+}
+
+static void queue_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_queue(c->engine, engine_queue, e);
+}
+
+static void gang_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_gang(c->engine, engine_gang, e);
 }
 
 /*
@@ -749,36 +881,10 @@ static bool engine_keys(struct cache *c, enum cache_source src, struct cache_key
 {
     struct engine_keys e = {out, src, false};
 
-    switch (src) {
-    case CACHE_NODES:
-        policy_each_node(c->engine, engine_node, &e);
-        break;
-    case CACHE_PODS:
-        policy_each_pod(c->engine, engine_pod, &e);
-        break;
-    case CACHE_QUEUES:
-    case CACHE_QUEUES_KAI:
-        policy_each_queue(c->engine, engine_queue, &e);
-        break;
-    case CACHE_RAYCLUSTERS:
-    case CACHE_PODGROUPS_X:
-    case CACHE_PODGROUPS_VOLCANO:
-    case CACHE_PODGROUPS_KAI:
-        policy_each_gang(c->engine, engine_gang, &e);
-        break;
-    default:
+    if (!kinds[src].ops->held)
         return false;
-    }
+    kinds[src].ops->held(c, src, &e);
     return !e.lost;
-}
-
-/* Do two sources declare the same engine objects (the PodGroup flavours, the Queue groups)? */
-static bool same_kind(enum cache_source a, enum cache_source b)
-{
-    bool queue_a = a == CACHE_QUEUES || a == CACHE_QUEUES_KAI;
-    bool queue_b = b == CACHE_QUEUES || b == CACHE_QUEUES_KAI;
-
-    return a != b && ((is_podgroup(a) && is_podgroup(b)) || (queue_a && queue_b));
 }
 
 /*
@@ -794,15 +900,30 @@ static bool reconcile(struct cache *c, enum cache_source src, const struct cache
 
     for (size_t i = 0; ok && i < held.n; i++) {
         keys_find(fresh, held.v[i], &found);
-        for (int s = 0; !found && s < CACHE_SOURCE_COUNT; s++)
-            if (same_kind(src, (enum cache_source)s))
-                keys_find(&c->known[s], held.v[i], &found);
-        if (!found)
+        if (!found && !family_holds(c, src, held.v[i]))
             forget(c, src, held.v[i]);
     }
     keys_cleanup(&held);
     return ok;
 }
+
+/* ---- the kinds' operations, as the table above names them -------------------- */
+
+static const struct cache_ops node_ops = {node_decode, node_apply, node_forget, node_held, NULL};
+static const struct cache_ops pod_ops = {pod_decode, pod_apply, pod_forget, pod_held, NULL};
+static const struct cache_ops queue_ops = {queue_decode, queue_apply, queue_forget, queue_held,
+                                           NULL};
+static const struct cache_ops raycluster_ops = {raycluster_decode, gang_apply, gang_forget,
+                                                gang_held, NULL};
+/* Keyed by the RayCluster that owns it, when one does (podgroup_key). */
+static const struct cache_ops podgroup_ops = {podgroup_decode, gang_apply, gang_forget, gang_held,
+                                              podgroup_key};
+static const struct cache_ops priority_class_ops = {priority_class_decode, priority_class_apply,
+                                                    priority_class_forget, NULL, NULL};
+static const struct cache_ops workload_ops = {workload_decode, workload_apply, workload_forget,
+                                              NULL, NULL};
+static const struct cache_ops wa_podgroup_ops = {wa_podgroup_decode, wa_podgroup_apply,
+                                                 wa_podgroup_forget, NULL, NULL};
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
@@ -928,7 +1049,7 @@ static void on_list_end(void *ctx, bool ok)
     pthread_mutex_unlock(&c->lock);
     memset(&sc->listed, 0, sizeof(sc->listed));
     keys_cleanup(&gone);
-    ext_log_info("listed", "resource", sources[sc->src].name);
+    ext_log_info("listed", "resource", kinds[sc->src].name);
 }
 
 /* The full set at once: a list of one page. */
@@ -960,14 +1081,14 @@ static void on_absent(void *ctx)
 
     on_replace(ctx, none);
     cJSON_Delete(none);
-    ext_log_info("resource absent; watching for it to appear", "resource", sources[sc->src].name);
+    ext_log_info("resource absent; watching for it to appear", "resource", kinds[sc->src].name);
 }
 
 static void on_error(void *ctx, int code, const char *message)
 {
     struct cache_reflector *sc = ctx;
 
-    ext_log_warn("watch failed; reconnecting", "resource", sources[sc->src].name, "error",
+    ext_log_warn("watch failed; reconnecting", "resource", kinds[sc->src].name, "error",
                  message ? message : ext_strerror(code));
 }
 
@@ -1061,9 +1182,9 @@ int cache_start(struct cache *c, char *err, size_t errlen)
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
         c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i, {0}};
         c->watches[i] =
-            kube_watch_start(c->kube, sources[i].path, &handler, &c->reflectors[i], NULL);
+            kube_watch_start(c->kube, kinds[i].path, &handler, &c->reflectors[i], NULL);
         if (!c->watches[i]) {
-            snprintf(err, errlen, "cannot start the %s reflector", sources[i].name);
+            snprintf(err, errlen, "cannot start the %s reflector", kinds[i].name);
             return EXT_ENOMEM;
         }
         /* Nodes first (for a while): a bound pod listed before its node is charged when the
@@ -1106,9 +1227,9 @@ bool cache_ready(struct cache *c, char *why, size_t len)
         if (!c->watches[i])
             continue;
         if (kube_watch_synced(c->watches[i]) ||
-            (sources[i].optional && kube_watch_absent(c->watches[i])))
+            (kinds[i].optional && kube_watch_absent(c->watches[i])))
             continue;
-        snprintf(why, len, "%s not listed yet", sources[i].name);
+        snprintf(why, len, "%s not listed yet", kinds[i].name);
         return false;
     }
     return true;

@@ -1,10 +1,13 @@
 /*
  * cache.h - muster's picture of the cluster: watches feed the engine.
  *
- * One reflector per resource (nodes, pods, RayClusters, muster Queues, the
+ * One reflector per watched kind (nodes, pods, RayClusters, muster Queues, the
  * PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses and the
  * Workload API's Workloads and PodGroups) decodes every object and hands it to the engine
- * under the cache's lock. The same lock guards every engine call made by the
+ * under the cache's lock. cache.c holds one table of the kinds: each row names
+ * its path, group/version and kind, whether it may be absent, and what its
+ * decode, add or update, and delete do; a new kind is a row there and a value
+ * here. The same lock guards every engine call made by the
  * HTTP handlers, so filter, bind and watch events never interleave inside
  * the engine. Optional resources (CRDs) may be absent; one installed later
  * is picked up by its reflector.
@@ -136,5 +139,7 @@ bool cache_queue_defined(const struct cache *c, const char *name);
 
 uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src);
 const char *cache_source_name(enum cache_source src);
+/* The source of objects of this apiVersion and kind; CACHE_SOURCE_COUNT: none. */
+enum cache_source cache_source_of(const char *api_version, const char *kind);
 
 #endif
