@@ -202,11 +202,12 @@ int policy_bind_cancel(struct policy_cluster *c, const char *ns, const char *nam
     if (!p)
         return POLICY_ENOENT;
     g = ppod_gang(c, p);
-    if (why && len) { /* as it stood when the wait ran out */
+    if (why && len) { /* as it stood when the wait ran out; the pod says so too */
         struct preason r;
 
         missing_reason(c, g, &r);
         preason_text(&r, why, len);
+        ppod_say(p, &r);
     }
     if (p->phase == POLICY_POD_WAITING)
         p->phase = POLICY_POD_PLANNED;

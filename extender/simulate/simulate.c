@@ -859,6 +859,7 @@ static int sim_record_eviction(struct sim_run *r, const struct policy_eviction *
     v->gang = sim_keep(r, e->gang);
     v->by = sim_keep(r, e->by);
     v->reason = sim_keep(r, e->reason);
+    v->why = e->why != NULL ? kube_reason_json(e->why) : NULL;
     return v->ns != NULL && v->name != NULL ? SIM_EXIT_OK : SIM_EXIT_FAIL;
 }
 
@@ -901,6 +902,7 @@ static int sim_evict(struct sim_run *r)
         p->node = NULL;
         p->gpu_groups = NULL;
         p->reason = r->evictions[r->nevictions - 1].reason;
+        p->why = r->evictions[r->nevictions - 1].why;
     }
     policy_evictions_free(v, n);
     return rc;
@@ -1065,6 +1067,8 @@ static void sim_run_cleanup(struct sim_run *r)
     free(r->queues);
     free(r->gangs);
     free(r->named);
+    for (size_t i = 0; i < r->nevictions; i++)
+        cJSON_Delete(r->evictions[i].why);
     free(r->evictions);
 }
 

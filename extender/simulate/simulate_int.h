@@ -27,11 +27,13 @@ struct sim_pod {
     const char *node; /* where it runs, once bound */
     const char *gpu_groups;
     const char *reason; /* why it waits (arena) */
+    const cJSON *why;   /* evicted: the eviction's figures (its struct sim_eviction's) */
 };
 
 /* One pod evicted by reclaim or preemption, as printed (arena strings). */
 struct sim_eviction {
     const char *ns, *name, *gang, *by, *reason;
+    cJSON *why; /* the reason's figures (kube_reason_json), owned */
 };
 
 struct sim_run {
