@@ -183,10 +183,19 @@ int policy_bind(struct policy_cluster *c, const char *ns, const char *name, cons
         return commit(c, p, g, out);
     {
         struct preason r;
+        struct pwhy *w;
 
         missing_reason(c, g, &r);
-        ppod_say(p, &r);
         preason_text(&r, why, sizeof(why));
+        /* Every member held at the barrier waits for the same ones: they all say so now. */
+        w = pwhy_new(&r);
+        for (size_t i = 0; i < g->nmembers; i++) {
+            struct ppod *m = ppod_at(c, g->members[i]);
+
+            if (m && m->phase == POLICY_POD_WAITING)
+                pwhy_set(&m->why, w);
+        }
+        pwhy_drop(w);
     }
     out->outcome = POLICY_BIND_WAIT;
     out->reason = pstrdup(why);

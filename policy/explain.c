@@ -234,11 +234,11 @@ void preason_holders(struct policy_cluster *c, const struct pgang *g, struct pre
 
         if (!q)
             continue;
-        if (!pqueue_parent(c, q))
+        if (!pqueue_parent(c, q) && !q->implicit) /* the default queue nobody defined: none */
             quotas = quotas < 0 || q->quota.v[res] < 0 ? -1 : parith_add(quotas, q->quota.v[res]);
-        if (on_path(c, mine, q) || is_parent(c, q) || q->allocated.v[res] <= 0)
+        if (on_path(c, mine, q) || is_parent(c, q) || pqueue_used(q, res) <= 0)
             continue;
-        if (!best || q->allocated.v[res] > best->allocated.v[res])
+        if (!best || pqueue_used(q, res) > pqueue_used(best, res))
             best = q;
     }
     if (!best)
@@ -253,7 +253,7 @@ void preason_holders(struct policy_cluster *c, const struct pgang *g, struct pre
     }
     r->held_resource = res;
     r->holder = best->name;
-    r->held = best->allocated.v[res];
+    r->held = pqueue_used(best, res);
     r->holder_quota = best->quota.v[res];
     r->holder_fair = best->fair_share.v[res];
     r->quotas = quotas;

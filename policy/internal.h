@@ -168,7 +168,7 @@ struct pgang {
     /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room, node and
      * change epochs then: unplaceable.c answers from that verdict while they hold. */
     int64_t unplaceable_at;
-    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change;
+    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change, unplaceable_charge;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
@@ -240,6 +240,8 @@ struct policy_cluster {
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
     uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
+    uint64_t charge_epoch; /* bumped when a charge is taken or leaves a queue: what a reason
+                            * says of free room and who holds it changes */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     /* Bumped by every change from outside the engine (a pod made or gone, a node, queue or gang
      * changed), never by its own decisions: what it placed since the last one is no victim

@@ -581,9 +581,9 @@ struct policy_reason {
     int32_t priority, other_priority;
 
     /* NO_NODE, GANG_ROOM after no eviction could make room: the queue holding the most of
-     * held_resource (a leaf off its own queue's path), what it holds, its quota (-1: none) and
-     * fair share; the top-level quotas summed and the cluster's capacity of it (quotas -1: some
-     * queue has none). */
+     * held_resource (a leaf off its own queue's path), what it holds (bound and planned), its
+     * quota (-1: none) and fair share; the top-level quotas summed (but the default queue
+     * nobody defined) and the cluster's capacity of it (quotas -1: some queue has no quota). */
     const char *holder;
     int held_resource;
     int64_t held, holder_quota, holder_fair, quotas, capacity;

@@ -7,6 +7,7 @@
 
 #include "eviction_model.h"
 #include "policy.h"
+#include "reason_check.h"
 
 #define EM_NODES 5
 #define EM_QUEUES 8
@@ -1277,6 +1278,17 @@ static void note_bound(struct em *e, const struct policy_bind_result *b)
     }
 }
 
+/* The reason a filter gave, true of the state it was given in (before its evictions run). */
+static void check_waiting_reason(struct em *e, int pi, const struct policy_filter_result *f,
+                                 const char *const *names, int n)
+{
+    uint64_t before = e->st->reasons.violations;
+
+    rc_check(e->c, f->why, f->reason, names, (size_t)n, &e->st->reasons);
+    if (e->st->reasons.violations > before)
+        violation(e, EM_REASON, "pod %s: %s", e->p[pi].name, e->st->reasons.first);
+}
+
 /* One scheduling cycle of one pending pod. True if anything moved. */
 static bool cycle(struct em *e, int pi)
 {
@@ -1296,6 +1308,7 @@ static bool cycle(struct em *e, int pi)
         return false;
     if (getenv("EM_TRACE"))
         fprintf(stderr, "filter %s (%d offered): %s\n", e->p[pi].name, n, f.reason ? f.reason : "fits");
+    check_waiting_reason(e, pi, &f, names, n);
     if (f.evictions)
         moved |= carry_out(e, &s);
     for (int k = 0; k < n; k++)
@@ -1438,7 +1451,8 @@ static void check_waiting(struct em *e)
         if (!e->g[gi].live || !policy_gang_view_get(e->c, e->g[gi].key, &gv) ||
             gv.state != POLICY_GANG_PENDING)
             continue;
-        if (gv.reason && sscanf(gv.reason, "waits: gang %63s", ahead) == 1 &&
+        if (gv.why && (gv.why->kind == POLICY_REASON_AHEAD || gv.why->kind == POLICY_REASON_YIELD) &&
+            snprintf(ahead, sizeof(ahead), "%s", gv.why->other) > 0 &&
             (ai = gang_index(e, ahead)) >= 0 && e->g[ai].live) {
             struct policy_gang_view av;
 
@@ -1614,6 +1628,7 @@ void em_print(const struct em_stats *st, FILE *f)
             (unsigned long long)st->placements, (unsigned long long)st->evictions,
             (unsigned long long)st->victim_gangs, (unsigned long long)st->refused,
             (unsigned long long)st->checked_waiting, (unsigned long long)st->cascades);
+    rc_print(&st->reasons, f);
     fprintf(f, "violations:");
     for (int k = 0; k < EM_KINDS; k++)
         fprintf(f, " %s %llu%s", kind_names[k], (unsigned long long)st->violations[k],

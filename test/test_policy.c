@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "reason_check.h"
 
 #define GiB (1LL << 30)
 
@@ -13,6 +14,16 @@
 static struct policy_cluster *C;
 static int64_t NOW;
 static enum policy_strategy STRATEGY;
+/* Every reason a filter gives in these tests is checked against the state it is given in
+ * (reason_check.h); a false one fails the test. */
+static struct rc_stats REASONS;
+
+static void check_reason(const struct policy_filter_result *fr, const char *const *names,
+                         size_t n)
+{
+    rc_check(C, fr->why, fr->reason, names, n, &REASONS);
+    ck_assert_msg(REASONS.violations == 0, "a false reason: %s", REASONS.first);
+}
 
 static void setup_with(enum policy_strategy s)
 {
@@ -152,6 +163,7 @@ static enum policy_bind_outcome schedule(const char *ns, const char *name, char 
     enum policy_bind_outcome out;
 
     ck_assert_int_eq(policy_filter(C, ns, name, names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     for (size_t i = 0; i < n && !chosen; i++)
         if (fr.verdicts[i].fit == POLICY_FITS)
             chosen = names[i];
@@ -2593,6 +2605,7 @@ static const char *filter_offer(const char *name, const char *const *offer, size
     const char *fits = NULL, *reason;
 
     ck_assert_int_eq(policy_filter(C, "lab", name, offer, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, offer, n);
     for (size_t i = 0; i < n && !fits; i++)
         if (fr.verdicts[i].fit == POLICY_FITS)
             fits = offer[i];
@@ -3464,6 +3477,166 @@ START_TEST(random_compositions_keep_every_minimum)
 }
 END_TEST
 
+/* ---- reasons (issue 21): each true of the state it is given in ------------------- */
+
+/* The pending pod's reason, as data and as words. */
+static struct policy_pod_view waiting_view(const char *ns, const char *name)
+{
+    struct policy_pod_view v;
+
+    ck_assert(policy_pod_view_get(C, ns, name, &v));
+    ck_assert_msg(v.why && v.reason, "%s/%s has no reason", ns, name);
+    return v;
+}
+
+/* The trial plan put the 2-GPU member on the idle node first: the 1-GPU member is not told
+ * "no node has a free GPU" of a node with 2 free; the gang is told what it misses. */
+START_TEST(a_member_the_trial_ran_out_for_is_not_told_the_nodes_are_full)
+{
+    char why[512];
+
+    add_node("n1", 32, 2);
+    add_gang("lab/g", 2, NULL);
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"big", 1, 2});
+    add_pod("lab", "lab/g", NULL, (struct pod_ask){"small", 1, 1});
+    ck_assert_int_eq(schedule("lab", "small", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/g: the 2 members its minimum misses ask 3 GPUs together, the "
+                          "nodes they may use have 2 GPUs free; never: not even on empty nodes");
+    ck_assert_int_eq(waiting_view("lab", "small").why->kind, POLICY_REASON_GANG_ROOM);
+}
+END_TEST
+
+/* A head no node tolerates, on a node with 32 free cpus: the taint is named, not "0 free". */
+START_TEST(a_taint_is_named_not_room)
+{
+    static const struct policy_subgroup_spec subs[] = {{"head", 1}};
+    static const struct policy_taint taint = {"dedicated", "infra", POLICY_TAINT_NO_SCHEDULE};
+    struct policy_node_spec n = {.name = "n1", .taints = &taint, .ntaints = 1,
+                                 .cpu_milli = 32000, .memory_bytes = 64 * GiB, .pods = 110};
+    char why[512];
+
+    ck_assert_int_eq(policy_node_upsert(C, &n), POLICY_OK);
+    add_composed_gang("lab/rc", POLICY_GANG_WORKLOAD, NULL, subs, 1);
+    add_pod("lab", "lab/rc", NULL, (struct pod_ask){"rc-head", 1, 0, 0, true, "head"});
+    ck_assert_int_eq(schedule("lab", "rc-head", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "gang lab/rc: head needs 1 more x 1 cpu, 4Gi memory; member rc-head: "
+                          "every node has a taint it does not tolerate; never: no node takes it "
+                          "even empty");
+}
+END_TEST
+
+/* A PodGroup's count: the gang is told what its minimum misses, not one member's detail. */
+START_TEST(a_podgroup_gang_gets_a_gang_level_reason)
+{
+    struct policy_gang_spec g = {.key = "lab/pg", .min_members = 3,
+                                 .source = POLICY_GANG_PODGROUP};
+    struct policy_gang_view v;
+    char why[512];
+
+    add_node("n1", 32, 2);
+    ck_assert_int_eq(policy_gang_upsert(C, &g), POLICY_OK);
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "pg-%d", i);
+        add_pod("lab", "lab/pg", NULL, (struct pod_ask){name, 1, 1});
+    }
+    ck_assert_int_eq(schedule("lab", "pg-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert(policy_gang_view_get(C, "lab/pg", &v));
+    ck_assert_int_eq(v.state, POLICY_GANG_PENDING);
+    ck_assert_str_eq(v.reason, "gang lab/pg: the 3 members its minimum misses ask 3 GPUs "
+                               "together, the nodes they may use have 2 GPUs free; never: not "
+                               "even on empty nodes");
+    ck_assert_int_eq(v.why->want, 3);
+    ck_assert_int_eq(v.why->need.v[POLICY_RES_GPU], 3000);
+    ck_assert_int_eq(v.why->free.v[POLICY_RES_GPU], 2000);
+}
+END_TEST
+
+/* The gang waiting for its victims says so, and the evicted gang says why it waits again. */
+START_TEST(victims_leaving_and_evicted_gangs_say_why)
+{
+    struct policy_gang_view v;
+    char why[512];
+
+    add_node("n1", 32, 2);
+    gpu_queue("a", 0);
+    gpu_queue("b", 2000);
+    add_gpu_gang("old", "a", 2);
+    settle();
+    NOW += 10;
+    add_gpu_gang("new", "b", 2);
+    ck_assert_int_eq(schedule("lab", "new-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert(policy_gang_view_get(C, "lab/new", &v));
+    ck_assert_msg(v.why && v.why->kind == POLICY_REASON_VICTIMS && v.why->have == 2, "%s",
+                  v.reason ? v.reason : "no reason");
+    ck_assert_str_eq(v.reason, "gang lab/new: waits for 2 evicted pods to leave (its room is held)");
+    ck_assert(policy_gang_view_get(C, "lab/old", &v));
+    ck_assert_int_eq(v.state, POLICY_GANG_PENDING);
+    ck_assert_str_eq(v.reason, "evicted for gang lab/new of queue b: queue a is 2 GPUs over its "
+                               "fair share");
+    ck_assert_int_eq(evict_all(), 2);
+    /* KubeRay made its pods again: they wait, and say why, until they are filtered */
+    ck_assert_int_eq(waiting_view("lab", "old-0").why->kind, POLICY_REASON_EVICTED);
+}
+END_TEST
+
+/* What holds the GPUs, within its quota, and quotas that add up to more than the cluster. */
+START_TEST(a_queue_waiting_on_others_quotas_is_told_who_holds_them)
+{
+    struct policy_pod_view v;
+    char why[512];
+
+    add_node("n1", 32, 2);
+    gpu_queue("a", 2000);
+    gpu_queue("b", 2000);
+    add_gang("lab/a", 2, "a");
+    add_pod("lab", "lab/a", "a", (struct pod_ask){"a-0", 1, 1, 0, false, NULL, 100});
+    add_pod("lab", "lab/a", "a", (struct pod_ask){"a-1", 1, 1, 0, false, NULL, 100});
+    settle();
+    add_gpu_gang("b", "b", 1);
+    ck_assert_int_eq(schedule("lab", "b-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    v = waiting_view("lab", "b-0");
+    ck_assert_str_eq(v.reason, "gang lab/b: its minimum needs 1 more x 1 GPU; member b-0: no node "
+                               "has a free GPU; no eviction may make room for it: queue a holds 2 "
+                               "GPUs, within its quota of 2 GPUs and over its fair share of 1.333 "
+                               "GPUs; the queues' quotas add up to 4 GPUs, more than the "
+                               "cluster's 2 GPUs");
+}
+END_TEST
+
+/* minMember 0 (each pod on its own): its only pod waits, so the gang is not Bound. */
+START_TEST(a_gang_of_minimum_zero_waits_while_its_only_pod_does)
+{
+    struct policy_gang_view v;
+    char why[512];
+
+    add_node("n1", 32, 0);
+    add_gang("lab/zero", 0, NULL);
+    add_pod("lab", "lab/zero", NULL, (struct pod_ask){"zero-0", 1, 1});
+    ck_assert_int_eq(schedule("lab", "zero-0", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert(policy_gang_view_get(C, "lab/zero", &v));
+    ck_assert_int_eq(v.state, POLICY_GANG_PENDING);
+    ck_assert_str_eq(v.reason, why);
+}
+END_TEST
+
+/* 100 cores and 1G of memory, written as a person writes them. */
+START_TEST(quantities_are_written_in_a_persons_units)
+{
+    struct policy_pod_spec p = {.namespace_ = "lab", .name = "big", .uid = "u-big",
+                                .cpu_milli = 100000, .memory_bytes = 1000000000,
+                                .managed = true};
+    char why[512];
+
+    add_node("n1", 64, 0);
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+    ck_assert_int_eq(schedule("lab", "big", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_str_eq(why, "member big (100 cpu, 1G memory): no node has 100 cpu free (at most 64 "
+                          "cpu on a node it may use); never: no node takes it even empty");
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -3475,6 +3648,13 @@ static Suite *policy_suite(void)
     __VA_ARGS__;                                                                                   \
     suite_add_tcase(s, tc)
 
+    CASE(reasons, tcase_add_test(tc, a_member_the_trial_ran_out_for_is_not_told_the_nodes_are_full);
+         tcase_add_test(tc, a_taint_is_named_not_room);
+         tcase_add_test(tc, a_podgroup_gang_gets_a_gang_level_reason);
+         tcase_add_test(tc, victims_leaving_and_evicted_gangs_say_why);
+         tcase_add_test(tc, a_queue_waiting_on_others_quotas_is_told_who_holds_them);
+         tcase_add_test(tc, a_gang_of_minimum_zero_waits_while_its_only_pod_does);
+         tcase_add_test(tc, quantities_are_written_in_a_persons_units));
     CASE(walkthrough, tcase_add_test(tc, walkthrough_demo_three_pods_one_node);
          tcase_add_test(tc, walkthrough_gang_bigger_than_its_queue_waits_whole);
          tcase_add_test(tc, walkthrough_gang_fits_on_exactly_three_devices);

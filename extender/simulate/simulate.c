@@ -952,6 +952,8 @@ static int sim_cycle(struct sim_run *r, struct sim_pod *p, bool *bound, bool *wa
                 policy_strerror(rc));
         return SIM_EXIT_FAIL;
     }
+    if (r->hooks != NULL && r->hooks->filtered != NULL)
+        r->hooks->filtered(r->hooks->ctx, r->cluster, &f, r->nodes, r->nnodes);
     if (f.evictions) {
         rc = sim_evict(r);
         *bound = true; /* the cluster changed: another pass */
@@ -1076,6 +1078,11 @@ static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
 {
+    return sim_main(argc, argv, NULL);
+}
+
+int sim_main(int argc, char **argv, const struct sim_hooks *hooks)
+{
     struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON};
     struct sim_run *r = NULL;
     struct policy_options po;
@@ -1096,6 +1103,7 @@ int simulate_main(int argc, char **argv)
     r->refs = kube_refs_new();
     if (r->arena == NULL || r->cluster == NULL || r->refs == NULL)
         goto out_oom;
+    r->hooks = hooks;
     r->lookup = kube_refs_lookup(r->refs);
     r->opts = kube_decode_defaults;
     r->opts.scheduler_names = sim_schedulers;
@@ -1106,6 +1114,11 @@ int simulate_main(int argc, char **argv)
         rc = sim_schedule(r);
     if (rc != SIM_EXIT_OK)
         goto out;
+    if (hooks != NULL) {
+        if (hooks->finished != NULL)
+            hooks->finished(hooks->ctx, r->cluster);
+        goto out;
+    }
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
     else if (a.output == SIM_OUTPUT_TABLE)

@@ -36,7 +36,17 @@ struct sim_eviction {
     cJSON *why; /* the reason's figures (kube_reason_json), owned */
 };
 
+/* What a caller may watch of a run (test/test_reason.c checks every reason given): each
+ * filter's answer with the nodes it was offered, and the cluster once the run is over. */
+struct sim_hooks {
+    void (*filtered)(void *ctx, struct policy_cluster *c, const struct policy_filter_result *f,
+                     const char *const *nodes, size_t n);
+    void (*finished)(void *ctx, struct policy_cluster *c);
+    void *ctx;
+};
+
 struct sim_run {
+    const struct sim_hooks *hooks; /* NULL: none */
     struct cfg_docs docs[SIM_MAX_FILES];
     size_t ndocs;
     struct ext_arena *arena;
@@ -59,6 +69,9 @@ struct sim_run {
     struct sim_eviction *evictions; /* in the order they were decided */
     size_t nevictions, capevictions;
 };
+
+/* simulate_main with hooks; a run with hooks prints no result. */
+int sim_main(int argc, char **argv, const struct sim_hooks *hooks);
 
 /* Prints the result of a finished run on out. */
 void sim_report_json(struct sim_run *r, FILE *out);
