@@ -144,20 +144,32 @@ static int move_within_domain(struct policy_cluster *c, const struct pgang *g, s
     return rc;
 }
 
+/* Why a gang is turned away for another (the order's, or stable.c's). */
+enum yield {
+    YIELD_AHEAD,       /* ahead in the order */
+    YIELD_GOES_FIRST,  /* would evict it at once, and can go now instead */
+    YIELD_NO_VICTIMS,  /* would evict it at once were it placed on victims' room */
+};
+
 /* Turned away for a gang ahead of it (or one that would evict it at once): say so, and name
  * it so the caller hands it back. */
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
-                       const struct pgang *ahead, bool would_evict,
+                       const struct pgang *ahead, enum yield how,
                        struct policy_filter_result *out)
 {
+    static const enum policy_reason_kind kind[] = {
+        [YIELD_AHEAD] = POLICY_REASON_AHEAD,
+        [YIELD_GOES_FIRST] = POLICY_REASON_YIELD,
+        [YIELD_NO_VICTIMS] = POLICY_REASON_NO_VICTIMS,
+    };
     struct preason why;
     struct pwhy *w;
 
-    preason_init(&why, would_evict ? POLICY_REASON_YIELD : POLICY_REASON_AHEAD, g->key);
+    preason_init(&why, kind[how], g->key);
     why.r.other = ahead->key;
     why.r.other_queue = pgang_queue(c, ahead);
     /* The order must not make the other gang wait for this one in turn. */
-    g->yields_to = would_evict ? ahead->id : -1;
+    g->yields_to = how != YIELD_AHEAD ? ahead->id : -1;
     g->waits_for = ahead->id;
     w = pgang_set_reason(g, &why);
     pwhy_set(&p->why, w);
@@ -203,7 +215,7 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
     if (g->reason_kind != PREASON_CAPACITY && g->reason_kind != PREASON_QUEUE)
         return -1;
     if (pevict_for(c, g, x, now, &first) != 0)
-        return first ? turned_away(c, g, p, first, true, out) : -1;
+        return first ? turned_away(c, g, p, first, YIELD_NO_VICTIMS, out) : -1;
     out->evictions = true;
     return awaiting_victims(c, g, out);
 }
@@ -229,11 +241,11 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     }
     if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, false, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
     }
     if ((ahead = pstable_evictor(c, g, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, true, out);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     /* The member ahead may be one kube-scheduler never places (a constraint muster does not
      * model): the room is held back for it for a plan's lifetime at most. */
@@ -310,11 +322,11 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     g->unplaceable_at = 0;
     if ((ahead = porder_blocker(c, g, NULL, &st, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, false, out);
+        return turned_away(c, g, p, ahead, YIELD_AHEAD, out);
     }
     if ((ahead = pstable_evictor(c, g, now))) {
         pstatement_discard(c, &st);
-        return turned_away(c, g, p, ahead, true, out);
+        return turned_away(c, g, p, ahead, YIELD_GOES_FIRST, out);
     }
     pstatement_keep(&st);
     g->yields_to = g->waits_for = -1;

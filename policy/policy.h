@@ -517,6 +517,8 @@ enum policy_reason_kind {
     POLICY_REASON_NO_DOMAIN,   /* gang: no node has its topology label (or its domain's value) */
     POLICY_REASON_AHEAD,       /* gang: gang other (of other_queue) is ahead and could use the room */
     POLICY_REASON_YIELD,       /* gang: gang other would evict it at once, so other goes first */
+    POLICY_REASON_NO_VICTIMS,  /* gang: gang other would evict it at once were it placed on
+                                * victims' room, so nothing is evicted for it */
     POLICY_REASON_IN_TURN,     /* pod beyond the minimum: pod other of subgroup goes first */
     POLICY_REASON_EXTRA,       /* pod beyond the minimum: placed once the gang is bound */
     POLICY_REASON_VICTIMS,     /* gang: waits for have evicted pods to leave; its room is held */

@@ -30,6 +30,7 @@ static const struct {
     [POLICY_REASON_NO_DOMAIN] = {"no-domain", PREASON_CAPACITY},
     [POLICY_REASON_AHEAD] = {"ahead", PREASON_AHEAD},
     [POLICY_REASON_YIELD] = {"yield", PREASON_AHEAD},
+    [POLICY_REASON_NO_VICTIMS] = {"no-victims", PREASON_AHEAD},
     [POLICY_REASON_IN_TURN] = {"in-turn", PREASON_AHEAD},
     [POLICY_REASON_EXTRA] = {"extra", PREASON_AHEAD},
     [POLICY_REASON_VICTIMS] = {"victims-leaving", PREASON_EVICTING},
@@ -628,6 +629,11 @@ static void put_reason(struct line *o, const struct policy_reason *r)
     case POLICY_REASON_YIELD:
         put(o, "waits: gang %s of queue %s goes first: it would evict this one at once", r->other,
             r->other_queue);
+        break;
+    case POLICY_REASON_NO_VICTIMS:
+        put(o, "waits: gang %s of queue %s would evict this one at once, so nothing is evicted "
+               "to make room for it",
+            r->other, r->other_queue);
         break;
     case POLICY_REASON_IN_TURN:
         put(o, "waits: gang %s places %s of %s first: its subgroups take members beyond their "

@@ -24,7 +24,8 @@
 
 #include "internal.h"
 
-#define STABLE_MAX_ASKED 8 /* gangs whose search is run per placement */
+#define STABLE_MAX_ASKED 8   /* searches run per placement */
+#define STABLE_MEMBER_ASKS 4 /* distinct asks of one gang's pending extras asked about */
 
 /* A gang whose search could take u, and for which member (NULL: its minimum). */
 struct evictor {
@@ -67,27 +68,60 @@ static bool waits_for(const struct policy_cluster *c, const struct pgang *w, con
     return w != NULL; /* a chain that long: do not add to it */
 }
 
+static bool same_ask(const struct ppod *a, const struct ppod *b)
+{
+    return a->cpu == b->cpu && a->memory == b->memory && a->gpus == b->gpus &&
+           a->share == b->share && a->gpu_memory_mib == b->gpu_memory_mib;
+}
+
+/* The pending members of w beyond its minimum, one per ask (STABLE_MEMBER_ASKS at most):
+ * any of them may be filtered next, and one that never fits must not hide one that does. */
+static size_t pending_asks(const struct policy_cluster *c, const struct pgang *w,
+                           struct ppod **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < w->nmembers && n < STABLE_MEMBER_ASKS; i++) {
+        struct ppod *p = ppod_at(c, w->members[i]);
+        size_t k;
+
+        if (!p || !p->managed || p->phase != POLICY_POD_PENDING || !ppod_ask_valid(p, NULL, 0))
+            continue;
+        for (k = 0; k < n && !same_ask(out[k], p); k++)
+            ;
+        if (k == n)
+            out[n++] = p;
+    }
+    return n;
+}
+
 /* w, were it asked now: its minimum if it waits (and, once that would be placed, its next
- * member beyond it), else its next member beyond the minimum of a gang bound or planned whole
- * (one whose victims are still leaving is planned on their room). */
+ * member beyond it), else each pending member beyond the minimum of a gang bound or planned
+ * whole (one whose victims are still leaving is planned on their room). */
 static void consider(struct policy_cluster *c, struct pgang *w, const struct pgang *u,
                      struct evictor *found, size_t *n)
 {
     struct evictor e = {.w = w};
+    struct ppod *asks[STABLE_MEMBER_ASKS];
+    size_t nasks;
 
     if (!w || w == u || waits_for(c, w, u) || (w->awaiting > 0 && !w->planned))
         return;
     if (pgang_waits(c, w)) {
-        if (!pgang_could_run(c, w))
+        if (!pgang_could_run(c, w) || !preclaim_could_take(c, w, u, &e.kind))
             return;
-    } else if ((!w->admitted && !w->planned) || !(e.wx = pending_member(c, w))) {
+        porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
+        if (pgang_min(c, w) < (int32_t)w->nmembers) {
+            e.after_minimum = true;
+            porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
+        }
         return;
     }
-    if (!preclaim_could_take(c, w, u, &e.kind))
+    if ((!w->admitted && !w->planned) || !(nasks = pending_asks(c, w, asks)) ||
+        !preclaim_could_take(c, w, u, &e.kind))
         return;
-    porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
-    if (!e.wx && pgang_min(c, w) < (int32_t)w->nmembers) {
-        e.after_minimum = true;
+    for (size_t i = 0; i < nasks; i++) {
+        e.wx = asks[i];
         porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
     }
 }
@@ -211,21 +245,18 @@ int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_
     *first = NULL;
     if (!s)
         return -1;
-    /* g stands on its victims' room now: would anyone evict it at once? Whether that one
-     * could go instead is asked with nothing decided: the victims then stay. */
+    /* g stands on its victims' room now: would anyone evict it at once? Then nothing is
+     * evicted for g, whether that one can go now or not: the victims would die to hand their
+     * room, through g, to a gang the rules did not let take it (an extra of a higher-priority
+     * gang in g's queue that may preempt g but may not reclaim, say, because the room would
+     * put its queue over its fair share). g waits for it, as the order says it should. */
     n = candidates(c, g, found);
     for (size_t i = 0; i < n; i++) {
         if (!takes(c, &found[i], g, now))
             continue;
         preclaim_abort(s);
-        s = NULL;
-        if (goes_now(c, &found[i], now)) {
-            *first = found[i].w;
-            return -1;
-        }
-        break;
-    }
-    if (!s && !(s = preclaim_choose(c, g, x, now)))
+        *first = found[i].w;
         return -1;
+    }
     return preclaim_decide(s) == POLICY_OK ? 0 : -1;
 }

@@ -143,10 +143,12 @@ static void dump_node(const struct policy_node_view *v, void *ctx)
 static void dump_queue(const struct policy_queue_view *v, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "  queue %s parent %s gpu quota %lld limit %lld alloc %lld resv %lld fair %lld demand %lld\n",
+    fprintf(stderr, "  queue %s parent %s gpu quota %lld limit %lld alloc %lld resv %lld fair %lld demand %lld"
+            " min runtime reclaim %lld preempt %lld\n",
             v->name, v->parent ? v->parent : "-", (long long)v->quota.v[2], (long long)v->limit.v[2],
             (long long)v->allocated.v[2], (long long)v->reserved.v[2], (long long)v->fair_share.v[2],
-            (long long)v->demand.v[2]);
+            (long long)v->demand.v[2], (long long)v->reclaim_min_runtime_ms,
+            (long long)v->preempt_min_runtime_ms);
 }
 
 static void violation(struct em *e, enum em_violation k, const char *fmt, ...)
@@ -1031,7 +1033,7 @@ static void check_reason(struct em *e, const struct em_snap *s, const struct dec
 }
 
 static void check_decision(struct em *e, const struct em_snap *s, struct decision *d,
-                           const struct policy_eviction *ev, size_t n)
+                           const struct policy_eviction *ev, size_t n, bool refused)
 {
     bool seen[EM_GANGS] = {false};
 
@@ -1098,7 +1100,10 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
     }
     /* Thrash: two gangs evicting each other, or one gang evicting the same victim twice, in
      * one epoch. A gang evicted whole again by another gang after a change let that one claim
-     * its room (a cascade) is counted, not a violation: docs/quota.md, "No thrash". */
+     * its room (a cascade) is counted, not a violation: docs/quota.md, "No thrash". A refused
+     * decision evicted nothing: it is checked above, and is not an eviction here. */
+    if (refused)
+        return;
     memset(seen, 0, sizeof(seen));
     for (size_t i = 0; i < n; i++) {
         int pi = pod_index(e, ev[i].name), vg = pi >= 0 ? e->p[pi].gang : -1, bound = 0, gone = 0;
@@ -1163,11 +1168,11 @@ static bool carry_out(struct em *e, const struct em_snap *s)
 
         while (j < n && strcmp(ev[j].by, ev[i].by) == 0)
             j++;
-        if (d.by >= 0)
-            check_decision(e, s, &d, ev + i, j - i);
         /* The evictor checks every victim of a decision before it evicts any (budgets, dry
          * runs): a refusal refuses them all. */
         refuse = chance(e, 15);
+        if (d.by >= 0)
+            check_decision(e, s, &d, ev + i, j - i, refuse);
         for (size_t k = i; k < j;) {
             size_t end = k;
 
@@ -1451,7 +1456,9 @@ static void check_waiting(struct em *e)
         if (!e->g[gi].live || !policy_gang_view_get(e->c, e->g[gi].key, &gv) ||
             gv.state != POLICY_GANG_PENDING)
             continue;
-        if (gv.why && (gv.why->kind == POLICY_REASON_AHEAD || gv.why->kind == POLICY_REASON_YIELD) &&
+        if (gv.why &&
+            (gv.why->kind == POLICY_REASON_AHEAD || gv.why->kind == POLICY_REASON_YIELD ||
+             gv.why->kind == POLICY_REASON_NO_VICTIMS) &&
             snprintf(ahead, sizeof(ahead), "%s", gv.why->other) > 0 &&
             (ai = gang_index(e, ahead)) >= 0 && e->g[ai].live) {
             struct policy_gang_view av;

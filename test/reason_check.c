@@ -786,7 +786,8 @@ static enum verdict check_gang_kind(struct rc *k, struct pgang *g)
                 return RC_TRUE;
         return fail(k, "no member of %s asks what cannot be met", g->key);
     case POLICY_REASON_AHEAD: return check_other_gang(k, true);
-    case POLICY_REASON_YIELD: return check_other_gang(k, false);
+    case POLICY_REASON_YIELD:
+    case POLICY_REASON_NO_VICTIMS: return check_other_gang(k, false);
     case POLICY_REASON_IN_TURN:
         p = pod_named(k->c, r, r->other);
         return p && ppod_gang(k->c, p) == g && p->phase == POLICY_POD_PENDING

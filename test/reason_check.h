@@ -23,7 +23,7 @@
  *                  share as said, is not on the waiting gang's path; the quotas and capacity
  *                  sum as said
  *   no-domain      no node has the topology label (or that value)
- *   ahead, yield   the other gang exists in the queue named; ahead: it waits
+ *   ahead, yield, no-victims   the other gang exists in the queue named; ahead: it waits
  *   in-turn        the member named first is a pending member of the gang
  *   extra          the gang's minimum is not bound
  *   victims        exactly `have` of the engine's evicting pods leave for it

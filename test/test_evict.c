@@ -80,8 +80,9 @@ static size_t events_posted(struct canned_api *s, const char *pod, const char *r
 #define REASON "evicted for gang lab/b of queue team-b: queue team-a is 2 GPUs over its fair share"
 
 struct fake {
-    const char *const *pods; /* victims of gang lab/a, for gang lab/b */
+    const char *const *pods; /* victims for gang lab/b: of gang lab/a ... */
     size_t npods;
+    size_t from_c; /* ... and from this index on, of gang lab/c (0: none) */
     int takes;
     char *told[8]; /* "ns/name ok" or "ns/name refused: why" */
     size_t ntold;
@@ -100,7 +101,9 @@ static int fake_take(void *ctx, struct policy_eviction **out, size_t *n)
             v[i] = (struct policy_eviction){.namespace_ = strdup("lab"),
                                             .name = strdup(f->pods[i]),
                                             .uid = strdup(uid),
-                                            .gang = strdup("lab/a"),
+                                            .gang = strdup(f->from_c && i >= f->from_c
+                                                               ? "lab/c"
+                                                               : "lab/a"),
                                             .queue = strdup("team-a"),
                                             .by = strdup("lab/b"),
                                             .by_queue = strdup("team-b"),
@@ -307,6 +310,49 @@ START_TEST(test_dry_run_refused)
     ck_assert_uint_eq(events_posted(&r.events_api, "b-head", "EvictionRefused", "Warning",
                                     "gang lab/a of queue team-a was not evicted for this gang: dry "
                                     "run refused"),
+                      1);
+    rig_stop(&r);
+}
+END_TEST
+
+/*
+ * One decision, two victim gangs: lab/a's dry runs pass, lab/c's is refused by a budget.
+ * Nothing is evicted, not even lab/a: its room alone is of no use to lab/b, whose plan is
+ * abandoned, and a job killed for nothing is the costliest mistake (before, lab/a went).
+ */
+START_TEST(test_decision_all_or_nothing)
+{
+    static const char *const two_gangs[] = {"a-head", "a-worker", "c-0"};
+    const struct canned_route routes[] = {
+        {"GET", "/apis/policy/v1/namespaces/lab/poddisruptionbudgets", {"pdb_none.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/c-0/eviction", {"too_many.http"}},
+        {"POST", "/api/v1/namespaces/lab/pods/*", {"created.http"}}};
+    struct rig r;
+    char *rec;
+    size_t posts = 0, real = 0;
+
+    rig_start(&r, routes, N(routes));
+    r.fake.pods = two_gangs;
+    r.fake.npods = N(two_gangs);
+    r.fake.from_c = 2;
+    rig_run(&r, true);
+    for (size_t i = 0; (rec = canned_api_request(&r.api, i)); i++) {
+        posts += strncmp(rec, "POST ", 5) == 0;
+        real += strncmp(rec, "POST ", 5) == 0 && !strstr(rec, "\"dryRun\"");
+        free(rec);
+    }
+    ck_assert_uint_eq(posts, 3); /* the three dry runs */
+    ck_assert_uint_eq(real, 0);
+    ck_assert_uint_eq(r.fake.ntold, 3);
+    ck_assert_msg(strstr(r.fake.told[0], "lab/a-head refused: gang lab/c, another victim of the "
+                                         "same decision, was refused: dry run refused") != NULL,
+                  "%s", r.fake.told[0]);
+    ck_assert_ptr_nonnull(strstr(r.fake.told[2], "lab/c-0 refused: dry run refused"));
+    ck_assert_double_eq(counted(&r, "evicted"), 0);
+    ck_assert_double_eq(counted(&r, "refused"), 3);
+    ck_assert_uint_eq(events_posted(&r.events_api, "a-head", "Reclaimed", "Warning", ""), 0);
+    ck_assert_uint_eq(events_posted(&r.events_api, "b-head", "EvictionRefused", "Warning",
+                                    "gang lab/a of queue team-a was not evicted for this gang"),
                       1);
     rig_stop(&r);
 }
@@ -665,6 +711,7 @@ static Suite *evict_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dry_run_then_real);
     tcase_add_test(tc, test_dry_run_refused);
+    tcase_add_test(tc, test_decision_all_or_nothing);
     tcase_add_test(tc, test_refused_then_handed_back);
     tcase_add_test(tc, test_real_retried);
     tcase_add_test(tc, test_real_fails);

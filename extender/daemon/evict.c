@@ -61,6 +61,11 @@ const char *evict_event_reason(enum policy_eviction_kind k)
     return k == POLICY_EVICT_PREEMPT ? "Preempted" : "Reclaimed";
 }
 
+static const char *or_unknown(const char *s)
+{
+    return s && *s ? s : "?";
+}
+
 /* ---- the engine as a source ------------------------------------------------ */
 
 static int engine_take(void *ctx, struct policy_eviction **out, size_t *n)
@@ -274,19 +279,20 @@ static enum evict_budget budgets_allow(struct evictor *e, struct evict_pod *pods
     return verdict;
 }
 
-/* Decide the gang's fate on the wire: every pod's ok and why filled. */
-static void evict_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool leading)
+/* Can the whole gang go? Its budgets read and allowing, every pod's dry run passed. If not,
+ * every pod is refused with the same why, and false. */
+static bool gang_may_go(struct evictor *e, struct evict_pod *pods, size_t n, bool leading)
 {
     char why[EVICT_WHY_MAX];
 
     if (evictor_stopping(e)) {
         refuse_all(pods, n, "muster is stopping");
-        return;
+        return false;
     }
     if (!leading) {
         refuse_all(pods, n,
                    "this replica's kube-scheduler does not hold the Lease; only the leader evicts");
-        return;
+        return false;
     }
     switch (budgets_allow(e, pods, n, why, sizeof(why))) {
     case EVICT_BUDGET_ALLOWS:
@@ -297,7 +303,7 @@ static void evict_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool
         /* fall through */
     case EVICT_BUDGET_REFUSES:
         refuse_all(pods, n, why);
-        return;
+        return false;
     }
     for (size_t i = 0; i < n; i++) {
         if (post_eviction(e, pods[i].ev, true, why, sizeof(why)) != EXT_OK) {
@@ -305,11 +311,47 @@ static void evict_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool
 
             snprintf(all, sizeof(all), "dry run refused, nothing of the gang evicted: %s", why);
             refuse_all(pods, n, all);
-            return;
+            return false;
         }
     }
-    for (size_t i = 0; i < n; i++)
-        evict_for_real(e, &pods[i]);
+    return true;
+}
+
+/* ---- one decision, all or nothing ----------------------------------------------- */
+
+/* The victims of one decision (the gang they make room for), gang after gang: pods[first[g]]
+ * up to pods[first[g + 1]] are victim gang g's. */
+struct decision {
+    struct evict_pod *pods;
+    size_t *first, ngangs;
+};
+
+/*
+ * Every victim gang of the decision is checked before any pod is evicted: if one cannot go
+ * (a budget, a dry run), none goes. The room the others would leave is of no use to the
+ * gang they make room for without it, and a job killed for a plan that is then abandoned is
+ * the costliest mistake muster can make.
+ */
+static void decide_on_wire(struct evictor *e, struct decision *d, bool leading)
+{
+    size_t refused = d->ngangs;
+
+    for (size_t g = 0; g < d->ngangs && refused == d->ngangs; g++)
+        if (!gang_may_go(e, d->pods + d->first[g], d->first[g + 1] - d->first[g], leading))
+            refused = g;
+    if (refused < d->ngangs) {
+        const struct evict_pod *r = &d->pods[d->first[refused]];
+        char why[EVICT_WHY_MAX];
+
+        snprintf(why, sizeof(why), "gang %s, another victim of the same decision, was refused: %.*s",
+                 or_unknown(r->ev->gang), EVICT_WHY_MAX / 2, r->why);
+        for (size_t g = 0; g < d->ngangs; g++)
+            if (g != refused)
+                refuse_all(d->pods + d->first[g], d->first[g + 1] - d->first[g], why);
+        return;
+    }
+    for (size_t i = 0; i < d->first[d->ngangs]; i++)
+        evict_for_real(e, &d->pods[i]);
 }
 
 /* ---- telling the engine and people ------------------------------------------ */
@@ -353,11 +395,6 @@ static const char *reason_tail(const char *reason)
     const char *colon = reason ? strstr(reason, ": ") : NULL;
 
     return colon ? colon + 2 : reason ? reason : "";
-}
-
-static const char *or_unknown(const char *s)
-{
-    return s && *s ? s : "?";
 }
 
 /* The engine learns every outcome; the reclaimer's pods are collected for their Event. */
@@ -555,12 +592,12 @@ static void retry_due(struct evictor *e)
     }
 }
 
-static void carry_out(struct evictor *e, struct evict_pod *pods, size_t n, bool leading)
+/* One victim gang's outcome told: the engine, its pods, the reclaimer's pods, the log. */
+static void tell_gang(struct evictor *e, struct evict_pod *pods, size_t n, bool leading)
 {
     struct by_pods by = {.gang = pods[0].ev->by};
     size_t evicted;
 
-    evict_gang(e, pods, n, leading);
     report(e, pods, n, &by);
     evicted = tell_victims(e, pods, n);
     tell_stayed(e, pods, n, evicted);
@@ -622,11 +659,18 @@ static void look_unasked(struct evictor *e)
                  text);
 }
 
-/* Take what the engine decided and carry it out, one victim gang at a time, in order. */
+static bool same_key(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Take what the engine decided and carry it out, one decision (the victims for one gang) at a
+ * time, all or nothing, in order. */
 static void evict_pass(struct evictor *e, bool leading)
 {
     struct policy_eviction *v = NULL;
     struct evict_pod *pods;
+    size_t *first;
     bool *handled;
     size_t n = 0;
     int rc;
@@ -639,24 +683,35 @@ static void evict_pass(struct evictor *e, bool leading)
         return;
     }
     pods = calloc(n, sizeof(*pods));
+    first = calloc(n + 1, sizeof(*first));
     handled = calloc(n, sizeof(*handled));
-    if (!pods || !handled)
+    if (!pods || !first || !handled)
         refuse_taken(e, v, n);
-    for (size_t i = 0; pods && handled && i < n; i++) {
+    for (size_t i = 0; pods && first && handled && i < n; i++) {
+        struct decision d = {.pods = pods, .first = first};
         size_t k = 0;
 
         if (handled[i])
             continue;
+        /* every victim for v[i].by, gang after gang */
         for (size_t j = i; j < n; j++) {
-            if (handled[j] || (v[i].gang != v[j].gang &&
-                               (!v[i].gang || !v[j].gang || strcmp(v[i].gang, v[j].gang) != 0)))
+            if (handled[j] || !same_key(v[j].by, v[i].by))
                 continue;
-            handled[j] = true;
-            pods[k++] = (struct evict_pod){.ev = &v[j]};
+            first[d.ngangs++] = k;
+            for (size_t m = j; m < n; m++) {
+                if (handled[m] || !same_key(v[m].by, v[i].by) || !same_key(v[m].gang, v[j].gang))
+                    continue;
+                handled[m] = true;
+                pods[k++] = (struct evict_pod){.ev = &v[m]};
+            }
         }
-        carry_out(e, pods, k, leading);
+        first[d.ngangs] = k;
+        decide_on_wire(e, &d, leading);
+        for (size_t g = 0; g < d.ngangs; g++)
+            tell_gang(e, pods + first[g], first[g + 1] - first[g], leading);
     }
     free(pods);
+    free(first);
     free(handled);
     policy_evictions_free(v, n);
 }

@@ -8,7 +8,8 @@
  * tick. Twice a second it also has the engine look at the waiting gangs
  * kube-scheduler does not ask about (policy_evict_unasked: no node passed
  * kube-scheduler's own filters, so no filter decided their evictions). It
- * handles the evictions one victim gang at a time, all or nothing:
+ * handles the evictions one decision (the victims for one gang) at a time,
+ * all or nothing, checking each victim gang in turn:
  *
  *   1. the gang's PodDisruptionBudgets, read once: a budget that allows fewer
  *      disruptions than the gang has running pods under it refuses the gang
@@ -16,9 +17,11 @@
  *      the budget);
  *   2. a dry-run eviction of every pod (policy/v1 Eviction, dryRun All, the
  *      pod's uid as precondition);
- *   3. only if every dry run passed, the real evictions.
+ *   3. only if every victim gang of the decision passed 1 and 2, the real
+ *      evictions.
  *
- * A refusal in 1 or 2 evicts nothing of that gang and is reported to the
+ * A refusal in 1 or 2 evicts nothing of that decision (the other victims'
+ * room is of no use to the waiting gang without it) and is reported to the
  * engine for every pod of it (policy_eviction_done, false, one line why);
  * budgets or pods that cannot be read refuse too (fail closed). A real
  * eviction that fails after the dry run passed is retried a few times; if it
