@@ -220,9 +220,11 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
     return awaiting_victims(c, g, out);
 }
 
-/* A gang of one, or a member past a bound gang's minimum, placed alone within the offer. */
+/* A gang of one, or a member past a bound gang's minimum, placed alone within the offer (the
+ * offered nodes of its gang's topology domain, when it has one: no node elsewhere is said to
+ * have been looked at). */
 static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
-                        const char *const *cands, size_t n, int64_t now,
+                        const char *const *cands, size_t n, const char *domain, int64_t now,
                         struct policy_filter_result *out)
 {
     struct pstatement st = {0};
@@ -232,6 +234,10 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
 
     if (pplan_one_try(c, p, cands, n, &st, &why) != 0) {
         pstatement_discard(c, &st);
+        if (domain && why.r.kind == POLICY_REASON_NO_NODE) {
+            why.r.topology = g->topology;
+            why.r.domain = domain;
+        }
         pgang_set_reason(g, &why);
         if (try_evictions(c, g, p, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
@@ -280,10 +286,12 @@ static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, stru
     int rc;
 
     if (!g->topology || g->singleton)
-        return filter_alone(c, p, g, cands, n, now, out);
+        return filter_alone(c, p, g, cands, n, NULL, now, out);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
         return POLICY_ENOMEM;
-    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), now, out);
+    /* p is pending: ptopo_within keeps the offered nodes of the gang's domain */
+    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), ptopo_domain(c, g),
+                      now, out);
     free(mine);
     return rc;
 }

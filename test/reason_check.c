@@ -274,24 +274,18 @@ static int32_t sub_named(const struct pgang *g, const char *label)
     return -1;
 }
 
-/* The nodes a reason speaks of: the offered ones, or every node; within its domain. */
+/* The nodes a reason speaks of: the offered ones, or every node; within its domain either
+ * way. */
 static size_t node_set(const struct rc *k, int32_t *out)
 {
     const struct policy_cluster *c = k->c;
     const struct policy_reason *r = k->r;
-    size_t n = 0;
+    bool offered = r->offered && k->offered;
+    size_t n = 0, all = offered ? k->noffered : c->nodes.n;
 
-    if (r->offered && k->offered) {
-        for (size_t i = 0; i < k->noffered; i++) {
-            int32_t id = pidx_get(&c->node_ix, k->offered[i]);
-
-            if (id >= 0)
-                out[n++] = id;
-        }
-        return n;
-    }
-    for (size_t i = 0; i < c->nodes.n; i++) {
-        const struct pnode *node = c->nodes.items[i];
+    for (size_t i = 0; i < all; i++) {
+        int32_t id = offered ? pidx_get(&c->node_ix, k->offered[i]) : (int32_t)i;
+        const struct pnode *node = id >= 0 ? c->nodes.items[id] : NULL;
         const char *v;
 
         if (!node)
@@ -299,7 +293,7 @@ static size_t node_set(const struct rc *k, int32_t *out)
         if (r->topology && r->domain &&
             (!(v = label_of(node, r->topology)) || strcmp(v, r->domain) != 0))
             continue;
-        out[n++] = (int32_t)i;
+        out[n++] = id;
     }
     return n;
 }

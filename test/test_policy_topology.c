@@ -397,6 +397,42 @@ START_TEST(an_extra_of_a_bound_gang_goes_to_its_domain)
 }
 END_TEST
 
+/* Issue 21: an extra of a gang bound in rack a, offered every node, when rack a is full: the
+ * reason names the rack and counts its nodes only; it does not say "no node offered has 1
+ * GPU free" with 4 free in rack b (found by random_reasons_are_true_of_the_state). */
+START_TEST(an_extra_whose_domain_is_full_is_told_of_its_domain)
+{
+    const char *names[8];
+    struct policy_filter_result fr;
+    size_t n;
+
+    three_racks(1, 4, 0);
+    add_gang("ml/tas", 2, RACK);
+    for (int i = 0; i < 2; i++) {
+        char name[16], uid[32], node[4];
+        struct policy_pod_spec b = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/tas", .managed = true, .node = node};
+
+        snprintf(name, sizeof(name), "tas-%d", i);
+        snprintf(uid, sizeof(uid), "uid-tas-%d", i);
+        snprintf(node, sizeof(node), "a%d", i + 1);
+        ck_assert_int_eq(policy_pod_upsert(C, &b, NOW), POLICY_OK);
+    }
+    add_pods("ml/tas", "extra", 1, 1);
+    n = placement("", names);
+    ck_assert_int_eq(policy_filter(C, "ml", "extra-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
+    ck_assert_ptr_nonnull(fr.why);
+    ck_assert_int_eq(fr.why->kind, POLICY_REASON_NO_NODE);
+    ck_assert_int_eq(fr.why->nodes, 2);
+    ck_assert_str_eq(fr.reason, "gang ml/tas: in " RACK "=a: member extra-0 (1 GPU): no node "
+                                "offered has a free GPU");
+    policy_filter_result_cleanup(&fr);
+    ck_assert_ptr_null(node_of("extra-0"));
+}
+END_TEST
+
 /* A node without the label is in no domain: never planned for a gang with a key. */
 START_TEST(a_node_without_the_label_is_in_no_domain)
 {
@@ -534,6 +570,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bound_members_pin_the_gangs_domain);
     tcase_add_test(tc, a_node_without_the_label_is_in_no_domain);
     tcase_add_test(tc, an_extra_of_a_bound_gang_goes_to_its_domain);
+    tcase_add_test(tc, an_extra_whose_domain_is_full_is_told_of_its_domain);
     tcase_add_loop_test(tc, a_gang_no_placement_holds_is_answered_the_same_until_something_changes,
                         0, sizeof(unplaceable_changes) / sizeof(unplaceable_changes[0]));
     tcase_add_test(tc, a_member_made_after_the_verdict_is_planned_whatever_was_read_in_between);
