@@ -25,6 +25,13 @@ static void check_reason(const struct policy_filter_result *fr, const char *cons
     ck_assert_msg(REASONS.violations == 0, "a false reason: %s", REASONS.first);
 }
 
+/* ... and every reason the engine shows now: each pod's and each gang's view. */
+static void check_views(void)
+{
+    rc_check_views(C, &REASONS);
+    ck_assert_msg(REASONS.violations == 0, "a false reason shown: %s", REASONS.first);
+}
+
 static void setup_with(enum policy_strategy s)
 {
     struct policy_options o = {.strategy = s, .plan_ttl_ms = 60000};
@@ -3177,6 +3184,7 @@ START_TEST(random_arrivals_keep_every_invariant)
     while (evict_all() > 0)
         settle();
     check_invariants();
+    check_views();
     policy_each_gang(C, check_conserving, &w);
     ck_assert_int_gt(w.pending, 0);
 }
@@ -3243,6 +3251,7 @@ START_TEST(random_queues_keep_every_promise)
         while (evict_all() > 0)
             settle();
         check_invariants();
+        check_views();
         policy_each_gang(C, check_conserving, &w);
     }
     ck_assert_int_gt(w.conserving, 0); /* the test saw gangs wait */
@@ -3616,6 +3625,221 @@ START_TEST(quantities_are_written_in_a_persons_units)
 }
 END_TEST
 
+/* ---- randomized: every reason true of the state (issue 21) --------------------------- */
+
+#define RR_GANGS 32
+#define RR_NODES 4
+
+static const char *const rr_nodes[RR_NODES] = {"small", "mid", "big", "cpu"};
+static int rr_members[RR_GANGS];
+static enum policy_gang_source rr_source[RR_GANGS];
+
+/*
+ * Nodes of four shapes: small (8 cpu, 2 GPUs, pool=small), mid (16 cpu, 4 GPUs), big (32 cpu,
+ * 8 GPUs, tainted dedicated=gpu), cpu (16 cpu, no GPU, pool=cpu); small and mid in rack a, big
+ * in rack b, cpu in no rack. Queues whose quotas add up to more than the cluster's 14 GPUs,
+ * one limit below what some gangs ask.
+ */
+static void rr_cluster(void)
+{
+    static const struct policy_label small[] = {{"nvidia.com/gpu.memory", "81920"},
+                                                {"pool", "small"}, {"rack", "a"}};
+    static const struct policy_label mid[] = {{"nvidia.com/gpu.memory", "81920"}, {"rack", "a"}};
+    static const struct policy_label big[] = {{"nvidia.com/gpu.memory", "81920"}, {"rack", "b"}};
+    static const struct policy_label cpu[] = {{"pool", "cpu"}};
+    static const struct policy_taint taint = {"dedicated", "gpu", POLICY_TAINT_NO_SCHEDULE};
+    const struct policy_node_spec nodes[RR_NODES] = {
+        {.name = "small", .labels = small, .nlabels = 3, .cpu_milli = 8000, .gpus = 2},
+        {.name = "mid", .labels = mid, .nlabels = 2, .cpu_milli = 16000, .gpus = 4},
+        {.name = "big", .labels = big, .nlabels = 2, .taints = &taint, .ntaints = 1,
+         .cpu_milli = 32000, .gpus = 8},
+        {.name = "cpu", .labels = cpu, .nlabels = 1, .cpu_milli = 16000},
+    };
+
+    for (int i = 0; i < RR_NODES; i++) {
+        struct policy_node_spec n = nodes[i];
+
+        n.memory_bytes = 128 * GiB;
+        n.pods = 110;
+        n.gpu_memory_mib = n.gpus ? 81920 : 0;
+        ck_assert_int_eq(policy_node_upsert(C, &n), POLICY_OK);
+    }
+    random_queue("r0", NULL, 4000, 3000, 0);
+    random_queue("r1", NULL, 8000, -1, 0);
+    random_queue("r1-child", "r1", 2000, 6000, 0);
+    random_queue("r2", NULL, 6000, -1, 1);
+}
+
+/* One pod of gang g: an ask that now and then no node holds even empty, a toleration of the
+ * big node's taint or not, now and then a selector (one no node matches among them). */
+static void rr_pod(int g, int m, const char *gang, const char *queue, const char *sub,
+                   int32_t priority)
+{
+    static const struct policy_toleration tolerate = {"dedicated", POLICY_TOLERATE_EQUAL, "gpu",
+                                                      -1};
+    static const struct policy_label selectors[] = {{"pool", "small"}, {"pool", "cpu"},
+                                                    {"pool", "none"}};
+    char name[48], uid[64];
+    struct policy_pod_spec p = {.namespace_ = "ns", .name = name, .uid = uid,
+                                .memory_bytes = (1 + (int64_t)(rng() % 8)) * GiB,
+                                .gang = gang, .gang_head = m == 0, .subgroup = sub,
+                                .queue = queue, .priority = priority, .managed = true};
+    uint32_t shape = rng() % 20;
+
+    snprintf(name, sizeof(name), "g%d-%d", g, m);
+    snprintf(uid, sizeof(uid), "uid-%d-%d-%u", g, m, rng());
+    p.cpu_milli = shape == 0 ? 40000 : (int64_t)(500 + rng() % 6000);
+    if (shape == 1)
+        p.gpus = 9; /* more than any node has */
+    else if (shape < 6)
+        p.gpu_share_milli = (int32_t)(100 + rng() % 800);
+    else if (shape < 14)
+        p.gpus = rng() % 4;
+    if (rng() % 3 == 0) {
+        p.tolerations = &tolerate;
+        p.ntolerations = 1;
+    }
+    if (rng() % 6 == 0) {
+        p.node_selector = &selectors[rng() % 3];
+        p.nnode_selector = 1;
+    }
+    ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
+}
+
+/* Gang g arrives: declared by a RayCluster (head and workers, now and then), a PodGroup or a
+ * Workload (now and then sharing a rack, or a label no node has); minimum 0 now and then
+ * (each pod on its own), elastic now and then; a queue now and then that does not exist. */
+static void rr_arrives(int g)
+{
+    static const char *const queues[] = {"r0", "r1-child", "r2", "r1-child", "r0", "nope"};
+    struct policy_subgroup_spec subs[2] = {{"head", 1}, {"workers", 0}};
+    char key[32];
+    int members = 1 + (int)(rng() % 5);
+    const char *q = queues[rng() % 6];
+    int32_t priority = (int32_t)(rng() % 3) * 50; /* 100: not preemptible */
+    struct policy_gang_spec spec = {.key = key, .min_members = members, .queue = q,
+                                    .source = (enum policy_gang_source)(rng() % 3)};
+    bool composed = false;
+
+    snprintf(key, sizeof(key), "ns/g%d", g);
+    if (spec.source == POLICY_GANG_WORKLOAD && members > 1 && rng() % 2 == 0) {
+        composed = true;
+        subs[1].min_members = (int32_t)(rng() % members);
+        spec.subgroups = subs;
+        spec.nsubgroups = 2;
+        spec.min_members = 1 + subs[1].min_members;
+    } else if (rng() % 6 == 0) {
+        spec.min_members = 0;
+    } else if (rng() % 4 == 0) {
+        spec.min_members = 1 + (int32_t)(rng() % members);
+    }
+    if (spec.source == POLICY_GANG_WORKLOAD_API && rng() % 3 == 0)
+        spec.topology_key = rng() % 4 == 0 ? "zone" : "rack";
+    ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
+    for (int m = 0; m < members; m++)
+        rr_pod(g, m, key, q, composed ? (m == 0 ? "head" : "workers") : NULL, priority);
+    rr_members[g] = members;
+    rr_source[g] = spec.source;
+}
+
+static void rr_leaves(int g)
+{
+    char key[32], name[48];
+
+    for (int m = 0; m < rr_members[g]; m++) {
+        snprintf(name, sizeof(name), "g%d-%d", g, m);
+        policy_pod_forget(C, "ns", name);
+    }
+    snprintf(key, sizeof(key), "ns/g%d", g);
+    policy_gang_forget(C, key, rr_source[g]);
+    rr_members[g] = 0;
+}
+
+/* kube-scheduler filters one member with the nodes its own filters passed (a random subset),
+ * and binds it to the first that fits. */
+static void rr_offer(int g)
+{
+    const char *offer[RR_NODES];
+    char name[48];
+    size_t n = 0;
+    struct policy_filter_result fr;
+    const char *chosen = NULL;
+
+    snprintf(name, sizeof(name), "g%d-%d", g, (int)(rng() % (uint32_t)rr_members[g]));
+    if (phase_of("ns", name) == POLICY_POD_BOUND)
+        return;
+    for (int i = 0; i < RR_NODES; i++)
+        if (rng() % 3 != 0)
+            offer[n++] = rr_nodes[i];
+    ck_assert_int_eq(policy_filter(C, "ns", name, offer, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, offer, n);
+    for (size_t i = 0; i < n && !chosen; i++)
+        if (fr.verdicts[i].fit == POLICY_FITS)
+            chosen = offer[i];
+    policy_filter_result_cleanup(&fr);
+    if (chosen) {
+        struct policy_bind_result br;
+
+        ck_assert_int_eq(policy_bind(C, "ns", name, chosen, NOW, &br), POLICY_OK);
+        for (size_t i = 0; br.outcome == POLICY_BIND_COMMIT && i < br.n; i++)
+            ck_assert_int_eq(policy_bind_done(C, br.members[i].namespace_, br.members[i].name,
+                                              true, NULL),
+                             POLICY_OK);
+        policy_bind_result_cleanup(&br);
+    }
+}
+
+/*
+ * Gangs arrive on rr_cluster's nodes and queues, finish, are offered a few nodes at a time as
+ * kube-scheduler offers what its own filters passed, are reclaimed and preempted (victims come
+ * back pending), while plans expire. Every reason a filter gives is checked as it is given
+ * (check_reason), and after every settled step every reason the engine shows, each pod's and
+ * each gang's (check_views): each must be true of the state, by the checker's own arithmetic
+ * (reason_check.h). The kinds that matter to issue 21 must have been given, so a run that
+ * gave none cannot pass; the counts are printed.
+ */
+START_TEST(random_reasons_are_true_of_the_state)
+{
+    static const enum policy_reason_kind seen[] = {
+        POLICY_REASON_NO_QUEUE, POLICY_REASON_QUEUE_LIMIT, POLICY_REASON_NO_NODE,
+        POLICY_REASON_GANG_ROOM,
+    };
+    rng_state = 0x8BB84B93962EACC9ULL + (uint64_t)_i;
+    memset(rr_members, 0, sizeof(rr_members));
+    memset(&REASONS, 0, sizeof(REASONS));
+    rr_cluster();
+    for (int step = 0; step < 400; step++) {
+        int g = (int)(rng() % RR_GANGS);
+
+        if (rr_members[g] && rng() % 5 == 0)
+            rr_leaves(g);
+        else if (!rr_members[g])
+            rr_arrives(g);
+        else
+            rr_offer(g);
+        NOW += rng() % 30 == 0 ? 61000 : 100 + rng() % 2000; /* now and then plans expire */
+        evict_all();
+        check_invariants();
+        if (rng() % 4 == 0) { /* kube-scheduler retries everything until nothing moves */
+            settle();
+            while (evict_all() > 0)
+                settle();
+            check_views();
+        }
+    }
+    settle();
+    while (evict_all() > 0)
+        settle();
+    check_views();
+    for (size_t k = 0; k < sizeof(seen) / sizeof(seen[0]); k++)
+        ck_assert_msg(REASONS.by_kind[seen[k]] > 0, "no %s reason was given",
+                      policy_reason_kind_name(seen[k]));
+    printf("random_reasons_are_true_of_the_state seed %d: ", _i);
+    rc_print(&REASONS, stdout);
+    fflush(stdout);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -3718,6 +3942,11 @@ static Suite *policy_suite(void)
     tc = tcase_create("randomized_fragmentation");
     tcase_add_checked_fixture(tc, setup_fragmentation, teardown);
     tcase_add_loop_test(tc, random_arrivals_keep_every_invariant, 0, 4);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("randomized_reasons");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_loop_test(tc, random_reasons_are_true_of_the_state, 0, 4);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tc = tcase_create("randomized_compositions");
