@@ -5,7 +5,8 @@ bench/kai_scale.sh, test/e2e/scenarios/12-*.sh). Python's standard library only.
   e2e_load.py nodes COUNT [--gpus 8 --cpu 32 --memory 256Gi --prefix kwok-node-]
                           [--domains D --domain-key KEY]  (node i labelled KEY=d<i mod D>)
   e2e_load.py run --ns NS --pods N [--gang G] [--scheduler NAME] [--queue Q] [--gpus-per-pod 1]
-                  [--podgroup | --workload [--topology-key KEY]]
+                  [--podgroup | --workload [--topology-key KEY]] [--head] [--fraction F]
+                  [--declare-extra K] [--no-wait] [--watch-format protobuf|json]
                   [--threads 16] [--timeout 600] [--metrics name=url ...]
                   [--pid name=pid ...] [--hold-scheduler FILE]
   e2e_load.py delete --ns NS
@@ -70,9 +71,10 @@ class API:
             self.local.c = c
         return c
 
-    def call(self, method, path, body=None, ok=(200, 201, 202), stream=False):
+    def call(self, method, path, body=None, ok=(200, 201, 202), stream=False,
+             accept="application/json"):
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+        headers = {"Authorization": "Bearer " + self.token, "Accept": accept}
         if data is not None:
             headers["Content-Type"] = "application/json"
         for attempt in range(5):
@@ -198,8 +200,11 @@ def pod_specs(a):
     for g in range(1, gangs + 1):
         for m in range(a.gang):
             labels = dict(labels_base)
+            annotations = {}
             if a.gang == 1:
                 name, gpus, cpu, mem = "p-%05d" % g, a.gpus_per_pod, "2", "8Gi"
+                if a.fraction:
+                    gpus, annotations = 0, {"gpu-fraction": a.fraction}
             elif a.podgroup:
                 name, gpus, cpu, mem = "pg-%04d-%03d" % (g, m), a.gpus_per_pod, "2", "8Gi"
                 labels["scheduling.x-k8s.io/pod-group"] = "pg-%04d" % g
@@ -214,9 +219,12 @@ def pod_specs(a):
                                "ray.io/node-type": "head" if head else "worker",
                                "ray.io/group": "headgroup" if head else "gpu",
                                "app.kubernetes.io/created-by": "kuberay-operator"})
+            if (a.podgroup or a.workload) and a.head and m == 0:
+                gpus, cpu, mem = 0, "4", "16Gi"  # the shape of C's RayCluster head
             pod = {
                 "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": a.ns, "labels": labels},
+                "metadata": dict({"name": name, "namespace": a.ns, "labels": labels},
+                                 **({"annotations": annotations} if annotations else {})),
                 "spec": {"schedulerName": a.scheduler, "containers": container(gpus, cpu, mem),
                          "terminationGracePeriodSeconds": 0},
             }
@@ -259,8 +267,9 @@ def gang_objects(a):
         "apiVersion": "ray.io/v1", "kind": "RayCluster",
         "metadata": {"name": "rc-%04d" % g, "namespace": a.ns},
         "spec": {"headGroupSpec": {"rayStartParams": {}, "template": tmpl(0)},
-                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": a.gang - 1,
-                                       "minReplicas": a.gang - 1, "maxReplicas": a.gang - 1,
+                 "workerGroupSpecs": [{"groupName": "gpu", "replicas": a.gang - 1 + a.declare_extra,
+                                       "minReplicas": a.gang - 1 + a.declare_extra,
+                                       "maxReplicas": a.gang - 1 + a.declare_extra,
                                        "rayStartParams": {}, "template": tmpl(1)}]}})
         for g in range(1, gangs + 1)]
 
@@ -327,8 +336,90 @@ def kv(pairs):
 
 # ---- run -----------------------------------------------------------------------------------------
 
-def watch_pods(api, ns, rv, names, state, done):
+# ---- the watch, in protobuf -------------------------------------------------------------------
+# kube-scheduler, the controllers and the kubelets read pods as protobuf; a JSON watcher would make
+# the API server encode every pod event once more (what issue 26 measures with -c AJ/AP), so the
+# load's own watch reads protobuf: length-prefixed frames of metav1.WatchEvent (raw), whose object
+# is "k8s\0" + runtime.Unknown{raw: the Pod}. Only the fields read here are decoded (field numbers
+# of k8s.io/api v0.37.2 core/v1 generated.proto and apimachinery's meta/v1 and runtime).
+
+def pb_fields(b):
+    """(field number, value) of each field of message b: int for varints, bytes for the rest."""
+    i, n = 0, len(b)
+    while i < n:
+        key, i = pb_varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            val, i = pb_varint(b, i)
+        elif wt == 2:
+            ln, i = pb_varint(b, i)
+            val, i = b[i:i + ln], i + ln
+        elif wt == 1:
+            val, i = b[i:i + 8], i + 8
+        elif wt == 5:
+            val, i = b[i:i + 4], i + 4
+        else:
+            raise ValueError("protobuf wire type %d" % wt)
+        yield num, val
+
+
+def pb_varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7
+
+
+def pb_field(b, num, default=b""):
+    for n, v in pb_fields(b):
+        if n == num:
+            return v
+    return default
+
+
+def pb_watch_event(frame):
+    """(type, {"metadata": {name, resourceVersion}, "spec": {nodeName}}) of one watch frame."""
+    etype = pb_field(frame, 1).decode()
+    raw = pb_field(pb_field(frame, 2), 1)  # RawExtension.raw
+    if raw[:4] != b"k8s\x00":
+        raise ValueError("not a protobuf-enveloped object")
+    obj = pb_field(raw[4:], 2)  # runtime.Unknown.raw
+    meta, spec = pb_field(obj, 1), pb_field(obj, 2)  # Pod.metadata, Pod.spec (Status: others)
+    pod = {"metadata": {"name": pb_field(meta, 1).decode(),  # ObjectMeta.name
+                        "resourceVersion": pb_field(meta, 6).decode()},  # .resourceVersion
+           "spec": {"nodeName": pb_field(spec, 10).decode()}}  # PodSpec.nodeName
+    return etype, pod
+
+
+def pb_frames(r):
+    """Each frame of a length-delimited protobuf watch stream; ends with the stream."""
+    while True:
+        head = r.read(4)
+        if len(head) < 4:
+            return
+        ln = int.from_bytes(head, "big")
+        body = r.read(ln)
+        if len(body) < ln:
+            return
+        yield body
+
+
+def json_events(r):
+    while True:
+        line = r.readline()
+        if not line:
+            return
+        ev = json.loads(line)
+        yield ev.get("type"), ev.get("object", {})
+
+
+def watch_pods(api, ns, rv, names, state, done, fmt="protobuf"):
     """Record when each pod is first seen with a nodeName; resume on 410 by relisting."""
+    accept = "application/vnd.kubernetes.protobuf" if fmt == "protobuf" else "application/json"
     while not done.is_set():
         if rv is None:
             lst = api.call("GET", "/api/v1/namespaces/%s/pods" % ns)
@@ -336,18 +427,17 @@ def watch_pods(api, ns, rv, names, state, done):
             for p in lst["items"]:
                 note(p, names, state)
         r = api.call("GET", "/api/v1/namespaces/%s/pods?watch=1&resourceVersion=%s"
-                     "&allowWatchBookmarks=true&timeoutSeconds=60" % (ns, rv), stream=True)
-        while not done.is_set():
-            line = r.readline()
-            if not line:
+                     "&allowWatchBookmarks=true&timeoutSeconds=60" % (ns, rv), stream=True,
+                     accept=accept)
+        events = pb_frames(r) if fmt == "protobuf" else json_events(r)
+        for etype, obj in (pb_watch_event(f) for f in events) if fmt == "protobuf" else events:
+            if done.is_set():
                 break
-            ev = json.loads(line)
-            obj = ev.get("object", {})
-            if ev.get("type") == "ERROR":
+            if etype == "ERROR":
                 rv = None
                 break
             rv = obj.get("metadata", {}).get("resourceVersion", rv)
-            if ev.get("type") in ("ADDED", "MODIFIED"):
+            if etype in ("ADDED", "MODIFIED"):
                 note(obj, names, state)
         r.close()
 
@@ -382,7 +472,8 @@ def cmd_run(a):
     done = threading.Event()
     lst = api.call("GET", "/api/v1/namespaces/%s/pods?limit=1" % a.ns)
     w = threading.Thread(target=watch_pods, daemon=True,
-                         args=(api, a.ns, lst["metadata"]["resourceVersion"], names, state, done))
+                         args=(api, a.ns, lst["metadata"]["resourceVersion"], names, state, done,
+                               a.watch_format))
     w.start()
     metrics, pids = kv(a.metrics), kv(a.pid)
     created = []
@@ -394,6 +485,18 @@ def cmd_run(a):
     def snapshot():
         return ({k: scrape(resolve(u), api) for k, u in metrics.items()},
                 {k: cpu_seconds(resolve(p)) for k, p in pids.items()})
+    if a.no_wait:  # created, not scheduled: what the creates cost, for bench/watch_cost.sh
+        before, cpu0 = snapshot()
+        t0 = time.time()
+        pool(a.threads, specs, create)
+        time.sleep(1)  # the watchers are sent the last events
+        after, cpu1 = snapshot()
+        done.set()
+        print(json.dumps({"label": a.label, "ns": a.ns, "pods": len(names), "bound": 0,
+                          "seconds": round(time.time() - t0, 3),
+                          "create_seconds": round(max(created) - min(created), 3),
+                          "cpu": {k: round(cpu1[k] - cpu0[k], 3) for k in pids}}))
+        return 0
     if a.hold_scheduler:
         pool(a.threads, specs, create)
         open(a.hold_scheduler + ".created", "w").close()
@@ -447,12 +550,22 @@ def cmd_delete(a):
 
 
 def cmd_idle(a):
-    """CPU seconds per second of each process while nothing is scheduled."""
-    pids = kv(a.pid)
+    """CPU seconds per second of each process while nothing is scheduled; with --metrics, the
+    rate of each counter too (under "metrics_per_s": the API server's own writes, kwok's
+    heartbeats), which the summary takes off each run as it does the idle CPU."""
+    pids, metrics = kv(a.pid), kv(a.metrics)
+    api = API() if metrics else None
+    m0 = {k: scrape(resolve(u), api) for k, u in metrics.items()}
     c0 = {k: cpu_seconds(resolve(p)) for k, p in pids.items()}
+    t0 = time.time()
     time.sleep(a.seconds)
-    print(json.dumps({k: round((cpu_seconds(resolve(p)) - c0[k]) / a.seconds, 4)
-                      for k, p in pids.items()}))
+    out = {k: round((cpu_seconds(resolve(p)) - c0[k]) / a.seconds, 4) for k, p in pids.items()}
+    secs = time.time() - t0
+    m1 = {k: scrape(resolve(u), api) for k, u in metrics.items()}
+    if metrics:
+        out["metrics_per_s"] = {k: {sr: (v - m0[k].get(sr, 0.0)) / secs for sr, v in m1[k].items()
+                                    if v - m0[k].get(sr, 0.0) > 0} for k in metrics}
+    print(json.dumps(out))
     return 0
 
 
@@ -488,6 +601,70 @@ def add_into(acc, m):
         acc[k] = acc.get(k, 0.0) + v
 
 
+ALL_BEYOND_IDLE = "CPU of all of them beyond idle, ms per pod"
+WRITES = ("POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION")
+LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def labels_of(series):
+    return dict(LABEL.findall(series.partition("{")[2]))
+
+
+def api_requests(apiserver, idle_rates, seconds):
+    """{(verb, resource[/subresource]): count} from apiserver_request_total deltas, less what
+    the idle control plane does in as many seconds (kwok's heartbeats, leases)."""
+    out = {}
+    for series, v in apiserver.items():
+        if not series.startswith("apiserver_request_total{"):
+            continue
+        lb = labels_of(series)
+        res = lb.get("resource", "")
+        if lb.get("group"):
+            res = lb["group"] + "/" + res
+        if lb.get("subresource"):
+            res += "/" + lb["subresource"]
+        k = (lb.get("verb", "?"), res)
+        out[k] = out.get(k, 0.0) + v - idle_rates.get(series, 0.0) * seconds
+    return out
+
+
+def api_rows(runs, idle, pods):
+    """API requests per bound pod by verb and resource: writes each, reads and watches summed."""
+    rates = idle.get("metrics_per_s", {}).get("apiserver", {})
+    tot = {}
+    for r in runs:
+        for k, v in api_requests(r["metrics"].get("apiserver", {}), rates, r["seconds"]).items():
+            tot[k] = tot.get(k, 0.0) + v
+    if not tot:
+        return []
+    writes = {k: v for k, v in tot.items() if k[0] in WRITES}
+    rows = [("API writes per pod (beyond idle)", sum(writes.values()) / pods, "")]
+    for (verb, res), v in sorted(writes.items(), key=lambda kv: -kv[1]):
+        if v / pods >= 0.005:
+            rows.append(("  %s %s" % (verb, res), v / pods, ""))
+    rows.append(("API reads per pod (GET, LIST)",
+                 sum(v for k, v in tot.items() if k[0] in ("GET", "LIST")) / pods, ""))
+    return rows
+
+
+def own_request_rows(must, pods):
+    """muster's own requests per bound pod (muster_kube_requests_total{verb,resource,code})."""
+    by = {}
+    for series, v in must.items():
+        if series.startswith("muster_kube_requests_total{"):
+            lb = labels_of(series)
+            if lb.get("verb") not in ("WATCH", "LIST", "GET"):
+                k = "%s %s" % (lb.get("verb", "?"), lb.get("resource", "?"))
+                by[k] = by.get(k, 0.0) + v
+    rows = []
+    if by:
+        rows.append(("muster's own writes per pod", sum(by.values()) / pods, ""))
+    for k, v in sorted(by.items(), key=lambda kv: -kv[1]):
+        if v / pods >= 0.005:
+            rows.append(("  muster %s" % k, v / pods, ""))
+    return rows
+
+
 def where_time_goes(runs, idle):
     """Per-pod figures from every run of one configuration, summed."""
     pods = sum(r["bound"] for r in runs) or 1
@@ -497,7 +674,7 @@ def where_time_goes(runs, idle):
         add_into(must, r["metrics"].get("muster", {}))
         add_into(cpu, r.get("cpu", {}))
         add_into(busy, {k: v - idle.get(k, 0.0) * r["seconds"] for k, v in r.get("cpu", {}).items()})
-    rows = []
+    rows = api_rows(runs, idle, pods) + own_request_rows(must, pods)
     att = series_sum(sched, "scheduler_schedule_attempts_total")
     rows.append(("kube-scheduler attempts per pod", att / pods, ""))
     for res in ("scheduled", "unschedulable", "error"):
@@ -535,7 +712,7 @@ def where_time_goes(runs, idle):
     if idle:
         for name in sorted(busy):
             rows.append(("CPU %s beyond its idle rate, ms per pod" % name, 1000 * busy[name] / pods, ""))
-        rows.append(("CPU of all of them beyond idle, ms per pod", 1000 * sum(busy.values()) / pods, ""))
+        rows.append((ALL_BEYOND_IDLE, 1000 * sum(busy.values()) / pods, ""))
     return rows
 
 
@@ -563,6 +740,16 @@ def cmd_summary(a):
     idle = json.load(open(a.idle)) if a.idle else {}
     table = {label: where_time_goes(by[label], idle) for label in labels}
     keys = []
+    for label in labels:  # all components beyond its base's (A's; "A held" for held runs)
+        suffix = label.partition(" ")[2]
+        base = a.base + (" " + suffix if suffix else "")
+        if label == base or base not in table:
+            continue
+        mine = [v for k, v, _ in table[label] if k == ALL_BEYOND_IDLE]
+        theirs = [v for k, v, _ in table[base] if k == ALL_BEYOND_IDLE]
+        if mine and theirs:
+            table[label].append(("footprint: all components beyond %s's, ms per pod" % a.base,
+                                 mine[0] - theirs[0], ""))
     for label in labels:
         for k, _, _ in table[label]:
             if k not in keys:
@@ -606,12 +793,23 @@ def main():
     r.add_argument("--pid", action="append")
     r.add_argument("--hold-scheduler", default="")
     r.add_argument("--label", default="")
+    r.add_argument("--watch-format", choices=("protobuf", "json"), default="protobuf")
+    r.add_argument("--no-wait", action="store_true",
+                   help="create the pods and stop: no scheduler is waited for")
+    r.add_argument("--declare-extra", type=int, default=0,
+                   help="each RayCluster declares this many workers more than are created: "
+                        "gangs that wait for members that never come")
+    r.add_argument("--head", action="store_true",
+                   help="with --workload or --podgroup: member 0 of each gang a CPU head, as C's")
+    r.add_argument("--fraction", default="",
+                   help="single pods ask this share of a GPU (annotation gpu-fraction) instead")
     sm = sub.add_parser("summary")
     sm.add_argument("files", nargs="+")
     sm.add_argument("--base", default="A")
     sm.add_argument("--idle", default="", help="JSON from `idle`: CPU/s subtracted per run second")
     i = sub.add_parser("idle")
     i.add_argument("--pid", action="append")
+    i.add_argument("--metrics", action="append")
     i.add_argument("--seconds", type=float, default=10)
     d = sub.add_parser("delete")
     d.add_argument("--ns", required=True)

@@ -3,8 +3,8 @@
 # kube-scheduler, on the loopback control plane of test/e2e (etcd, kube-apiserver, kube-scheduler,
 # kwok; built by test/e2e/build-components.sh into ~/.cache/muster).
 #
-#   bench/e2e_throughput.sh [-n NODES] [-p PODS] [-r ROUNDS] [-g GANG] [-c "A B C"] [-m MODES]
-#                           [-H "A B"] [-T SECONDS] [-M DIR] [-X MUSTER2] [-k] [MUSTER]
+#   bench/e2e_throughput.sh [-n NODES] [-p PODS] [-r ROUNDS] [-g GANG] [-c "A B C D"] [-m MODES]
+#                           [-H "A B"] [-T SECONDS] [-M DIR] [-X MUSTER2] [-w WAITING] [-k] [MUSTER]
 #
 # NODES kwok nodes (default 1,000; 8 GPUs, 32 CPUs, 256Gi each), then ROUNDS rounds (default 3)
 # of each configuration in turn, PODS pods per run (default 2,000), created at once from 16
@@ -17,6 +17,13 @@
 #         figure is the scheduling rate alone, kube-scheduler's start included; -H names the
 #         configurations run held (default: all of -c)
 # A run gives up after SECONDS (-T, default 600); its figure is then marked with *.
+# -w WAITING: before each run, WAITING pods that will not be placed are created and kept waiting
+# beside it (deleted after it): for muster's configurations, gangs of GANG whose RayCluster
+# declares GANG more workers than exist (muster turns them away: "20 of 40 members exist"),
+# for A and D pods asking 16 GPUs of the 8-GPU nodes (kube-scheduler's own filters turn them
+# away). Waiting work is what a busy cluster always has: kube-scheduler retries those pods on
+# its own events, and muster hands its refused ones back after a Queue or gang change (the
+# PATCHes pods per bound pod in the summary).
 # Configurations:
 #   A     stock kube-scheduler, default settings (its own profile, no extender)
 #   A100  the same with percentageOfNodesToScore: 100
@@ -24,12 +31,27 @@
 #         single one-GPU pods
 #   C     the same, PODS/GANG RayCluster-shaped gangs: a CPU head and GANG-1 one-GPU workers,
 #         with their RayCluster objects (no operator runs: the pods are created directly)
-#   B2 C2 B and C with the manifests of DIR (-M, e.g. a copy of manifests/ from before a change)
-#         and muster binary MUSTER2 (-X), to compare two deployments in one alternated run
+#   D     kube-scheduler's own gangs, no muster: stock kube-scheduler with the GenericWorkload
+#         gate (Kubernetes 1.37), C's gangs as scheduling.k8s.io/v1beta1 Workloads of one
+#         PodGroup (minCount GANG, the pods naming it by spec.schedulingGroup; same shapes: a CPU
+#         head and GANG-1 one-GPU workers)
+#   S     B with single pods asking half a GPU (annotation gpu-fraction: "0.5") instead: shares,
+#         each committed with its GPU group (the bench's muster runs gpuSharing.reservations:
+#         false, as no device plugin runs here: the shares are placed and recorded, no
+#         reservation pod is made; B and C have no shares, so nothing else changes for them)
+#   AJ AP A with one more watcher of every pod (curl, from before the pods are created to the
+#         end of the run), in JSON (AJ) or protobuf (AP): what a JSON watcher such as muster's
+#         costs the API server (every pod event encoded once more, in JSON), beside what one
+#         more watcher costs at all. The load's own watch reads protobuf, as kube-scheduler's
+#         does; kwok reads JSON (its dynamic client), but only pods that have a node.
+#   B2 C2 S2  B, C and S with the manifests of DIR (-M, e.g. a copy of manifests/ from before a
+#         change) and muster binary MUSTER2 (-X), to compare two deployments in one alternated run
 # Every kube-scheduler gets the client QPS/burst of the shipped config, so A is not held back by
-# client-side throttling (the summary prints the throttling it measured). Prints each run, then
-# the medians with B/A and C/A, then where the time went per pod (kube-scheduler's metrics,
-# muster's /metrics, CPU seconds of every component). -k keeps the state dir.
+# client-side throttling (the summary prints the throttling it measured). Prints each run (with
+# the load average), then the medians with B/A and C/A, then where the time went per pod:
+# kube-scheduler's metrics, muster's /metrics (its own writes), the API server's requests by verb
+# and resource (apiserver_request_total, less the idle control plane's), CPU seconds of every
+# component, and the footprint: all components' CPU beyond A's. -k keeps the state dir.
 # The control plane runs in its own state dir ($MUSTER_E2E_DIR or a new one), never recorded as
 # the current e2e cluster.
 set -uo pipefail
@@ -42,15 +64,15 @@ if [[ -z ${E2E_THROUGHPUT_ROOT:-} ]]; then
   cp -r "$root/manifests" "$root/test" "$copy/" # the shipped configs and lib.sh of this moment
   E2E_THROUGHPUT_ROOT=$copy E2E_THROUGHPUT_TREE=$root exec bash "$copy/e2e_throughput.sh" "$@"
 fi
-nodes=1000 pods=2000 rounds=3 gang=20 configs="A B C" modes="live held" keep=0 other= muster2=
-held_configs= run_timeout=600
-while getopts "n:p:r:g:c:m:H:T:M:X:kh" opt; do
+nodes=1000 pods=2000 rounds=3 gang=20 configs="A B C D" modes="live held" keep=0 other= muster2=
+held_configs= run_timeout=600 waiting=0
+while getopts "n:p:r:g:c:m:H:T:M:X:w:kh" opt; do
   case $opt in
     n) nodes=$OPTARG ;; p) pods=$OPTARG ;; r) rounds=$OPTARG ;; g) gang=$OPTARG ;;
     c) configs=$OPTARG ;; m) modes=$OPTARG ;; M) other=$(realpath "$OPTARG") ;;
     H) held_configs=$OPTARG ;; T) run_timeout=$OPTARG ;;
-    X) muster2=$(realpath "$OPTARG") ;; k) keep=1 ;;
-    *) sed -n '2,37p' "$0"; exit 2 ;;
+    X) muster2=$(realpath "$OPTARG") ;; w) waiting=$OPTARG ;; k) keep=1 ;;
+    *) sed -n '2,56p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -62,6 +84,12 @@ source "$root/test/e2e/lib.sh"
 # shellcheck source=../test/e2e/muster.sh
 source "$root/test/e2e/muster.sh"
 load() { python3 "$here/e2e_load.py" "$@"; }
+# The bench's muster places shares on paper (S): no device plugin answers a reservation pod here.
+eval "_bench_$(declare -f e2e_muster_config)"
+e2e_muster_config() {
+  _bench_e2e_muster_config "$@" || return 1
+  sed -i 's/^gpuSharing:$/gpuSharing:\n  reservations: false/' "$1"
+}
 shipped=$E2E_MANIFESTS muster1=$MUSTER_BIN
 # B2/C2: another deployment (manifests dir, binary) in the same alternated run
 deployment() {
@@ -110,8 +138,11 @@ up() {
 # The kube-scheduler of a configuration (re)started: name, schedulerName of its pods, URLs.
 sched_start() {
   case $1 in
-    A | A100) e2e_scheduler "$MUSTER_E2E_DIR/stock${1#A}.yaml" kube-scheduler-stock >/dev/null ;;
-    B* | C*) deployment "$1" && e2e_muster_scheduler kube-scheduler >/dev/null ;;
+    A | AJ | AP) e2e_scheduler "$MUSTER_E2E_DIR/stock.yaml" kube-scheduler-stock >/dev/null ;;
+    A100) e2e_scheduler "$MUSTER_E2E_DIR/stock100.yaml" kube-scheduler-stock >/dev/null ;;
+    D) E2E_SCHEDULER_FLAGS="--feature-gates=GenericWorkload=true" \
+      e2e_scheduler "$MUSTER_E2E_DIR/stock.yaml" kube-scheduler-gang >/dev/null ;;
+    B* | C* | S*) deployment "$1" && e2e_muster_scheduler kube-scheduler >/dev/null ;;
   esac || return 1
   # shellcheck disable=SC1091
   source "$MUSTER_E2E_DIR/env"
@@ -123,11 +154,14 @@ sched_start() {
 use() {
   local cfg=$1
   case $cfg in
-    A | A100)
-      e2e_stop kube-scheduler; e2e_stop muster
+    A | A100 | AJ | AP)
+      e2e_stop kube-scheduler; e2e_stop muster; e2e_stop kube-scheduler-gang
       sched=kube-scheduler-stock scheduler_name=default-scheduler ;;
-    B | C | B2 | C2)
-      e2e_stop kube-scheduler-stock
+    D)
+      e2e_stop kube-scheduler; e2e_stop muster; e2e_stop kube-scheduler-stock
+      sched=kube-scheduler-gang scheduler_name=default-scheduler ;;
+    B | C | S | B2 | C2 | S2)
+      e2e_stop kube-scheduler-stock; e2e_stop kube-scheduler-gang
       local prev=${last_cfg:-none}
       if [[ ${cfg: -1} != "${prev: -1}" && ($cfg == *2 || $prev == *2) ]]; then
         e2e_stop kube-scheduler; e2e_stop muster # the other deployment
@@ -137,7 +171,7 @@ use() {
       sched=kube-scheduler scheduler_name=muster ;;
     *) e2e_err "unknown configuration $cfg"; return 1 ;;
   esac
-  if [[ $cfg != "${last_cfg:-}" && $cfg == A* ]] || ! _e2e_alive "$sched"; then
+  if [[ $cfg != "${last_cfg:-}" && ($cfg == A* || $cfg == D) ]] || ! _e2e_alive "$sched"; then
     e2e_stop "$sched"
     sched_start "$cfg" || return 1
   fi
@@ -148,16 +182,51 @@ use() {
   load delete --ns "warm-${cfg,,}-$round-$mode"
 }
 
+# AJ/AP: one more watcher of every pod, in JSON or protobuf, discarding what it reads.
+watcher_start() {
+  local accept
+  case $1 in AJ) accept=application/json ;; AP) accept=application/vnd.kubernetes.protobuf ;;
+    *) return 0 ;; esac
+  curl -sN --cacert "$E2E_CA_CERT" -H "Authorization: Bearer $E2E_ADMIN_TOKEN" -H "Accept: $accept" \
+    "$E2E_APISERVER_URL/api/v1/pods?watch=1&allowWatchBookmarks=true" -o /dev/null &
+  watcher=$!
+}
+watcher_stop() {
+  [[ -n ${watcher:-} ]] || return 0
+  kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
+  watcher=
+}
+
+# -w: the waiting work beside a run (see above), turned away before the run starts.
+waiting_start() { # CFG NS
+  ((waiting > 0)) || return 0
+  case $1 in
+    B* | C* | S*) load run --ns "$2" --pods "$waiting" --gang "$gang" --declare-extra "$gang" \
+      --scheduler "$scheduler_name" --no-wait >/dev/null ;;
+    *) load run --ns "$2" --pods "$waiting" --gpus-per-pod 16 --scheduler "$scheduler_name" \
+      --no-wait >/dev/null ;;
+  esac || return 1
+  sleep 5
+}
+
 run_one() {
   local cfg=$1 mode=$2 ns="bench-r$round-${1,,}-$2" args=() label=$1 hold=$out/hold-$round-$1-$2 lp rc
-  args=(--metrics "sched=@$out/sched-url"
+  waiting_start "$cfg" "wait-$ns" || e2e_err "waiting pods of $cfg not created"
+  watcher_start "$cfg"
+  args=(--metrics "sched=@$out/sched-url" --metrics "apiserver=$E2E_APISERVER_URL/metrics"
     --pid "kube-scheduler=@$MUSTER_E2E_DIR/pids/$sched.pid"
     --pid "kube-apiserver=$(cat "$MUSTER_E2E_DIR/pids/kube-apiserver.pid")"
     --pid "etcd=$(cat "$MUSTER_E2E_DIR/pids/etcd.pid")"
     --pid "kwok=$(cat "$MUSTER_E2E_DIR/pids/kwok.pid")")
-  [[ $cfg == B* || $cfg == C* ]] && args+=(--metrics "muster=$(e2e_muster_url muster)/metrics"
-    --pid "muster=$(cat "$MUSTER_E2E_DIR/pids/muster.pid")")
-  [[ $cfg == C* ]] && args+=(--gang "$gang")
+  [[ $cfg == B* || $cfg == C* || $cfg == S* ]] &&
+    args+=(--metrics "muster=$(e2e_muster_url muster)/metrics"
+      --pid "muster=$(cat "$MUSTER_E2E_DIR/pids/muster.pid")")
+  [[ -n ${watcher:-} ]] && args+=(--pid "watcher=$watcher")
+  case $cfg in
+    C*) args+=(--gang "$gang") ;;
+    D) args+=(--gang "$gang" --workload --head) ;;
+    S*) args+=(--fraction 0.5) ;;
+  esac
   if [[ $mode == held ]]; then
     label="$cfg held"
     e2e_stop "$sched"
@@ -174,23 +243,29 @@ run_one() {
       --timeout "$run_timeout" "${args[@]}" >>"$out/runs.jsonl"
   fi
   rc=$?
+  watcher_stop
   tail -1 "$out/runs.jsonl" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read());
 print("round %s %-7s %5d/%d pods bound in %6.1f s: %6.1f pods/s, %6.1f pods/s once flowing "
       "(created in %.1f s; load %s)" % (sys.argv[1], r["label"], r["bound"], r["pods"],
       r["seconds"], r["rate"], r["flowing_rate"], r["create_seconds"],
       open("/proc/loadavg").read().split()[0]))' "$round"
   load delete --ns "$ns" || e2e_err "pods of $ns not deleted"
+  ((waiting == 0)) || load delete --ns "wait-$ns" || e2e_err "pods of wait-$ns not deleted"
   return $rc
 }
 
 up || exit 1
 # What the control plane costs with nothing to schedule (kwok's heartbeats of NODES nodes):
 # the summary subtracts it from each run.
-load idle --seconds 15 --pid "kube-apiserver=$(cat "$MUSTER_E2E_DIR/pids/kube-apiserver.pid")" \
+# shellcheck disable=SC1091
+source "$MUSTER_E2E_DIR/env"
+load idle --seconds 15 --metrics "apiserver=$E2E_APISERVER_URL/metrics" \
+  --pid "kube-apiserver=$(cat "$MUSTER_E2E_DIR/pids/kube-apiserver.pid")" \
   --pid "etcd=$(cat "$MUSTER_E2E_DIR/pids/etcd.pid")" --pid "kwok=$(cat "$MUSTER_E2E_DIR/pids/kwok.pid")" \
   >"$out/idle.json"
-echo "idle CPU per second: $(cat "$out/idle.json")"
-echo "e2e_throughput: $nodes nodes, $pods pods per run, configurations $configs, modes $modes, $rounds rounds;" \
+echo "idle CPU per second: $(python3 -c 'import json, sys
+print(json.dumps({k: v for k, v in json.load(open(sys.argv[1])).items() if k != "metrics_per_s"}))' "$out/idle.json")"
+echo "e2e_throughput: $nodes nodes, $pods pods per run (and $waiting waiting beside), configurations $configs, modes $modes, $rounds rounds;" \
   "kube-scheduler qps $qps burst $burst; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= rounds; round++)); do
   for mode in $modes; do

@@ -164,6 +164,12 @@ void cfg_duration_format(int64_t ms, char *buf, size_t len);
 int cfg_size_parse(const char *s, int64_t *bytes);
 
 /*
+ * A plain decimal number ("1", "0.5", "2.125", as YAML writes it) in thousandths, exact:
+ * CFG_EINVAL for other text, a sign, or a part of a thousandth; CFG_ERANGE past int64.
+ */
+int cfg_milli_parse(const char *s, int64_t *milli);
+
+/*
  * "host:port" or "[v6addr]:port" with a non-empty host of at most
  * CFG_HOST_MAX characters (CFG_ETOOBIG beyond: a DNS name is at most 253)
  * and a port in 1..65535 (CFG_ERANGE). host (may be NULL) receives the host
@@ -243,6 +249,15 @@ struct cfg_evictions {
     int64_t unasked_wait_ms;        /* a waiting gang no filter asked about for this: muster looks */
 };
 
+/* Fair over time: queues that used more lately get less of what is over quota
+ * (docs/quota.md, "Fair over time"). The engine's policy_fairness. */
+struct cfg_fairness {
+    int64_t half_life_ms;     /* 0 = off */
+    int64_t window_ms;
+    int64_t k_milli;          /* KAI's kValue in thousandths */
+    int64_t entry_penalty_ms; /* 0 = none */
+};
+
 /* Every string is heap-owned by the struct; docs/config.md has the defaults. */
 struct cfg_settings {
     char *listen; /* host:port */
@@ -261,6 +276,7 @@ struct cfg_settings {
     struct cfg_gpu_sharing gpu_sharing;
     struct cfg_leader_election leader_election;
     struct cfg_evictions evictions;
+    struct cfg_fairness fairness;
 };
 
 /* The defaults. CFG_ENOMEM leaves *s safe to cleanup. */

@@ -96,6 +96,10 @@ int cfg_settings_init(struct cfg_settings *s)
     s->evictions.preemption = true;
     s->evictions.refused_victim_wait_ms = 30000;
     s->evictions.unasked_wait_ms = 500;
+    s->fairness.half_life_ms = 4 * 3600 * 1000;
+    s->fairness.window_ms = INT64_C(7) * 24 * 3600 * 1000; /* KAI's windowSize default, 1w */
+    s->fairness.k_milli = 1000;                             /* KAI's kValue default */
+    s->fairness.entry_penalty_ms = 0;
     for (size_t i = 0; i < COUNT(default_strings); i++) {
         char *v = strdup(default_strings[i].value);
 

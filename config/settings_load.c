@@ -17,6 +17,7 @@ enum kind {
     K_SIZE,     /* "32Mi" or bytes */
     K_COUNT,    /* a whole number */
     K_BOOL,
+    K_MILLI, /* a number such as 0.5, in thousandths */
     K_ENUM, /* one of names, stored as its index */
     K_MAP,  /* sub: its own keys, offsets relative to off */
 };
@@ -101,6 +102,18 @@ static const struct field evictions_fields[] = {
 };
 #undef EV
 
+#define FA struct cfg_fairness
+#define MS_YEAR (366 * MS_DAY)
+static const struct field fairness_fields[] = {
+    {"halfLife", K_DURATION, offsetof(FA, half_life_ms), 0, NULL, NULL, 0, MS_YEAR},
+    {"window", K_DURATION, offsetof(FA, window_ms), 0, NULL, NULL, 60 * 1000, MS_YEAR},
+    {"k", K_MILLI, offsetof(FA, k_milli), 0, NULL, NULL, 0, 10000 * 1000},
+    {"entryPenalty", K_DURATION, offsetof(FA, entry_penalty_ms), 0, NULL, NULL, 0, MS_DAY},
+    {NULL, 0, 0, 0, NULL, NULL, 0, 0},
+};
+#undef MS_YEAR
+#undef FA
+
 #define S struct cfg_settings
 static const struct field settings_fields[] = {
     {"listen", K_HOSTPORT, offsetof(S, listen), 0, NULL, NULL, 0, 0},
@@ -119,6 +132,7 @@ static const struct field settings_fields[] = {
     {"gpuSharing", K_MAP, offsetof(S, gpu_sharing), 0, gpu_sharing_fields, NULL, 0, 0},
     {"leaderElection", K_MAP, offsetof(S, leader_election), 0, leader_election_fields, NULL, 0, 0},
     {"evictions", K_MAP, offsetof(S, evictions), 0, evictions_fields, NULL, 0, 0},
+    {"fairness", K_MAP, offsetof(S, fairness), 0, fairness_fields, NULL, 0, 0},
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
 #undef S
@@ -225,6 +239,18 @@ static int apply_list(const struct walk *w, const struct field *f, void *at, con
     return rc;
 }
 
+/* 1500 -> "1.5", 2000 -> "2". */
+static void milli_format(int64_t v, char *buf, size_t len)
+{
+    char frac[8];
+    size_t n;
+
+    snprintf(frac, sizeof(frac), "%03" PRId64, v % 1000);
+    for (n = strlen(frac); n > 0 && frac[n - 1] == '0'; n--)
+        frac[n - 1] = '\0';
+    snprintf(buf, len, "%" PRId64 "%s%s", v / 1000, n ? "." : "", frac);
+}
+
 static int check_range(const struct walk *w, const struct field *f, const cJSON *node,
                        const char *path, int64_t v)
 {
@@ -235,6 +261,9 @@ static int check_range(const struct walk *w, const struct field *f, const cJSON 
     if (f->kind == K_DURATION) {
         cfg_duration_format(f->min, lo, sizeof(lo));
         cfg_duration_format(f->max, hi, sizeof(hi));
+    } else if (f->kind == K_MILLI) {
+        milli_format(f->min, lo, sizeof(lo));
+        milli_format(f->max, hi, sizeof(hi));
     } else {
         snprintf(lo, sizeof(lo), "%" PRId64, f->min);
         snprintf(hi, sizeof(hi), "%" PRId64, f->max);
@@ -249,6 +278,12 @@ static int apply_duration(const struct walk *w, const struct field *f, int64_t *
     int64_t ms;
     int rc;
 
+    /* A bare 0 needs no unit: it turns off what may be 0 (fairness.halfLife). */
+    if (cJSON_IsNumber(node) && f->min == 0 && cfg_docs_int64(w->d, node, &ms) == CFG_OK &&
+        ms == 0) {
+        *at = 0;
+        return CFG_OK;
+    }
     if (!cJSON_IsString(node))
         return wrong_type(w, node, path, "a duration such as \"20s\"");
     rc = cfg_duration_parse(node->valuestring, &ms);
@@ -284,6 +319,28 @@ static int apply_integer(const struct walk *w, const struct field *f, int64_t *a
         return fail(w, rc, node, "%s: %s is too large", path, cfg_docs_scalar_text(w->d, node));
     if (rc != CFG_OK)
         return fail(w, rc, node, "%s: %s is not %s", path, cfg_docs_scalar_text(w->d, node), want);
+    rc = check_range(w, f, node, path, v);
+    if (rc == CFG_OK)
+        *at = v;
+    return rc;
+}
+
+/* K_MILLI: a number as written ("1", "0.5"), exact to a thousandth. */
+static int apply_milli(const struct walk *w, const struct field *f, int64_t *at, const cJSON *node,
+                       const char *path)
+{
+    const char *text = cfg_docs_scalar_text(w->d, node);
+    int64_t v;
+    int rc;
+
+    if (!cJSON_IsNumber(node) || text == NULL)
+        return wrong_type(w, node, path, "a number such as 1 or 0.5");
+    rc = cfg_milli_parse(text, &v);
+    if (rc == CFG_ERANGE)
+        return fail(w, rc, node, "%s: %s is too large", path, text);
+    if (rc != CFG_OK)
+        return fail(w, rc, node, "%s: %s is not a number of at most three decimals (e.g. 1, 0.5)",
+                    path, text);
     rc = check_range(w, f, node, path, v);
     if (rc == CFG_OK)
         *at = v;
@@ -332,6 +389,8 @@ static int apply(const struct walk *w, const struct field *f, char *base, const 
             return wrong_type(w, node, path, "true or false");
         *(bool *)at = cJSON_IsTrue(node);
         return CFG_OK;
+    case K_MILLI:
+        return apply_milli(w, f, at, node, path);
     case K_ENUM:
         return apply_enum(w, f, at, node, path);
     case K_MAP:

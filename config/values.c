@@ -105,6 +105,20 @@ static int scale_exact(uint64_t mant, int frac, int64_t scale, int64_t *out)
     return CFG_OK;
 }
 
+int cfg_milli_parse(const char *s, int64_t *milli)
+{
+    const char *p = s;
+    uint64_t mant;
+    int frac, rc;
+
+    rc = parse_decimal(&p, &mant, &frac);
+    if (rc != CFG_OK)
+        return rc;
+    if (*p != '\0')
+        return CFG_EINVAL;
+    return scale_exact(mant, frac, 1000, milli);
+}
+
 /* One "1.5h" of a duration, in nanoseconds; Go truncates below a nanosecond. */
 static int duration_part(const char **pp, int64_t *ns)
 {

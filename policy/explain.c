@@ -154,7 +154,7 @@ void preason_gang_room(const struct policy_cluster *c, const struct pgang *g,
     static const int by_weight[] = {POLICY_RES_GPU, POLICY_RES_CPU, POLICY_RES_MEMORY};
     struct policy_reason *r = &why->r;
     struct policy_resources capacity;
-    bool domain = g->topology != NULL;
+    bool domain = ptopo_constrained(g) || c->topo_fence;
 
     preason_init(why, POLICY_REASON_GANG_ROOM, g->key);
     r->want = total;

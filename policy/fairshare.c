@@ -10,6 +10,8 @@
  *   2. the rest goes to queues that still want more, highest priority first;
  *      within one priority by overQuotaWeight, water-filling: no queue above
  *      min(demand, limit), and what one cannot take is divided again.
+ * With usage (fair over time, usage.c), step 2 within one priority is KAI's rounds of
+ * calcShareWeights instead (over_time_fill); quota (step 1) is untouched.
  * Two places where muster differs from KAI on purpose: over-quota amounts are
  * not rounded down to whole units (every share is within one unit of the
  * real-valued water-filling, so equal weights end within one unit of each
@@ -110,6 +112,109 @@ static int64_t water_fill(int64_t amount, const int64_t *weights, const int64_t 
     return amount;
 }
 
+/*
+ * KAI's calcShareWeights (resource_division.go) for the queues still asking, in integers:
+ *     shareWeight = max(0, w' + k (w' - U')),  w' = W / S,  S = their weights' sum
+ * times the common factor S x 1000 x POLICY_USAGE_UNIT (only ratios matter):
+ *     max(0, (1000 + K) W UNIT - K U S),  K = k x 1000, U = U' x UNIT,
+ * then scaled down alike to at most 2^40, so water-filling's products stay in 128 bits.
+ * Returns their sum.
+ */
+static __int128 share_weights(const int64_t *weight, const int64_t *usage, const bool *asking,
+                              int64_t k_milli, int64_t *sw, size_t n)
+{
+    __int128 s = 0, top = 0, sum = 0, *raw = malloc((n ? n : 1) * sizeof(*raw));
+    int shift = 0;
+
+    if (!raw)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        s += asking[i] ? weight[i] : 0;
+    for (size_t i = 0; i < n; i++) {
+        __int128 u = usage[i] < 0 ? 0 : usage[i] > 10 * POLICY_USAGE_UNIT ? 10 * POLICY_USAGE_UNIT
+                                                                        : usage[i];
+
+        raw[i] = 0;
+        if (asking[i])
+            raw[i] = (__int128)(1000 + k_milli) * weight[i] * POLICY_USAGE_UNIT - k_milli * u * s;
+        if (raw[i] < 0)
+            raw[i] = 0;
+        top = raw[i] > top ? raw[i] : top;
+    }
+    while ((top >> shift) >= ((__int128)1 << 40))
+        shift++;
+    for (size_t i = 0; i < n; i++) {
+        sw[i] = (int64_t)(raw[i] >> shift);
+        sum += sw[i];
+    }
+    free(raw);
+    return sum;
+}
+
+/*
+ * KAI's divideUpToFairShare with usage, exact: in each round every queue still asking is
+ * offered amount x shareWeight / sum; one whose room is within that takes its room, the
+ * others take their part (rounded down; the units left stay in amount), and what was not
+ * taken is offered again in the next round with the weights taken anew over the queues
+ * still asking. A round where nobody's room is within its part is the last: the amount is
+ * divided exactly by shareWeight (water_fill, largest remainder). What is left when every
+ * queue still asking weighs 0 is returned (it goes to the next priority, as in KAI).
+ */
+static int64_t over_time_fill(int64_t amount, int64_t k_milli, const int64_t *weight,
+                              const int64_t *usage, const int64_t *want, int64_t *fs, size_t n)
+{
+    int64_t *sw = malloc((n ? n : 1) * sizeof(*sw));
+    bool *asking = malloc((n ? n : 1) * sizeof(*asking));
+
+    if (!sw || !asking)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        asking[i] = weight[i] > 0 && want[i] > fs[i];
+    while (amount > 0) {
+        __int128 sum = share_weights(weight, usage, asking, k_milli, sw, n);
+        bool covered = false;
+        int64_t given = 0;
+
+        if (sum <= 0)
+            break;
+        for (size_t i = 0; i < n && !covered; i++)
+            covered = asking[i] && (__int128)(want[i] - fs[i]) * sum <= (__int128)amount * sw[i];
+        if (!covered) {
+            amount = water_fill(amount, sw, want, fs, n);
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            __int128 part = (__int128)amount * sw[i] / sum;
+            int64_t room = want[i] - fs[i];
+
+            if (!asking[i] || sw[i] == 0)
+                continue;
+            if (room <= part) {
+                fs[i] += room;
+                given += room;
+                asking[i] = false;
+            } else {
+                fs[i] += (int64_t)part;
+                given += (int64_t)part;
+            }
+        }
+        amount -= given;
+    }
+out:
+    free(sw);
+    free(asking);
+    return amount;
+}
+
+/* Does any queue of ids[lo..hi) weigh usage? If none does, KAI's weights are the plain ones. */
+static bool any_usage(const struct policy_share_queue *q, const int32_t *ids, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++)
+        if (q[ids[i]].usage > 0)
+            return true;
+    return false;
+}
+
 static int cmp_priority_desc(const void *a, const void *b, void *q_)
 {
     const struct policy_share_queue *q = q_;
@@ -120,10 +225,11 @@ static int cmp_priority_desc(const void *a, const void *b, void *q_)
     return x - y;
 }
 
-/* Divide cap among the queues ids[0..n) of one level. */
-static void divide_level(int64_t cap, struct policy_share_queue *q, int32_t *ids, size_t n,
-                         int64_t *want, int64_t *weight, int64_t *fs)
+/* Divide cap among the queues ids[0..n) of one level; scratch holds 4 x n. */
+static void divide_level(int64_t cap, int64_t k_milli, struct policy_share_queue *q, int32_t *ids,
+                         size_t n, int64_t *scratch)
 {
+    int64_t *want = scratch, *weight = scratch + n, *fs = scratch + 2 * n, *usage = scratch + 3 * n;
     __int128 deserved = 0;
     int64_t rest;
 
@@ -152,13 +258,18 @@ static void divide_level(int64_t cap, struct policy_share_queue *q, int32_t *ids
         want[i] = want_of(&q[ids[i]]);
         fs[i] = q[ids[i]].quota >= 0 && q[ids[i]].quota < want[i] ? q[ids[i]].quota : want[i];
         weight[i] = q[ids[i]].weight > POLICY_MAX_WEIGHT ? POLICY_MAX_WEIGHT : q[ids[i]].weight;
+        usage[i] = q[ids[i]].usage;
     }
     for (size_t lo = 0; lo < n && rest > 0;) {
         size_t hi = lo;
 
         while (hi < n && q[ids[hi]].priority == q[ids[lo]].priority)
             hi++;
-        rest = water_fill(rest, weight + lo, want + lo, fs + lo, hi - lo);
+        if (k_milli > 0 && any_usage(q, ids, lo, hi))
+            rest = over_time_fill(rest, k_milli, weight + lo, usage + lo, want + lo, fs + lo,
+                                  hi - lo);
+        else
+            rest = water_fill(rest, weight + lo, want + lo, fs + lo, hi - lo);
         lo = hi;
     }
 out:
@@ -168,11 +279,17 @@ out:
 
 void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
 {
+    policy_fair_share_k(capacity, 0, q, n);
+}
+
+void policy_fair_share_k(int64_t capacity, int64_t k_milli, struct policy_share_queue *q,
+                         size_t n)
+{
     /* Children grouped by parent (slot 0 for the top, slot p + 1 for queue p). */
     size_t *start = calloc(n + 2, sizeof(*start));
     int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
     int32_t *parent_of = malloc((n ? n : 1) * sizeof(*parent_of));
-    int64_t *scratch = malloc((n ? n : 1) * 3 * sizeof(*scratch));
+    int64_t *scratch = malloc((n ? n : 1) * 4 * sizeof(*scratch));
     int64_t *children_demand = calloc(n ? n : 1, sizeof(*children_demand));
 
     for (size_t i = 0; i < n; i++)
@@ -215,7 +332,7 @@ void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n)
 
             cap = q[parent].fair_share - (own > 0 ? own : 0);
         }
-        divide_level(cap, q, ids + lo, k, scratch, scratch + n, scratch + 2 * n);
+        divide_level(cap, k_milli < 0 ? 0 : k_milli, q, ids + lo, k, scratch);
     }
 out:
     free(start);
@@ -329,6 +446,8 @@ static int cmp_depth(const void *a, const void *b)
  * later), and what other schedulers' pods hold off the capacity. */
 static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
 {
+    bool penalties = pusage_on(c) && c->opts.fairness.entry_penalty_ms > 0;
+
     for (size_t i = 0; i < c->pods.n; i++) {
         struct ppod *p = c->pods.items[i];
         struct pgang *g;
@@ -353,6 +472,8 @@ static void add_demand(struct policy_cluster *c, struct policy_resources *cap)
                               &r);
         for (int k = 0; k < POLICY_RES_COUNT; k++)
             q->demand.v[k] = parith_add(q->demand.v[k], r.v[k]);
+        if (penalties && p->phase == POLICY_POD_BOUND)
+            pusage_penalize(c, ppod_gang(c, p), &r, q);
     }
 }
 
@@ -373,17 +494,21 @@ void pfair_refresh(struct policy_cluster *c)
         if (!q)
             continue;
         memset(&q->demand, 0, sizeof(q->demand));
+        memset(q->penalty, 0, sizeof(q->penalty));
         order[n++] = (struct qorder){q, depth_of(c, q)};
     }
     qsort(order, n, sizeof(*order), cmp_depth);
     capacity_of(c, &cap);
     add_demand(c, &cap);
-    /* Roll demand up, deepest first. */
+    c->capacity = cap;
+    /* Roll demand (and entry penalties) up, deepest first. */
     for (size_t i = n; i-- > 0;) {
         struct pqueue *parent = pqueue_parent(c, order[i].q);
 
-        for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++)
+        for (int k = 0; parent && order[i].depth > 0 && k < POLICY_RES_COUNT; k++) {
             parent->demand.v[k] = parith_add(parent->demand.v[k], order[i].q->demand.v[k]);
+            parent->penalty[k] += order[i].q->penalty[k];
+        }
     }
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         for (size_t i = 0; i < n; i++) {
@@ -398,11 +523,18 @@ void pfair_refresh(struct policy_cluster *c)
                                                 .quota = q->quota.v[r],
                                                 .limit = q->limit.v[r],
                                                 .weight = q->weight.v[r],
-                                                .demand = q->demand.v[r]};
+                                                .demand = q->demand.v[r],
+                                                .usage = pusage_weighed(c, q, r)};
         }
+        policy_fair_share_k(cap.v[r], pusage_on(c) ? c->opts.fairness.k_milli : 0, sq, n);
+        for (size_t i = 0; i < n; i++)
+            order[i].q->fair_share.v[r] = order[i].q->fair_share_plain.v[r] = sq[i].fair_share;
+        if (!pusage_on(c) || c->opts.fairness.k_milli == 0)
+            continue;
+        /* What it would be if usage did not count: for `muster why` and the Queue's status. */
         policy_fair_share(cap.v[r], sq, n);
         for (size_t i = 0; i < n; i++)
-            order[i].q->fair_share.v[r] = sq[i].fair_share;
+            order[i].q->fair_share_plain.v[r] = sq[i].fair_share;
     }
     c->fair_dirty = false;
 out:

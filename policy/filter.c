@@ -126,20 +126,26 @@ static int move_within(struct policy_cluster *c, struct ppod *p, const char *con
     return -1;
 }
 
-/* move_within, over the offered nodes in the gang's topology domain (all of them without one). */
+/* move_within, over the offered nodes in the domains its gang, subgroup and replica keep to:
+ * those it prefers (its fellows' finer domain) first. All of them without a constraint. */
 static int move_within_domain(struct policy_cluster *c, const struct pgang *g, struct ppod *p,
                               const char *const *cands, size_t n, struct preason *why)
 {
     const char **mine;
-    int rc;
+    size_t k;
+    int rc = -1;
 
-    if (!g->topology)
+    if (!ptopo_constrained(g))
         return move_within(c, p, cands, n, why);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine)))) {
         preason_init(why, POLICY_REASON_NO_MEMORY, g->key);
         return -1;
     }
-    rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, mine), why);
+    k = ptopo_within(c, g, p, cands, n, true, mine);
+    if (k > 0)
+        rc = move_within(c, p, mine, k, why);
+    if (rc != 0)
+        rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, false, mine), why);
     free(mine);
     return rc;
 }
@@ -232,12 +238,12 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     struct pgang *ahead;
     struct ppod *first;
 
+    if (g->singleton)
+        ptopo_observe(c, g); /* a pod alone is a gang shape of one, as domains are priced */
     if (pplan_one_try(c, p, cands, n, &st, &why) != 0) {
         pstatement_discard(c, &st);
-        if (domain && why.r.kind == POLICY_REASON_NO_NODE) {
-            why.r.topology = g->topology;
+        if (domain && why.r.kind == POLICY_REASON_NO_NODE)
             why.r.domain = domain;
-        }
         pgang_set_reason(g, &why);
         if (try_evictions(c, g, p, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
@@ -276,22 +282,51 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
     return POLICY_OK;
 }
 
-/* filter_alone over the offered nodes in the gang's topology domain, if it has one (a member
- * past the minimum of a gang bound in one domain goes there too). */
+/* The domains g's members keep to, in words: "in rack=r07", or with none placed yet what it
+ * asks ("within one rack (required)"); NULL: nothing to say. */
+static const char *keep_words(const struct policy_cluster *c, const struct pgang *g, char *buf,
+                              size_t len)
+{
+    char words[POLICY_REASON_LEN - 16];
+    const char *key;
+
+    if (ptopo_domain_text(c, g, words, sizeof(words)))
+        snprintf(buf, len, "in %s", words);
+    else if (ptopo_want_text(c, g, words, sizeof(words), &key))
+        snprintf(buf, len, "within %s", words);
+    else
+        return NULL;
+    return buf;
+}
+
+/* filter_alone over the offered nodes in the domains a member of its gang keeps to (a member
+ * past the minimum of a gang bound in one domain goes there too): those its fellows share
+ * first, then the rest of its required ones. */
 static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, struct pgang *g,
                                   const char *const *cands, size_t n, int64_t now,
                                   struct policy_filter_result *out)
 {
     const char **mine;
+    char domain[POLICY_REASON_LEN];
+    size_t k;
     int rc;
 
-    if (!g->topology || g->singleton)
+    if (g->singleton || !ptopo_constrained(g))
         return filter_alone(c, p, g, cands, n, NULL, now, out);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
         return POLICY_ENOMEM;
-    /* p is pending: ptopo_within keeps the offered nodes of the gang's domain */
-    rc = filter_alone(c, p, g, mine, ptopo_within(c, g, p, cands, n, mine), ptopo_domain(c, g),
-                      now, out);
+    k = ptopo_within(c, g, p, cands, n, true, mine);
+    if (k > 0) { /* room in its fellows' domain: it goes there (decided as usual) */
+        struct pstatement st = {0};
+
+        if (pplan_one_try(c, p, mine, k, &st, NULL) != 0)
+            k = 0;
+        pstatement_discard(c, &st);
+    }
+    if (k == 0)
+        k = ptopo_within(c, g, p, cands, n, false, mine);
+    /* p is pending: what it is told is said of the domains its gang keeps to */
+    rc = filter_alone(c, p, g, mine, k, keep_words(c, g, domain, sizeof(domain)), now, out);
     free(mine);
     return rc;
 }
@@ -421,7 +456,13 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
     if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n)) {
         /* One of kube-scheduler's placements without the plan's domain: answered from the
          * plan (topology.c); else the member moves, within its gang's domain. */
-        if (ptopo_elsewhere(c, g, p, cands, n, &r) || move_within_domain(c, g, p, cands, n, &r) != 0)
+        if (ptopo_elsewhere(c, g, p, cands, n, why, sizeof(why))) {
+            preason_init(&r, POLICY_REASON_TOPOLOGY, g->key);
+            r.r.pod = p->name;
+            preason_detail(&r, "%s", why);
+            return fail_with(out, POLICY_UNSCHEDULABLE, p, false, &r);
+        }
+        if (move_within_domain(c, g, p, cands, n, &r) != 0)
             return fail_with(out, POLICY_UNSCHEDULABLE, p, false, &r);
     }
     return answer_planned(c, p, cands, out);
@@ -442,6 +483,8 @@ int policy_filter(struct policy_cluster *c, const char *ns, const char *name,
     if (rc == POLICY_OK) {
         p->refused = out->reason != NULL;
         p->parked_hint = false;
+        if (p->refused)
+            p->refusal = ++c->refusals;
     }
     return rc;
 }

@@ -142,8 +142,11 @@ int32_t pgang_sub_of(const struct pgang *g, const char *name)
 
 void psubs_free(struct psubgroup *subs, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; subs && i < n; i++) {
         free(subs[i].name);
+        ptopo_want_free(&subs[i].want);
+        ptopo_want_free(&subs[i].other);
+    }
     free(subs);
 }
 
@@ -237,9 +240,17 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
     if (n && !(subs = calloc(n, sizeof(*subs))))
         return POLICY_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        subs[i].min = pgang_decl(g, s)->subs[i].min > 0 ? pgang_decl(g, s)->subs[i].min : 0;
-        if (!(subs[i].name = pstrdup(pgang_decl(g, s)->subs[i].name))) {
-            psubs_free(subs, i);
+        const struct psubgroup *d = &pgang_decl(g, s)->subs[i];
+        const struct ptopo_want *w = &d->want;
+        struct policy_topology_constraint tc = {
+            .topology = w->topology, .required = w->required, .preferred = w->preferred,
+            .required_tier = w->required_tier, .preferred_tier = w->preferred_tier,
+            .dialect = w->dialect, .invalid = w->invalid};
+
+        subs[i].min = d->min > 0 ? d->min : 0;
+        if (!(subs[i].name = pstrdup(d->name)) ||
+            ptopo_want_copy(&subs[i].want, &tc) != POLICY_OK) {
+            psubs_free(subs, i + 1);
             return POLICY_ENOMEM;
         }
     }
@@ -490,6 +501,7 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
     if (bound == 0 && holding == 0) {
         g->admitted = false;
         g->running_since = 0;
+        g->entered = false;
     }
     if (!g->planned && !g->admitted)
         pgang_mark_waiting(c, g);
@@ -589,6 +601,12 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
         if (!g->admitted) {
             g->running_since = bound_since(c, g);
+            /* Admitted by muster (it planned it) rather than found running: the entry
+             * penalty of fair over time counts from now (usage.c). */
+            g->entered = g->planned;
+            g->entered_at = c->clock;
+            if (g->entered && c->opts.fairness.entry_penalty_ms > 0)
+                c->fair_dirty = true;
             /* What its pending members were told while it waited ("worker group gpu needs
              * 3 x 1 GPU, 2 free", "placed once the gang is bound") is no longer so. An extra
              * kube-scheduler's own filters now turn away never asks muster again, so it

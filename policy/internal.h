@@ -82,17 +82,26 @@ enum preason_kind {
     PREASON_EVICTING,  /* room is being made for it: its victims are leaving */
 };
 
+/* A topology constraint as a source gave it (policy_topology_constraint), copied. */
+struct ptopo_want {
+    char *topology, *required, *preferred, *dialect, *invalid;
+    int32_t required_tier, preferred_tier;
+};
+
 /* A gang's subgroup: the head, a worker group, a KAI subgroup, a Volcano task. */
 struct psubgroup {
     char *name;
     int32_t min;
+    struct ptopo_want want;
+    struct ptopo_want other; /* another dialect's, in the same object */
 };
 
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
-    char *queue;    /* the queue this source names; NULL: none */
-    char *topology; /* the node label its pods share a value of; NULL: none */
+    char *queue; /* the queue this source names; NULL: none */
+    struct ptopo_want want;  /* where the whole gang goes */
+    struct ptopo_want other; /* another dialect's word on it, in the same object */
     int32_t min;
     struct psubgroup *subs;
     size_t nsubs;
@@ -117,10 +126,12 @@ struct ppod {
     int32_t gang; /* id in c->gangs */
     char *subgroup; /* its subgroup's name, or NULL */
     int32_t sub;    /* index in its gang's subgroups, -1 = none */
+    char *replica;  /* its multi-host replica's name, or NULL */
     bool head, managed;
     bool nominated; /* kube-scheduler's preemption makes room for it */
     bool refused;   /* muster's last filter answer turned every offered node away */
     bool parked_hint; /* refused only from its PodScheduled condition: told once, then not */
+    uint64_t refusal; /* c->refusals of the answer that refused it (policy_pod_handed_back) */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
     uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
@@ -147,7 +158,9 @@ struct pgang {
     enum policy_gang_source composed_by;
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
-    char *topology; /* from the first source naming one (topology.c); NULL = none */
+    int topo_source; /* the source whose constraint is in force (topology.c); -1: none */
+    char *topo_conflict; /* its sources (or one object's dialects) disagree on where it goes */
+    bool topo_seen;      /* its shape joined the gang shapes (topology.c) */
     uint64_t arrival;
     int32_t priority;  /* cached: pgang_refresh */
     bool preemptible;  /* cached: pgang_refresh */
@@ -157,6 +170,12 @@ struct pgang {
     int64_t deadline;      /* plan released after this */
     uint32_t expiry_slot;  /* 1 + its place in c->expiry; 0 = not scheduled */
     int64_t running_since; /* when its minimum was last bound whole (pgang_note_bound) */
+    /* muster admitted it (planned it, then its minimum bound) at entered_at: the entry penalty
+     * counts from then. false for a gang found running. */
+    bool entered;
+    int64_t entered_at;
+    double penalty_left;    /* pusage_penalize's factor, computed for the clock below */
+    int64_t penalty_clock;
     int64_t refused_until; /* an eviction of it was refused: no victim before then */
     int32_t awaiting;      /* its victims still leaving */
     int64_t asked;         /* the last filter of one of its members; 0 = never */
@@ -179,6 +198,17 @@ struct pgang {
     size_t nmembers, members_cap;
 };
 
+/* A queue's usage over time (usage.c); carried across upserts of its spec. */
+struct pqueue_usage {
+    struct policy_usage used[POLICY_RES_COUNT]; /* its allocated (rolled up), integrated */
+    bool sampled;                               /* used[] runs up to the cluster's usage_clock */
+    bool seeded;                                /* a restored U' waits for the first sample */
+    int64_t seed_at;
+    double seed[POLICY_RES_COUNT];
+    double recent[POLICY_RES_COUNT]; /* U' as last published */
+    bool published;
+};
+
 struct pqueue {
     char *name;
     char *parent;
@@ -195,6 +225,9 @@ struct pqueue {
     __int128 allocated_exact[POLICY_RES_COUNT], reserved_exact[POLICY_RES_COUNT];
     __int128 nonpreemptible_exact[POLICY_RES_COUNT];
     struct policy_resources demand, fair_share;  /* pfair_refresh */
+    struct policy_resources fair_share_plain;    /* ... as if usage did not count */
+    struct pqueue_usage *usage;                  /* NULL: nothing sampled or seeded yet */
+    double penalty[POLICY_RES_COUNT];            /* pfair_refresh: entry penalties, rolled up */
     int32_t pending_gangs;                       /* refreshed by views */
     /* What the minimum of the first waiting gang in it or below it asks: queues are compared
      * with their next gang, not with each gang that asks (porder_refresh). */
@@ -236,6 +269,15 @@ struct policy_cluster {
     uint64_t next_arrival;
     int64_t clock;        /* the latest time a caller told the engine */
     bool fair_dirty;      /* fair shares need pfair_refresh */
+    /* Fair over time (usage.c): the capacity the top of the tree divides (pfair_refresh), and
+     * its integral; the time usage runs up to; when U' was last published and the capacity's
+     * decayed integral then (what penalties are weighed against). */
+    struct policy_resources capacity;
+    struct policy_usage capacity_used[POLICY_RES_COUNT];
+    bool usage_started, usage_published_once;
+    int64_t usage_clock;
+    int64_t usage_published;
+    double usage_total[POLICY_RES_COUNT];
     uint64_t nodes_epoch; /* bumped when what a node offers changes */
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
@@ -247,6 +289,7 @@ struct policy_cluster {
      * changed), never by its own decisions: what it placed since the last one is no victim
      * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
     uint64_t change_epoch;
+    uint64_t refusals; /* filter answers that turned a pod away, counted */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
@@ -255,11 +298,20 @@ struct policy_cluster {
     struct policy_subgroup_view *view_subs;
     size_t view_subs_cap;
     char view_text[POLICY_REASON_LEN * 2];
+    char view_domain[POLICY_REASON_LEN * 4], view_topology[POLICY_REASON_LEN * 4];
+    char view_conflict[POLICY_REASON_LEN * 4];
     bool maybe_partial;    /* a gang may be bound below its minimum */
     size_t bound_unplaced; /* bound pods whose node is not known yet */
     size_t paused_nodes;   /* nodes where GPU sharing is paused */
     struct pfrag *frag;    /* the workload's shapes, per-node fragmentation (frag.c) */
     struct pnode_order *order; /* every node in the strategy's order, kept (node_order.c) */
+    struct ptable topologies;  /* struct ptopology */
+    struct pidx topology_ix;
+    struct ptopo_shapes *gang_shapes; /* the gangs seen, as domains are priced (topology.c) */
+    /* While set, gangs are planned only on the nodes it marks (per node id): reclaim looks
+     * for victims one domain at a time. */
+    const uint8_t *topo_fence;
+    size_t topo_fence_n;
     char scratch[POLICY_REASON_LEN];
 };
 
@@ -503,6 +555,20 @@ void pfair_refresh(struct policy_cluster *c);
 /* Could the gang ever run (valid asks, nodes big enough, within limits)? Cached. */
 bool pgang_could_run(struct policy_cluster *c, struct pgang *g);
 
+/* ---- usage.c: fair over time -------------------------------------------- */
+
+/* The settings with their defaults filled in (window 7 days, refresh 60 s). */
+void pusage_settings(struct policy_fairness *f);
+bool pusage_on(const struct policy_cluster *c);
+/* U' of q for resource r as the division weighs it now: published, plus its entry penalties
+ * (pfair_refresh's), in POLICY_USAGE_UNITs. */
+int64_t pusage_weighed(const struct policy_cluster *c, const struct pqueue *q, int r);
+/* The entry penalty a bound pod of gang g adds to its queues at the engine's clock, into
+ * q->penalty (before the roll-up). */
+void pusage_penalize(const struct policy_cluster *c, struct pgang *g,
+                     const struct policy_resources *ask, struct pqueue *q);
+void pqueue_usage_free(struct pqueue_usage *u);
+
 /* ---- statement.c: trial changes, kept or rolled back (KAI's Statement) ---- */
 
 /* One change: the pod's state before it (its place, phase and extra flag). */
@@ -545,29 +611,79 @@ void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now);
  * PUNPLACEABLE_MS of it? */
 bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now);
 
-/* ---- topology.c: a gang in one domain of a node label ----------------------- */
+/* ---- topology.c, topo_place.c: gangs in domains ---------------------------- */
 
-/* The key in force: the first source's (in source order) that names one. */
-void ptopo_refresh(struct pgang *g);
+/* A Topology: node labels, coarsest first. */
+struct ptopology {
+    char *name;
+    size_t nlevels;
+    char **labels, **aliases; /* alias NULL: none */
+};
+
+/* What a gang's minimum still misses: per subgroup, and the rest any member may fill. */
+struct pmissing {
+    int32_t *sub;  /* per subgroup */
+    int32_t slack; /* beyond the subgroups' minimums, up to the whole one */
+    int32_t total;
+};
+
+/* Which pending members one placement pass may take. */
+struct pplace_filter {
+    const char *replica;   /* only this multi-host replica's; NULL: any (see unreplicated) */
+    bool unreplicated;     /* only members of no replica */
+    const bool *skip_sub;  /* per subgroup: none of its members (placed apart); NULL: none */
+};
+
+bool pplace_filter_takes(const struct pplace_filter *f, const struct ppod *p);
+
+/* A way to place a gang's pending members on the nodes of order, into st, taking what m
+ * misses (and counting it off); -1 with why when it cannot (the caller rolls st back). */
+typedef int (*pplace_fn)(struct policy_cluster *c, const int32_t *order, size_t norder,
+                         struct pmissing *m, const struct pplace_filter *f,
+                         struct pstatement *st, char *why, size_t len, void *ctx);
+
+int ptopo_want_copy(struct ptopo_want *dst, const struct policy_topology_constraint *src);
+void ptopo_want_free(struct ptopo_want *w);
+bool ptopo_want_same(const struct ptopo_want *w, const struct policy_topology_constraint *s);
+bool ptopo_want_set(const struct ptopo_want *w);
+void ptopo_topologies_free(struct policy_cluster *c);
+/* Every gang's disagreement again: a Topology came, changed or went. */
+void ptopo_refresh_all(struct policy_cluster *c);
+/* The constraint in force (the first source, in source order, that names one) and what the
+ * sources say against it; call after pgang_compose. */
+void ptopo_refresh(struct policy_cluster *c, struct pgang *g);
+/* Does g (or a subgroup of it) ask for any topology? */
+bool ptopo_constrained(const struct pgang *g);
 /* Node n's value of label key; NULL: none. */
 const char *ptopo_value(const struct pnode *n, const char *key);
-/* The domain g's placed or bound members are in; NULL: none placed, or no key. */
-const char *ptopo_domain(const struct policy_cluster *c, const struct pgang *g);
-/* A way to place a gang's members on the nodes of order, into st (-1 with why when it cannot;
- * the caller rolls st back). */
-typedef int (*pplace_fn)(struct policy_cluster *c, const int32_t *order, size_t norder,
-                         struct pstatement *st, struct preason *why, void *ctx);
-/* place within one domain of g's key: its members' domain, else the first of order's domains
- * where it succeeds; without a key, place over all of order. */
-int ptopo_place(struct policy_cluster *c, struct pgang *g, const int32_t *order, size_t norder,
-                struct pstatement *st, pplace_fn place, void *ctx, struct preason *why);
-/* Is member p, placed in its gang's domain, asked about candidates none of which is in that
- * domain (one of kube-scheduler's placements)? Then why says so. */
+/* g's shape (its minimum's GPUs) joins the gangs seen, once per gang. */
+void ptopo_observe(struct policy_cluster *c, struct pgang *g);
+void ptopo_shapes_free(struct policy_cluster *c);
+
+/* Place pool's members within the domains g and its subgroups ask for (topo_place.c): the most
+ * local level with a domain that holds them, the domain that strands the least; without a
+ * constraint, place over all of order. */
+int ptopo_place(struct policy_cluster *c, struct pgang *g, struct ppod *const *pool,
+                size_t npool, const struct pmissing *m, const int32_t *order, size_t norder,
+                struct pstatement *st, pplace_fn place, void *ctx, char *why, size_t len);
+/* Is member p, placed, asked about candidates none of which is in the domain its gang must
+ * keep to (one of kube-scheduler's placements)? Then why says so. */
 bool ptopo_elsewhere(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
-                     const char *const *cands, size_t n, struct preason *why);
-/* The candidates in p's (else its gang's) domain, into out (n slots); all without a domain. */
+                     const char *const *cands, size_t n, char *why, size_t len);
+/* The candidates in the domains p must keep to (its gang's required one, its subgroup's and
+ * its replica's, as its placed fellows hold them), into out (n slots); with prefer, only those
+ * in its preferred ones too. All without a constraint. */
 size_t ptopo_within(const struct policy_cluster *c, const struct pgang *g, const struct ppod *p,
-                    const char *const *cands, size_t n, const char **out);
+                    const char *const *cands, size_t n, bool prefer, const char **out);
+/* The gang's domain in words ("rack=r07") into buf; false: none. */
+bool ptopo_domain_text(const struct policy_cluster *c, const struct pgang *g, char *buf,
+                       size_t len);
+/* What it asks, in words, into buf; false: nothing. *key: its required level's label. */
+bool ptopo_want_text(const struct policy_cluster *c, const struct pgang *g, char *buf,
+                     size_t len, const char **key);
+/* The domains of g's required level that a victim search may try, each as a node mask (heap,
+ * c->nodes.n bytes), best first, at most max; 0 when g has no required level. */
+size_t ptopo_search_fences(struct policy_cluster *c, struct pgang *g, uint8_t **out, size_t max);
 
 /* Plan every missing minimum member of a gang into st; the rest of the
  * cluster's reservations are taken. On failure nothing of it stays in st and

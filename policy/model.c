@@ -12,6 +12,7 @@ static void queue_free(struct pqueue *q)
         return;
     free(q->name);
     free(q->parent);
+    pqueue_usage_free(q->usage);
     free(q);
 }
 
@@ -86,6 +87,7 @@ struct policy_cluster *policy_cluster_new(const struct policy_options *opts)
         c->opts.plan_ttl_ms = 60000;
     if (c->opts.refused_victim_ms <= 0)
         c->opts.refused_victim_ms = 30000;
+    pusage_settings(&c->opts.fairness);
     c->default_queue = pstrdup(c->opts.default_queue ? c->opts.default_queue : "default");
     c->opts.default_queue = c->default_queue;
     if (!c->default_queue || ensure_default_queue(c) != POLICY_OK || pfrag_init(c) != POLICY_OK) {
@@ -124,6 +126,7 @@ static void pod_free(struct ppod *p)
     free(p->queue);
     free(p->gang_key);
     free(p->subgroup);
+    free(p->replica);
     free(p->bound_node);
     free(p->gpu_groups_hint);
     pwhy_drop(p->why);
@@ -138,9 +141,10 @@ static void gang_free(struct pgang *g)
     for (int s = 0; g->decl && s < POLICY_GANG_SOURCES; s++) {
         psubs_free(g->decl[s].subs, g->decl[s].nsubs);
         free(g->decl[s].queue);
-        free(g->decl[s].topology);
+        ptopo_want_free(&g->decl[s].want);
+        ptopo_want_free(&g->decl[s].other);
     }
-    free(g->topology);
+    free(g->topo_conflict);
     free(g->decl);
     psubs_free(g->subs, g->nsubs);
     free(g->conflict);
@@ -180,6 +184,8 @@ void policy_cluster_free(struct policy_cluster *c)
     policy_evictions_free(c->evictions, c->nevictions);
     pfrag_cleanup(c);
     pnode_order_cleanup(c);
+    ptopo_topologies_free(c);
+    ptopo_shapes_free(c);
     free(c->default_queue);
     free(c);
 }
@@ -391,6 +397,8 @@ int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec
 
         /* Re-key first: the index still points at the old name. */
         q->arrival = old->arrival;
+        q->usage = old->usage; /* its usage over time outlives a change of its spec */
+        old->usage = NULL;
         c->queues.items[id] = q;
         pidx_put(&c->queue_ix, q->name, id);
         queue_free(old);
@@ -430,27 +438,25 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
            q->preempt_min_runtime != s->preempt_min_runtime_ms;
 }
 
-/* A spec's queue and topology key as a declaration keeps them: an empty name is none. */
+/* A spec's queue as a declaration keeps it: an empty name is none. */
 static const char *spec_queue(const struct policy_gang_spec *s)
 {
     return s->queue && *s->queue ? s->queue : NULL;
 }
 
-static const char *spec_topology(const struct policy_gang_spec *s)
-{
-    return s->topology_key && *s->topology_key ? s->topology_key : NULL;
-}
-
 static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
 {
     if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
-        !same_text(d->queue, spec_queue(s)) || !same_text(d->topology, spec_topology(s)) ||
+        !same_text(d->queue, spec_queue(s)) || !ptopo_want_same(&d->want, &s->topology) ||
+        !ptopo_want_same(&d->other, &s->topology_other) ||
         d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
         d->preemptible != s->preemptible)
         return false;
     for (size_t i = 0; i < d->nsubs; i++)
         if (!same_text(d->subs[i].name, s->subgroups[i].name) ||
-            d->subs[i].min != s->subgroups[i].min_members)
+            d->subs[i].min != s->subgroups[i].min_members ||
+            !ptopo_want_same(&d->subs[i].want, &s->subgroups[i].topology) ||
+            !ptopo_want_same(&d->subs[i].other, &s->subgroups[i].topology_other))
             return false;
     return true;
 }
@@ -496,6 +502,7 @@ static struct pgang *gang_new(struct policy_cluster *c, const char *key, bool si
         return NULL;
     }
     g->singleton = singleton;
+    g->topo_source = -1;
     g->arrival = c->next_arrival++;
     g->yields_to = g->waits_for = -1;
     id = ptable_add(&c->gangs, g);
@@ -561,7 +568,8 @@ static void gang_remove_member(struct pgang *g, int32_t pod)
 static void decl_clear(struct pdecl *d)
 {
     free(d->queue);
-    free(d->topology);
+    ptopo_want_free(&d->want);
+    ptopo_want_free(&d->other);
     psubs_free(d->subs, d->nsubs);
     memset(d, 0, sizeof(*d));
 }
@@ -571,28 +579,27 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 {
     struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
     char *queue = spec_queue(s) ? pstrdup(s->queue) : NULL;
-    char *topology = spec_topology(s) ? pstrdup(s->topology_key) : NULL;
+    struct ptopo_want want = {0}, other = {0};
 
     if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) ||
-        (spec_topology(s) && !topology)) {
-        free(subs);
-        free(queue);
-        free(topology);
-        return POLICY_ENOMEM;
-    }
+        ptopo_want_copy(&want, &s->topology) != POLICY_OK ||
+        ptopo_want_copy(&other, &s->topology_other) != POLICY_OK)
+        goto fail;
     for (size_t i = 0; i < s->nsubgroups; i++) {
         subs[i].min = s->subgroups[i].min_members;
-        if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : ""))) {
-            psubs_free(subs, i);
-            free(queue);
-            free(topology);
-            return POLICY_ENOMEM;
+        if (!(subs[i].name = pstrdup(s->subgroups[i].name ? s->subgroups[i].name : "")) ||
+            ptopo_want_copy(&subs[i].want, &s->subgroups[i].topology) != POLICY_OK ||
+            ptopo_want_copy(&subs[i].other, &s->subgroups[i].topology_other) != POLICY_OK) {
+            psubs_free(subs, i + 1);
+            subs = NULL;
+            goto fail;
         }
     }
     decl_clear(d);
     *d = (struct pdecl){.on = true,
                         .queue = queue,
-                        .topology = topology,
+                        .want = want,
+                        .other = other,
                         .min = s->min_members > 0 ? s->min_members : 0,
                         .subs = subs,
                         .nsubs = s->nsubgroups,
@@ -600,6 +607,12 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
                         .priority = s->priority,
                         .preemptible = s->preemptible};
     return POLICY_OK;
+fail:
+    free(subs);
+    free(queue);
+    ptopo_want_free(&want);
+    ptopo_want_free(&other);
+    return POLICY_ENOMEM;
 }
 
 /*
@@ -656,7 +669,7 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
     if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
     gang_queue_refresh(c, g);
-    ptopo_refresh(g);
+    ptopo_refresh(c, g);
     if (!g->admitted) {
         c->maybe_partial = true;
         pgang_mark_waiting(c, g);
@@ -680,7 +693,7 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     decl_clear(&g->decl[source]);
     pgang_compose(c, g);
     gang_queue_refresh(c, g);
-    ptopo_refresh(g);
+    ptopo_refresh(c, g);
     c->fair_dirty = true;
     if (pgang_declared(g))
         return POLICY_OK; /* another source still declares it */
@@ -749,12 +762,14 @@ static int pod_fill(struct policy_cluster *c, struct ppod *p, const struct polic
     p->refused = p->parked_hint = s->unschedulable;
     p->preemptible = s->preemptible;
     p->subgroup = s->subgroup && *s->subgroup ? pstrdup(s->subgroup) : NULL;
+    p->replica = s->replica && *s->replica ? pstrdup(s->replica) : NULL;
     p->sub = -1;
     p->evict_by = -1;
     p->place.node = -1;
     p->gang = -1;
     if (!p->queue || (invalid && !p->invalid) || (s->gang && !p->gang_key) ||
-        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup))
+        (s->node && *s->node && !p->bound_node) || (s->subgroup && *s->subgroup && !p->subgroup) ||
+        (s->replica && *s->replica && !p->replica))
         return POLICY_ENOMEM;
     return pselector_copy(&p->sel, s->node_selector, s->nnode_selector, s->affinity, s->naffinity,
                           s->tolerations, s->ntolerations);
@@ -842,6 +857,17 @@ void policy_parked_hints_spent(struct policy_cluster *c)
     }
 }
 
+void policy_pod_handed_back(struct policy_cluster *c, const char *ns, const char *name,
+                            uint64_t refusal)
+{
+    struct ppod *p = ppod_find(c, ns, name);
+
+    if (p && p->refusal == refusal) {
+        p->refused = false;
+        p->parked_hint = false;
+    }
+}
+
 static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)
 {
     struct pgang *g;
@@ -913,7 +939,8 @@ static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_s
            p->gpus == pask_counted(s->gpus, POLICY_MAX_GPUS) && p->share == s->gpu_share_milli &&
            p->gpu_memory_mib == pask_counted(s->gpu_memory_mib, POLICY_MAX_GPU_MEMORY_MIB) &&
            p->managed == s->managed && str_same(p->invalid, pod_invalid(s, capwhy, sizeof(capwhy))) &&
-           str_same(p->subgroup, s->subgroup) && p->preemptible == s->preemptible &&
+           str_same(p->subgroup, s->subgroup) && str_same(p->replica, s->replica) &&
+           p->preemptible == s->preemptible &&
            p->priority == s->priority;
 }
 

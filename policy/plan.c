@@ -209,12 +209,6 @@ static int cmp_choice(const void *a, const void *b, void *ctx)
     return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
 }
 
-/* What a gang's minimum still misses: per subgroup, and the rest any member may fill. */
-struct missing {
-    int32_t *sub;  /* per subgroup */
-    int32_t slack; /* beyond the subgroups' minimums, up to the whole one */
-    int32_t total;
-};
 
 /* Where a pass ran out: the first member that found no place (and its queue's refusal, if
  * that was what held it), and the subgroup still short (-1: the whole minimum). */
@@ -231,9 +225,9 @@ struct shortfall {
  * neighbours continue from one cursor.
  */
 static int place_missing(struct policy_cluster *c, const struct pgang *g, struct ppod **pool,
-                         size_t npool, struct missing *m, enum policy_strategy strategy,
-                         const int32_t *order, size_t norder, struct pstatement *st,
-                         struct shortfall *sf)
+                         size_t npool, struct pmissing *m, const struct pplace_filter *f,
+                         enum policy_strategy strategy, const int32_t *order, size_t norder,
+                         struct pstatement *st, struct shortfall *sf)
 {
     const struct ppod *prev = NULL;
     struct preason queue_why;
@@ -246,6 +240,10 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
         struct ppod *p = pool[i];
         bool for_sub = p->sub >= 0 && (size_t)p->sub < g->nsubs && m->sub[p->sub] > 0;
 
+        /* Placed by an earlier pass of this plan (a subgroup in its own domain), or not this
+         * pass's to take. */
+        if (p->phase != POLICY_POD_PENDING || !pplace_filter_takes(f, p))
+            continue;
         if (!for_sub && m->slack <= 0)
             continue;
         if (!prev || !ppod_same_shape(prev, p))
@@ -273,7 +271,8 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
             sf->sub = (int32_t)s;
     if (sf->failed && sf->sub >= 0 && sf->failed->sub != sf->sub) {
         for (size_t i = 0; i < npool; i++)
-            if (pool[i]->sub == sf->sub && pool[i]->phase == POLICY_POD_PENDING) {
+            if (pool[i]->sub == sf->sub && pool[i]->phase == POLICY_POD_PENDING &&
+                pplace_filter_takes(f, pool[i])) {
                 sf->failed = pool[i];
                 sf->queue_why.r.kind = POLICY_REASON_NONE;
                 break;
@@ -291,18 +290,27 @@ struct search_state {
     const struct pgang *g;
     struct ppod **pool;
     size_t npool;
-    struct missing *m;
+    struct pmissing *m;
+    const struct pplace_filter *f;
     const int32_t *order;
     size_t norder;
     struct pstatement *st;
     long budget;
 };
 
+/* May the search take pool member i (pending: not placed by an earlier pass, and this pass's)? */
+static bool search_takes(const struct search_state *d, size_t i)
+{
+    return d->pool[i]->phase == POLICY_POD_PENDING && pplace_filter_takes(d->f, d->pool[i]);
+}
+
 /* Can pool[i..] still meet what is missing? */
 static bool search_may_meet(const struct search_state *d, size_t i)
 {
-    int32_t left = (int32_t)(d->npool - i);
+    int32_t left = 0;
 
+    for (size_t k = i; k < d->npool; k++)
+        left += search_takes(d, k);
     if (left < d->m->total)
         return false;
     for (size_t s = 0; s < d->g->nsubs; s++) {
@@ -311,7 +319,7 @@ static bool search_may_meet(const struct search_state *d, size_t i)
         if (d->m->sub[s] <= 0)
             continue;
         for (size_t k = i; k < d->npool; k++)
-            have += d->pool[k]->sub == (int32_t)s;
+            have += d->pool[k]->sub == (int32_t)s && search_takes(d, k);
         if (have < d->m->sub[s])
             return false;
     }
@@ -363,7 +371,7 @@ static bool search_from(struct search_state *d, size_t i)
         return false;
     p = d->pool[i];
     for_sub = p->sub >= 0 && (size_t)p->sub < d->g->nsubs && d->m->sub[p->sub] > 0;
-    if (for_sub || d->m->slack > 0) {
+    if (search_takes(d, i) && (for_sub || d->m->slack > 0)) {
         for (size_t k = 0; k < d->norder; k++) {
             const struct pnode *n = pnode_at(d->c, d->order[k]);
             enum pfit_why w;
@@ -399,85 +407,116 @@ static bool subgroups_met_by_valid(const struct pgang *g, struct ppod **pool, si
 
 /* The least the missing members could ask, per resource: the queue is asked about that. */
 static void least_need(const struct policy_cluster *c, struct ppod **pool, size_t npool,
-                       const struct pgang *g, const struct missing *m,
+                       const struct pgang *g, const struct pmissing *m,
                        struct policy_resources *need)
 {
     pgang_least_need(c, g, (const struct ppod *const *)pool, npool, m->sub, m->total, need);
 }
 
-/* What a pass places, handed to ptopo_place: it tries each domain with the counts as they
- * were (each try starts from a copy). */
+/* What a pass places, handed to ptopo_place: it places into st what the counts it is given
+ * miss (ptopo_place hands each domain's try a copy). */
 struct place_ctx {
     const struct pgang *g;
     struct ppod **pool;
     size_t npool;
-    const struct missing *m;
     enum policy_strategy strategy;
+    struct preason *why; /* a pass that runs out says why here (and in words to ptopo_place);
+                          * NULL: no reason asked (a dry run) */
 };
 
 /* Why a pass that ran out on these nodes did, as the cluster stands (the pass rolled back). */
 static void pass_reason(const struct policy_cluster *c, const struct place_ctx *x,
-                        const int32_t *order, size_t norder, struct shortfall *sf,
-                        struct preason *why)
+                        const struct pmissing *m, const int32_t *order, size_t norder,
+                        struct shortfall *sf, struct preason *why)
 {
     if (sf->queue_why.r.kind != POLICY_REASON_NONE) {
         *why = sf->queue_why;
         pqueue_reason_settle(c, why);
         return;
     }
-    preason_gang_room(c, x->g, x->pool, x->npool, x->m->sub, x->m->total, sf->failed, sf->sub,
-                      order, norder, why);
+    preason_gang_room(c, x->g, x->pool, x->npool, m->sub, m->total, sf->failed, sf->sub, order,
+                      norder, why);
+}
+
+/* What m misses before a pass counts it off, for the pass's reason (sub: stack when it fits). */
+static bool missing_before(const struct pgang *g, const struct pmissing *m, struct pmissing *was,
+                           int32_t *stack)
+{
+    *was = *m;
+    was->sub = g->nsubs <= 16 ? stack : malloc(g->nsubs * sizeof(*was->sub));
+    if (!was->sub)
+        return false;
+    memcpy(was->sub, m->sub, g->nsubs * sizeof(*was->sub));
+    return true;
+}
+
+/* A pass ran out: its reason as data (x->why), and in words for ptopo_place, which may say
+ * it of a domain. */
+static void pass_failed(struct policy_cluster *c, const struct place_ctx *x,
+                        const struct pmissing *was, const int32_t *order, size_t norder,
+                        struct pstatement *st, size_t mark, struct shortfall *sf, char *why,
+                        size_t len)
+{
+    pstatement_rollback(c, st, mark);
+    if (sf)
+        pass_reason(c, x, was, order, norder, sf, x->why);
+    else
+        preason_gang_room(c, x->g, x->pool, x->npool, was->sub, was->total, NULL, -1, order,
+                          norder, x->why);
+    preason_text(x->why, why, len);
 }
 
 static int place_greedy(struct policy_cluster *c, const int32_t *order, size_t norder,
-                        struct pstatement *st, struct preason *why, void *ctx_)
+                        struct pmissing *m, const struct pplace_filter *f,
+                        struct pstatement *st, char *why, size_t len, void *ctx_)
 {
     const struct place_ctx *x = ctx_;
-    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
-    struct missing m = *x->m;
+    int32_t stack[16];
+    struct pmissing was;
     struct shortfall sf;
     size_t mark = st->n;
     int rc;
 
-    if (!sub) {
-        no_memory(why, x->g->key);
+    if (!x->why)
+        return place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st,
+                             &sf);
+    if (!missing_before(x->g, m, &was, stack)) {
+        no_memory(x->why, x->g->key);
+        preason_text(x->why, why, len);
         return -1;
     }
-    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
-    m.sub = sub;
-    rc = place_missing(c, x->g, x->pool, x->npool, &m, x->strategy, order, norder, st, &sf);
-    if (sub != stack)
-        free(sub);
-    if (rc != 0 && why) {
-        pstatement_rollback(c, st, mark);
-        pass_reason(c, x, order, norder, &sf, why);
-    }
+    rc = place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st, &sf);
+    if (rc != 0)
+        pass_failed(c, x, &was, order, norder, st, mark, &sf, why, len);
+    if (was.sub != stack)
+        free(was.sub);
     return rc;
 }
 
 static int place_by_search(struct policy_cluster *c, const int32_t *order, size_t norder,
-                           struct pstatement *st, struct preason *why, void *ctx_)
+                           struct pmissing *m, const struct pplace_filter *f,
+                           struct pstatement *st, char *why, size_t len, void *ctx_)
 {
     const struct place_ctx *x = ctx_;
-    int32_t stack[16], *sub = x->g->nsubs <= 16 ? stack : malloc(x->g->nsubs * sizeof(*sub));
-    struct missing m = *x->m;
-    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = &m,
-                             .order = order, .norder = norder, .st = st,
+    struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = m,
+                             .f = f, .order = order, .norder = norder, .st = st,
                              .budget = SEARCH_BUDGET};
+    int32_t stack[16];
+    struct pmissing was;
     bool ok;
 
-    if (!sub) {
-        no_memory(why, x->g->key);
+    if (!x->why)
+        return search_from(&d, 0) ? 0 : -1;
+    if (!missing_before(x->g, m, &was, stack)) {
+        no_memory(x->why, x->g->key);
+        preason_text(x->why, why, len);
         return -1;
     }
-    memcpy(sub, x->m->sub, x->g->nsubs * sizeof(*sub));
-    m.sub = sub;
     ok = search_from(&d, 0);
-    if (sub != stack)
-        free(sub);
-    if (!ok && why)
-        preason_gang_room(c, x->g, x->pool, x->npool, x->m->sub, x->m->total, NULL, -1, order,
-                          norder, why);
+    if (!ok)
+        pass_failed(c, x, &was, order, norder, st, st->n, NULL, why, len);
+    if (was.sub != stack)
+        free(was.sub);
     return ok ? 0 : -1;
 }
 
@@ -530,10 +569,11 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
     int32_t stack_m[16], *msub = g->nsubs <= 16 ? stack_m : calloc(g->nsubs, sizeof(*msub));
     struct ppod **pool = malloc((g->nmembers ? g->nmembers : 1) * sizeof(*pool));
     struct choice_order cmp = {.c = c, .must = must, .how = how};
-    struct missing m = {.sub = msub};
+    struct pmissing m = {.sub = msub};
     struct policy_resources estimate;
     size_t npool = 0, norder = 0, mark = st->n, valid = 0;
     int32_t placed, subs_need = 0, *order = NULL;
+    char text[POLICY_REASON_LEN] = "";
     int rc = -1;
 
     *kind = PREASON_MEMBERS;
@@ -579,10 +619,22 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
         no_memory(why, g->key);
         goto out;
     }
-    if (ptopo_place(c, g, order, norder, st, search ? place_by_search : place_greedy,
-                    &(struct place_ctx){.g = g, .pool = pool, .npool = npool, .m = &m,
-                                        .strategy = strategy},
-                    why) != 0) {
+    ptopo_observe(c, g);
+    rc = ptopo_place(c, g, pool, npool, &m, order, norder, st,
+                     search ? place_by_search : place_greedy,
+                     &(struct place_ctx){.g = g, .pool = pool, .npool = npool,
+                                         .strategy = strategy, .why = why},
+                     text, sizeof(text));
+    if (rc != 0) {
+        if (rc == -2)
+            *kind = PREASON_MEMBERS; /* a Topology it names is not known: no room helps */
+        /* Within the domains it asks for, topology.c says why in its own words (a pass's
+         * reason, said of one domain, among them): the reason is those words. */
+        if (why && (rc == -2 || c->topo_fence || ptopo_constrained(g))) {
+            preason_init(why, POLICY_REASON_TOPOLOGY, g->key);
+            preason_detail(why, "%s", text);
+        }
+        rc = -1;
         pstatement_rollback(c, st, mark);
         goto out;
     }

@@ -153,6 +153,9 @@ struct policy_pod_spec {
     /* Which of its gang's subgroups it belongs to: "head", a worker group's
      * name, a KAI subgroup, a Volcano task. NULL = none (a count-only gang). */
     const char *subgroup;
+    /* Its multi-host replica within the subgroup (KubeRay's ray.io/worker-group-replica-name):
+     * a replica's pods keep to one domain (policy_subgroup_spec.topology). NULL: none. */
+    const char *replica;
     const char *queue; /* NULL = the default queue */
     bool managed;      /* scheduled by muster; others only take capacity */
     /* May muster evict it for another gang? POLICY_PREEMPTIBLE_BY_PRIORITY
@@ -222,10 +225,55 @@ enum policy_gang_source {
     POLICY_GANG_SOURCES
 };
 
+/* ---- topology: where nodes sit, and where a gang wants its members ------- */
+
+#define POLICY_MAX_TOPOLOGY_LEVELS 16 /* KAI's and Kueue's Topology allow as many */
+
+struct policy_topology_level {
+    const char *node_label;
+    const char *alias; /* NULL or "": none */
+};
+
+/* A named hierarchy of node labels, coarsest first (KAI's and Kueue's Topology): a domain of a
+ * level is the nodes sharing one value of its label and of every coarser level's. */
+struct policy_topology_spec {
+    const char *name;
+    const struct policy_topology_level *levels;
+    size_t nlevels;
+};
+
+/*
+ * Where a gang, or one of its subgroups, goes (docs/topology.md): within one domain of its
+ * required level, never across two; within one domain of its preferred level when one holds
+ * it, else of the next coarser level, up to the required one (the whole cluster without one).
+ * A level is named by its node label or its alias, a Volcano tier by its number (1: the finest
+ * level of the topology above the nodes themselves). Nothing named: no constraint.
+ */
+struct policy_topology_constraint {
+    /* The Topology the levels belong to; NULL: the first (by name) whose levels include the
+     * named label, else that label alone as a topology of one level. */
+    const char *topology;
+    const char *required;
+    const char *preferred;
+    int32_t required_tier;  /* Volcano: 0 none */
+    int32_t preferred_tier;
+    const char *dialect;    /* who asked: "KAI", "Kueue", "Volcano", "Workload API" (for text) */
+    /* The decoder's verdict on a constraint it could not read (a tier that is not a number):
+     * the gang waits, saying so, rather than run where it was not meant to. NULL: none. */
+    const char *invalid;
+};
+
 /* One part of a gang with its own minimum: the head, a worker group. */
 struct policy_subgroup_spec {
     const char *name;
     int32_t min_members; /* 0: all of its pods are extras */
+    /* Its own place within the gang's (KAI's per-group annotations, a PodGroup's subGroups[]).
+     * Its multi-host replicas (policy_pod_spec.replica) each keep to one domain of its finest
+     * level (else the gang's). */
+    struct policy_topology_constraint topology;
+    /* Another dialect's word on it in the same object (Kueue's beside KAI's): the engine says
+     * where it disagrees with topology, which it follows. */
+    struct policy_topology_constraint topology_other;
 };
 
 struct policy_gang_spec {
@@ -238,10 +286,13 @@ struct policy_gang_spec {
     int32_t priority;
     enum policy_preemptible preemptible;
     enum policy_gang_source source;
-    /* A node label all of the gang's pods share one value of (a Workload-API PodGroup's
-     * schedulingConstraints.topology[0].key, as kube-scheduler's TopologyAwareWorkloadScheduling
-     * reads it); NULL or "": none. The gang is planned within one domain of it. */
-    const char *topology_key;
+    /* Where the whole gang goes (a Workload-API PodGroup's schedulingConstraints.topology[0].key
+     * as required, KAI's annotations or topologyConstraint, Volcano's networkTopology). */
+    struct policy_topology_constraint topology;
+    /* Another dialect's word on the whole gang in the same object (Volcano's labels beside
+     * KAI's annotations): where it disagrees with topology, which is followed, the gang's
+     * conflict says so. */
+    struct policy_topology_constraint topology_other;
 };
 
 enum policy_strategy {
@@ -250,8 +301,31 @@ enum policy_strategy {
     POLICY_FRAGMENTATION, /* least expected fragmentation for the pods seen (frag.c) */
 };
 
+/* Among the domains of a level that hold a gang, which one it goes to. */
+enum policy_domain_choice {
+    POLICY_DOMAIN_LEAST_STRANDED, /* the one whose use strands the least for the gangs seen */
+    POLICY_DOMAIN_FULLEST,        /* KAI's: the fullest that fits (for comparison) */
+};
+
+/*
+ * Fair over time (docs/quota.md, "Fair over time"): KAI-Scheduler's time-based fair share,
+ * kept in the engine. Each queue's usage, decayed and normalised by the cluster's capacity
+ * over the same time (U'), moves the split of what is left over quota: KAI's
+ * shareWeight = max(0, w' + k (w' - U')), w' the queue's overQuotaWeight over those of the
+ * queues still asking at its priority. Quota is untouched.
+ */
+struct policy_fairness {
+    int64_t half_life_ms;     /* usage counts half after this long; 0: off (no usage kept) */
+    int64_t window_ms;        /* usage older than this does not count; 0 = 7 days */
+    int64_t k_milli;          /* KAI's kValue in thousandths (1000 = 1); 0: usage moves nothing */
+    int64_t entry_penalty_ms; /* Kueue's entry penalty: a gang muster admits counts at once
+                               * as if it had already run this long (settled as it runs); 0: none */
+    int64_t refresh_ms;       /* how often the division takes the usage anew; 0 = 60 s */
+};
+
 struct policy_options {
     enum policy_strategy strategy;
+    enum policy_domain_choice domain_choice;
     int64_t plan_ttl_ms;       /* unbound plans are released after this; 0 = 60 s */
     const char *default_queue; /* NULL = "default" */
     bool no_reclaim;           /* never evict between queues */
@@ -259,6 +333,7 @@ struct policy_options {
     /* A victim gang whose eviction was refused is not chosen again for this long
      * (a PodDisruptionBudget rarely changes within seconds); 0 = 30 s. */
     int64_t refused_victim_ms;
+    struct policy_fairness fairness; /* all 0: off */
 };
 
 struct policy_cluster;
@@ -269,6 +344,9 @@ void policy_cluster_free(struct policy_cluster *c);
 int policy_node_upsert(struct policy_cluster *c, const struct policy_node_spec *spec);
 int policy_queue_upsert(struct policy_cluster *c, const struct policy_queue_spec *spec);
 int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *spec);
+/* A Topology came or changed; forget: it went. Gangs naming it wait while it is unknown. */
+int policy_topology_upsert(struct policy_cluster *c, const struct policy_topology_spec *spec);
+int policy_topology_forget(struct policy_cluster *c, const char *name);
 /* Would this spec change what the engine knows? (Status-only updates do not.) */
 bool policy_queue_changes(const struct policy_cluster *c, const struct policy_queue_spec *spec);
 /* Changes whenever what a node offers changes (a node comes, or its allocatable, labels,
@@ -289,6 +367,11 @@ int policy_pod_forget(struct policy_cluster *c, const char *namespace_, const ch
 /* The pods refused only by their PodScheduled condition (policy_pod_spec.unschedulable) have
  * been handed back: from now on only muster's own answers mark a pod refused. */
 void policy_parked_hints_spent(struct policy_cluster *c);
+/* The pod was handed back to kube-scheduler after the answer that refused it (its view's
+ * refusal): kube-scheduler asks again, so it is refused no more until an answer says so. A
+ * newer refusal than the one handed back stands. */
+void policy_pod_handed_back(struct policy_cluster *c, const char *namespace_, const char *name,
+                            uint64_t refusal);
 
 /*
  * GPU sharing failed on this node (a reservation pod never reported its
@@ -305,6 +388,9 @@ bool policy_pod_spec_valid(const struct policy_pod_spec *spec, char *why, size_t
 
 /* ---- fair share: the arithmetic alone ------------------------------------ */
 
+/* U' of a queue that used the whole capacity over the whole window: usage is in billionths. */
+#define POLICY_USAGE_UNIT INT64_C(1000000000)
+
 /* One queue of a tree, for one resource. */
 struct policy_share_queue {
     int32_t parent;   /* index of its parent in the array, -1 at the top; parents come first */
@@ -313,6 +399,9 @@ struct policy_share_queue {
     int64_t limit;    /* -1 = unlimited */
     int64_t weight;   /* overQuotaWeight, 0..POLICY_MAX_WEIGHT */
     int64_t demand;   /* what it and its children ask, rolled up */
+    /* U': its decayed usage over the cluster's decayed capacity, in POLICY_USAGE_UNITs,
+     * 0..10 units (more is taken as 10). Read by policy_fair_share_k only. */
+    int64_t usage;
     int64_t fair_share; /* out */
 };
 
@@ -325,6 +414,75 @@ struct policy_share_queue {
  * Integer units; equal weights end within one unit of each other.
  */
 void policy_fair_share(int64_t capacity, struct policy_share_queue *q, size_t n);
+
+/*
+ * The same with each queue's usage weighed (KAI's calcShareWeights): within one priority,
+ * what is left over quota goes in KAI's rounds to the queues still asking, each round by
+ * shareWeight = max(0, w' + k (w' - U')), w' = weight / the weights of the queues still
+ * asking; a queue whose part covers what it still wants takes that, and what it leaves is
+ * divided again the same way, weights taken anew. k in thousandths (KAI's kValue x 1000).
+ * k 0, or no usage at a priority, is policy_fair_share exactly. Deserved parts (quota) are
+ * untouched. When every queue still asking has shareWeight 0 the rest goes to the next
+ * priority, as in KAI.
+ */
+void policy_fair_share_k(int64_t capacity, int64_t k_milli, struct policy_share_queue *q,
+                         size_t n);
+
+/* ---- fair over time: the usage integral alone ----------------------------- */
+
+#define POLICY_USAGE_BUCKETS 32
+
+/*
+ * One resource's use over time, as its decayed integral
+ *     U(now) = integral over s in (now - window, now] of held(s) x 0.5^((now - s) / halfLife) ds
+ * (unit x ms), kept in POLICY_USAGE_BUCKETS buckets of window / POLICY_USAGE_BUCKETS: each
+ * bucket holds the exact decayed integral of what was added to it, so decay is exact; only
+ * the oldest bucket, which the window's edge cuts, is taken as if used evenly across it.
+ * A value type: copy it as a whole.
+ */
+struct policy_usage_slot {
+    int64_t bucket; /* its number: bucket b covers [b w, (b + 1) w); INT64_MIN = empty */
+    int64_t at;     /* sum is decayed to this time */
+    double sum;
+};
+
+struct policy_usage {
+    int64_t bucket_ms;
+    struct policy_usage_slot slot[POLICY_USAGE_BUCKETS + 2];
+};
+
+/* Empty, for settings f (half_life_ms 0: every call below does nothing, and at() is 0). */
+void policy_usage_init(struct policy_usage *u, const struct policy_fairness *f);
+/* `amount` was held from `from` to `to` (ms). Spans may come in any order within the window;
+ * what is older than the oldest bucket kept is dropped. */
+void policy_usage_add(struct policy_usage *u, const struct policy_fairness *f, int64_t from,
+                      int64_t to, double amount);
+/* A decayed integral taken at `at` (a restored usage), as one amount at that instant. */
+void policy_usage_add_mass(struct policy_usage *u, const struct policy_fairness *f, int64_t at,
+                           double mass);
+/* U(now). A pure function of what was added and now. */
+double policy_usage_at(const struct policy_usage *u, const struct policy_fairness *f,
+                       int64_t now);
+
+/*
+ * The engine's usage: what every queue holds bound (allocated, rolled up to its parents) and
+ * what the cluster offers, integrated since the last call, as seen at `now`. The daemon calls
+ * it every few seconds; simulate before every change of its timeline. Every refresh_ms the
+ * division takes each queue's U' anew (and fair shares move). Does nothing when fairness is
+ * off, or before the cluster offers anything. Time the engine has seen pass without a call is
+ * counted at what is held now.
+ */
+int policy_usage_sample(struct policy_cluster *c, int64_t now);
+
+/*
+ * A queue's U' as written in its status before a restart (share[r], 0..10, of the cluster's
+ * capacity over the window), taken at `at` on the engine's clock. Applied at the queue's first
+ * sample, as if the cluster had offered what it offers then over the whole window, and the
+ * queue had held what it holds then from `at` on; ignored for a queue already sampled, and
+ * when fairness is off. POLICY_ENOENT: no such queue.
+ */
+int policy_queue_usage_seed(struct policy_cluster *c, const char *name,
+                            const double share[POLICY_RES_COUNT], int64_t at);
 
 /* ---- the four questions -------------------------------------------------- */
 
@@ -515,6 +673,8 @@ enum policy_reason_kind {
     POLICY_REASON_NO_NODE,     /* pod: no node takes its ask (nodes, failing, most_free) */
     POLICY_REASON_GANG_ROOM,   /* gang: the want members its minimum misses do not fit at once */
     POLICY_REASON_NO_DOMAIN,   /* gang: no node has its topology label (or its domain's value) */
+    POLICY_REASON_TOPOLOGY,    /* gang: no domain it asks for holds it, in topology.c's words
+                                * (detail); its figures are not kept (yet) */
     POLICY_REASON_AHEAD,       /* gang: gang other (of other_queue) is ahead and could use the room */
     POLICY_REASON_YIELD,       /* gang: gang other would evict it at once, so other goes first */
     POLICY_REASON_NO_VICTIMS,  /* gang: gang other would evict it at once were it placed on
@@ -651,6 +811,7 @@ struct policy_pod_view {
     const struct policy_reason *why; /* the same as data */
     bool refused;             /* muster's last filter answer for it was no: kube-scheduler
                                * parked it and retries it only on events it watches */
+    uint64_t refusal;         /* which answer that was (policy_pod_handed_back) */
     uint64_t arrival;
     int32_t priority;
     const char *subgroup; /* NULL = none */
@@ -699,8 +860,14 @@ struct policy_gang_view {
      * which muster follows". */
     const char *conflict;
     bool declared[POLICY_GANG_SOURCES]; /* by a RayCluster, by a PodGroup */
-    const char *topology_key; /* NULL: none */
-    const char *domain;       /* its value on the nodes the gang is placed on; NULL: none yet */
+    /* The node label of its required level (a Workload-API key); NULL: none. */
+    const char *topology_key;
+    /* What it asks, in words: "required block, preferred rack (Topology cluster, KAI)"; NULL:
+     * nothing (neither it nor a subgroup). */
+    const char *topology;
+    /* The domain its placed members share at the finest of its levels that holds them all,
+     * "rack=r07" (the level's alias, else its label); NULL: none placed, or no constraint. */
+    const char *domain;
 };
 
 struct policy_queue_view {
@@ -719,6 +886,13 @@ struct policy_queue_view {
     struct policy_resources fair_share;
     int64_t reclaim_min_runtime_ms, preempt_min_runtime_ms;
     int32_t pending_gangs;
+    /* Fair over time: its U' as last published (POLICY_USAGE_UNITs; the entry penalty is not
+     * in it), when that was (has_recent_usage false: never), and the fair share it would have
+     * if usage did not count (equal to fair_share when fairness is off). */
+    bool has_recent_usage;
+    struct policy_resources recent_usage;
+    int64_t recent_usage_at;
+    struct policy_resources fair_share_without_usage;
 };
 
 struct policy_gpu_group_view {
@@ -734,6 +908,8 @@ struct policy_node_view {
     int64_t cpu_used, memory_used, pods_used, gpus_whole_used; /* bound + planned */
     size_t ngroups;
     const struct policy_gpu_group_view *groups;
+    const struct policy_label *labels; /* its labels (a simulate report groups by domain) */
+    size_t nlabels;
 };
 
 /* One shape of the GPU pods seen, as the fragmentation strategy weighs them. */
@@ -752,6 +928,18 @@ typedef void (*policy_gang_fn)(const struct policy_gang_view *v, void *ctx);
 typedef void (*policy_queue_fn)(const struct policy_queue_view *v, void *ctx);
 typedef void (*policy_node_fn)(const struct policy_node_view *v, void *ctx);
 typedef void (*policy_shape_fn)(const struct policy_shape_view *v, void *ctx);
+
+/* A Topology the engine knows: its name and levels (borrowed). */
+struct policy_topology_view {
+    const char *name;
+    size_t nlevels;
+    const char *const *labels;  /* coarsest first */
+    const char *const *aliases; /* NULL: none */
+};
+
+typedef void (*policy_topology_fn)(const struct policy_topology_view *v, void *ctx);
+/* Visit every Topology, in no set order. */
+void policy_each_topology(const struct policy_cluster *c, policy_topology_fn fn, void *ctx);
 
 /* Visit in arrival order (pods), key order (gangs), name order (queues, nodes). */
 void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx);

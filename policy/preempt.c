@@ -44,6 +44,21 @@ static void victims_free(char **v, size_t n)
     free(v);
 }
 
+/* The victims' node is in the domains the preemptor's gang keeps to (its placed members'). */
+static bool in_its_domain(const struct policy_cluster *c, const struct ppod *pre,
+                          const char *victim)
+{
+    const struct pgang *g = ppod_gang(c, pre);
+    const struct ppod *v = ppod_at(c, pidx_get(&c->pod_ix, victim));
+    const struct pnode *node = v && v->place.node >= 0 ? pnode_at(c, v->place.node) : NULL;
+    const char *name, *kept;
+
+    if (!g || g->singleton || !node || !ptopo_constrained(g))
+        return true;
+    name = node->name;
+    return ptopo_within(c, g, pre, &name, 1, false, &kept) == 1;
+}
+
 bool policy_preempt_victims(struct policy_cluster *c, const char *ns, const char *name,
                             const char *const *victims, size_t n, char ***out, size_t *nout)
 {
@@ -56,6 +71,8 @@ bool policy_preempt_victims(struct policy_cluster *c, const char *ns, const char
     /* muster is already making room for the preemptor's gang (its victims are leaving):
      * kube-scheduler's preemption would evict a second set for the same room. */
     if (ppod_gang(c, pre) && ppod_gang(c, pre)->awaiting > 0)
+        return false;
+    if (n > 0 && !in_its_domain(c, pre, victims[0]))
         return false;
     for (size_t i = 0; i < n; i++) {
         const struct ppod *v = ppod_at(c, pidx_get(&c->pod_ix, victims[i]));

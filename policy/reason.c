@@ -28,6 +28,7 @@ static const struct {
     [POLICY_REASON_NO_NODE] = {"no-node", PREASON_CAPACITY},
     [POLICY_REASON_GANG_ROOM] = {"gang-room", PREASON_CAPACITY},
     [POLICY_REASON_NO_DOMAIN] = {"no-domain", PREASON_CAPACITY},
+    [POLICY_REASON_TOPOLOGY] = {"topology", PREASON_CAPACITY},
     [POLICY_REASON_AHEAD] = {"ahead", PREASON_AHEAD},
     [POLICY_REASON_YIELD] = {"yield", PREASON_AHEAD},
     [POLICY_REASON_NO_VICTIMS] = {"no-victims", PREASON_AHEAD},
@@ -503,6 +504,8 @@ static void put_no_node(struct line *o, const struct policy_reason *r)
     if (r->topology && r->domain) {
         put(o, "gang %s: ", r->gang);
         put_domain(o, r);
+    } else if (r->domain) { /* the domains its gang keeps to, in words */
+        put(o, "gang %s: %s: ", r->gang, r->domain);
     }
     if (r->pod) {
         put(o, "member %s (", r->pod);
@@ -622,6 +625,9 @@ static void put_reason(struct line *o, const struct policy_reason *r)
                 r->topology, r->domain);
         else
             put(o, "gang %s: no node has the label %s its pods must share", r->gang, r->topology);
+        break;
+    case POLICY_REASON_TOPOLOGY:
+        put(o, "%s", r->detail ? r->detail : "no domain it asks for holds it");
         break;
     case POLICY_REASON_AHEAD:
         put(o, "waits: gang %s of queue %s is ahead", r->other, r->other_queue);

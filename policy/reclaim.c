@@ -57,6 +57,7 @@ struct victim {
     int32_t priority;
     int64_t since;
     bool taken;
+    bool outside; /* none of its pods in the domain the search tries now (topology) */
     struct pstatement lifted, held; /* while taken: its pods, and a plan's leavers, lifted */
 };
 
@@ -69,6 +70,7 @@ struct psearch {
     struct pgang *assume;    /* a probe's: counted as bound just now, a victim like the rest */
     int64_t now;
     struct policy_resources need; /* what the reclaimer asks: estimated, then as planned */
+    struct policy_resources need0; /* ... as estimated */
     struct victim *v;
     size_t n, cap;
     struct ppod **pool;
@@ -495,6 +497,26 @@ static void restore_all(struct psearch *s)
             give_back(s, &s->v[i]);
 }
 
+/* A member alone: anywhere, or within the domains its gang keeps to. */
+static bool fits_one(struct psearch *s, struct ppod *p, struct pstatement *st)
+{
+    const char **names;
+    size_t n = 0;
+    bool ok;
+
+    if (s->g->singleton || !ptopo_constrained(s->g))
+        return pplan_one_try(s->c, p, NULL, 0, st, NULL) == 0;
+    if (!(names = malloc((s->c->nodes.n ? s->c->nodes.n : 1) * sizeof(*names))))
+        return false;
+    for (size_t i = 0; i < s->c->nodes.n; i++)
+        if (s->c->nodes.items[i])
+            names[n++] = pnode_at(s->c, (int32_t)i)->name;
+    n = ptopo_within(s->c, s->g, p, names, n, false, names);
+    ok = n > 0 && pplan_one_try(s->c, p, names, n, st, NULL) == 0;
+    free(names);
+    return ok;
+}
+
 /* Would the waiting gang fit whole now? Leaves its placements in st when it does. */
 static bool fits(struct psearch *s, struct pstatement *st)
 {
@@ -503,7 +525,7 @@ static bool fits(struct psearch *s, struct pstatement *st)
     if (s->x || s->g->singleton) {
         struct ppod *p = s->x ? s->x : ppod_at(s->c, s->g->members[0]);
 
-        return p && pplan_one_try(s->c, p, NULL, 0, st, NULL) == 0;
+        return p && fits_one(s, p, st);
     }
     return pplan_gang_try(s->c, s->g, NULL, st, &kind, NULL) == 0;
 }
@@ -600,7 +622,7 @@ static bool choose(struct psearch *s)
         for (size_t i = 0; i < s->n && !ok; i++) {
             struct victim *v = &s->v[i];
 
-            if (v->taken || whole_taken(s, v))
+            if (v->taken || v->outside || whole_taken(s, v))
                 continue;
             /* The whole gang comes after its extras, and holds them: give those back first. */
             for (size_t k = 0; v->unit == UNIT_WHOLE && k < i; k++)
@@ -630,6 +652,112 @@ static bool choose(struct psearch *s)
     if (!any || !fits(s, &s->plan))
         return false;
     return audit(s);
+}
+
+/* Does victim v hold room in the fenced domain (any pod of it, or of the plan it is)? */
+static bool in_fence(const struct psearch *s, const struct victim *v, const uint8_t *fence)
+{
+    for (size_t k = 0; k < v->npods; k++) {
+        int32_t node = VPOD(s, v, k)->place.node;
+
+        if (node >= 0 && (size_t)node < s->c->nodes.n && fence[node])
+            return true;
+    }
+    return false;
+}
+
+#define SEARCH_DOMAINS 16 /* domains of its required level a gang's search tries */
+
+/* Only the victims with room in fence may be taken. False: none has, or the fence's free room
+ * and all they hold together are short of what the gang asks (an upper bound: a victim's pods
+ * outside the fence count too). */
+static bool fence_victims(struct psearch *s, const uint8_t *fence)
+{
+    struct policy_resources room = {0};
+    bool any = false;
+
+    for (size_t i = 0; i < s->c->nodes.n; i++) {
+        const struct pnode *n = s->c->nodes.items[i];
+
+        if (!n || !fence[i])
+            continue;
+        room.v[POLICY_RES_CPU] = parith_add(room.v[POLICY_RES_CPU], n->cpu - n->cpu_used);
+        room.v[POLICY_RES_MEMORY] =
+            parith_add(room.v[POLICY_RES_MEMORY], n->memory - n->memory_used);
+        room.v[POLICY_RES_GPU] = parith_add(
+            room.v[POLICY_RES_GPU], (n->gpus - n->whole_used) * POLICY_GPU_MILLI);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        s->v[i].outside = !in_fence(s, &s->v[i], fence);
+        any |= !s->v[i].outside;
+        for (int r = 0; r < POLICY_RES_COUNT && !s->v[i].outside; r++)
+            room.v[r] = parith_add(room.v[r], s->v[i].charge.v[r]);
+    }
+    for (int r = 0; r < POLICY_RES_COUNT; r++)
+        if (room.v[r] < s->need0.v[r])
+            return false;
+    return any;
+}
+
+/* choose, the gang planned only in fence; on failure everything as it was. */
+static bool choose_fenced(struct psearch *s, const uint8_t *fence)
+{
+    bool ok;
+
+    s->need = s->need0; /* an earlier domain's audit set it to what its plan asked */
+    s->c->topo_fence = fence;
+    s->c->topo_fence_n = s->c->nodes.n;
+    ok = choose(s);
+    s->c->topo_fence = NULL;
+    if (!ok) {
+        pstatement_discard(s->c, &s->plan);
+        restore_all(s);
+    }
+    return ok;
+}
+
+/* Pods a choice evicts (a plan in transit costs none). */
+static size_t evicted_pods(const struct psearch *s)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].taken && s->v[i].unit != UNIT_PLAN)
+            n += s->v[i].npods;
+    return n;
+}
+
+/*
+ * A gang that must keep to one domain of a level is given victims inside one such domain
+ * that would then hold it, not anywhere: each domain (the first SEARCH_DOMAINS, most free
+ * first) is searched with only its victims and the gang planned only there, and the one that
+ * evicts the fewest pods is chosen.
+ */
+static bool choose_in_domains(struct psearch *s)
+{
+    uint8_t *fences[SEARCH_DOMAINS];
+    size_t nf = s->x || s->g->singleton ? 0 : ptopo_search_fences(s->c, s->g, fences,
+                                                                    SEARCH_DOMAINS);
+    size_t best = nf, fewest = 0;
+    bool ok = false;
+
+    if (nf == 0)
+        return choose(s);
+    for (size_t f = 0; f < nf; f++) {
+        if (!fence_victims(s, fences[f]) || !choose_fenced(s, fences[f]))
+            continue;
+        if (best == nf || evicted_pods(s) < fewest) {
+            best = f;
+            fewest = evicted_pods(s);
+        }
+        pstatement_discard(s->c, &s->plan);
+        restore_all(s);
+    }
+    if (best < nf) /* chosen again: the same victims, the same plan */
+        ok = fence_victims(s, fences[best]) && choose_fenced(s, fences[best]);
+    for (size_t f = 0; f < nf; f++)
+        free(fences[f]);
+    return ok;
 }
 
 /* ---- the search ---------------------------------------------------------------- */
@@ -669,6 +797,7 @@ static struct psearch *search(struct policy_cluster *c, struct pgang *g, struct 
         ppod_charge_resources(x, ppod_share_asked(c, x), &s->need);
     else
         pgang_minimum_need(c, g, &s->need);
+    s->need0 = s->need;
     s->used0 = calloc(nq, sizeof(*s->used0));
     s->level = malloc(nq * sizeof(*s->level));
     s->level_r = malloc(nq * sizeof(*s->level_r));
@@ -695,7 +824,7 @@ static struct psearch *search(struct policy_cluster *c, struct pgang *g, struct 
     if (s->n == 0)
         goto fail;
     qsort(s->v, s->n, sizeof(*s->v), cmp_victims);
-    if (!choose(s))
+    if (!choose_in_domains(s))
         goto fail;
     return s;
 fail:

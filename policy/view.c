@@ -1,4 +1,5 @@
 /* view.c - what the engine knows, for logs, metrics, status and tests. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .reason = why ? why->text : NULL,
         .why = why ? &why->r : NULL,
         .refused = p->phase == POLICY_POD_PENDING && p->refused,
+        .refusal = p->refusal,
         .arrival = p->arrival,
         .priority = p->priority,
         .subgroup = p->subgroup,
@@ -121,6 +123,8 @@ static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
 struct gang_view_buf {
     struct policy_subgroup_view *subs;
     char *text; /* POLICY_REASON_LEN * 2 */
+    /* Its domain, what it asks, its sources' disagreement (POLICY_REASON_LEN * 4 each). */
+    char *domain, *topology, *conflict;
 };
 
 /* Each subgroup's minimum and extras, and "head 1/1, gpu 3/3 (+1 extra waiting: ...)". */
@@ -225,9 +229,18 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .running_since = g->admitted ? g->running_since : 0,
         .conflict = g->conflict,
         .since = gang_since(c, g),
-        .topology_key = g->topology,
-        .domain = ptopo_domain(c, g),
     };
+    if (b && b->domain && ptopo_constrained(g)) {
+        if (ptopo_domain_text(c, g, b->domain, POLICY_REASON_LEN * 4))
+            v->domain = b->domain;
+        if (ptopo_want_text(c, g, b->topology, POLICY_REASON_LEN * 4, &v->topology_key))
+            v->topology = b->topology;
+    }
+    if (b && b->conflict && g->topo_conflict) {
+        snprintf(b->conflict, POLICY_REASON_LEN * 4, "%s%s%s", g->conflict ? g->conflict : "",
+                 g->conflict ? "; " : "", g->topo_conflict);
+        v->conflict = b->conflict;
+    }
     for (int src = 0; src < POLICY_GANG_SOURCES; src++)
         v->declared[src] = pgang_decl(g, src)->on;
     if (b && b->subs && g->nsubs) {
@@ -257,7 +270,8 @@ bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
     /* The subgroup views live in the engine's scratch until the next call. */
     {
         struct policy_cluster *m = (struct policy_cluster *)c;
-        struct gang_view_buf b = {.text = m->view_text};
+        struct gang_view_buf b = {.text = m->view_text, .domain = m->view_domain,
+                                  .topology = m->view_topology, .conflict = m->view_conflict};
 
         if (g->nsubs > m->view_subs_cap) {
             struct policy_subgroup_view *v =
@@ -298,9 +312,14 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
     qsort(all, n, sizeof(*all), cmp_gang_key);
     for (size_t i = 0; i < n; i++) {
         struct policy_gang_view v;
-        char text[POLICY_REASON_LEN * 2];
+        char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
+        char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
         struct gang_view_buf b = {
-            .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL, .text = text};
+            .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL,
+            .text = text,
+            .domain = domain,
+            .topology = topology,
+            .conflict = conflict};
 
         gang_view(c, all[i], &v, &b);
         fn(&v, ctx);
@@ -314,10 +333,12 @@ void policy_each_conflicting_gang(const struct policy_cluster *c, policy_gang_fn
     for (size_t i = 0; i < c->gangs.n; i++) {
         const struct pgang *g = c->gangs.items[i];
         struct policy_gang_view v;
-        char text[POLICY_REASON_LEN * 2];
-        struct gang_view_buf b = {.text = text};
+        char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
+        char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
+        struct gang_view_buf b = {.text = text, .domain = domain, .topology = topology,
+                                  .conflict = conflict};
 
-        if (!g || !g->conflict || !(g->nmembers > 0 || pgang_declared(g)))
+        if (!g || !(g->conflict || g->topo_conflict) || !(g->nmembers > 0 || pgang_declared(g)))
             continue;
         b.subs = g->nsubs ? calloc(g->nsubs, sizeof(*b.subs)) : NULL;
         gang_view(c, g, &v, &b);
@@ -383,7 +404,13 @@ void policy_each_queue(const struct policy_cluster *c, policy_queue_fn fn, void 
             .reclaim_min_runtime_ms = q->reclaim_min_runtime,
             .preempt_min_runtime_ms = q->preempt_min_runtime,
             .pending_gangs = pending ? pending[pidx_get(&c->queue_ix, q->name)] : 0,
+            .has_recent_usage = q->usage && q->usage->published,
+            .recent_usage_at = c->usage_published,
+            .fair_share_without_usage = q->fair_share_plain,
         };
+
+        for (int r = 0; v.has_recent_usage && r < POLICY_RES_COUNT; r++)
+            v.recent_usage.v[r] = (int64_t)llround(q->usage->recent[r] * POLICY_USAGE_UNIT);
 
         fn(&v, ctx);
     }
@@ -426,6 +453,8 @@ void policy_each_node(const struct policy_cluster *c, policy_node_fn fn, void *c
             .gpus_whole_used = node->whole_used,
             .ngroups = node->ngroups,
             .groups = gv,
+            .labels = node->labels,
+            .nlabels = node->nlabels,
         };
 
         if (!gv || !names) {

@@ -857,11 +857,20 @@ static enum verdict check_kind(struct rc *k)
 
         if (!(p = pod_named(k->c, r, r->pod)))
             return fail(k, "no pod %s", r->pod ? r->pod : "?");
+        /* Said of the domains its gang keeps to (topology.c's, in words): not counted here. */
+        if (r->domain && !r->topology)
+            return RC_UNDECIDED;
         v = check_nodes(k, p);
         return v == RC_TRUE && g ? check_holder(k, g) : v;
     }
     case POLICY_REASON_GANG_ROOM: return check_gang_room(k);
     case POLICY_REASON_NO_DOMAIN: return check_domain(k);
+    case POLICY_REASON_TOPOLOGY:
+        /* topology.c's words: only that the gang asks for a topology is checked */
+        if (!g)
+            return fail(k, "no gang %s", r->gang ? r->gang : "?");
+        return ptopo_constrained(g) || k->c->topo_fence ? RC_TRUE
+                                                       : fail(k, "gang %s asks no topology", g->key);
     case POLICY_REASON_EVICTED:
         return r->other && r->other_queue && (r->eviction == POLICY_EVICT_RECLAIM ||
                                               r->eviction == POLICY_EVICT_PREEMPT)

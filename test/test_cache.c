@@ -168,17 +168,21 @@ END_TEST
 /* ---- what nudges kube-scheduler ------------------------------------------------------------ */
 
 static const struct nudge_case {
-    const char *first; /* applied ADDED, then the flag is cleared */
+    const char *first; /* applied ADDED, then the flags are cleared */
     const char *then;  /* applied MODIFIED (ADDED when it is another object) */
     const char *type;
-    bool nudge;
+    bool nudge;        /* every refused pod is handed back */
+    const char *gang;  /* else only this gang's members are (NULL: none) */
 } nudge_cases[] = {
     {"queue_team_a.json", "queue_team_a_status.json", "MODIFIED", false},
     {"queue_team_a.json", "queue_team_a.json", "MODIFIED", false},
     {"queue_team_a.json", "queue_team_a_limit.json", "MODIFIED", true},
     {"queue_team_a.json", "queue_team_b.json", "ADDED", true},
     {"pg_trainers.json", "pg_trainers_status.json", "MODIFIED", false},
-    {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", true},
+    /* A gang no pod has joined yet (a RayCluster or PodGroup made before its pods) changes
+     * nothing anyone else waits for: its own members, if any came meanwhile, are handed back */
+    {"pg_trainers.json", "pg_trainers_min4.json", "MODIFIED", false, "lab/trainers"},
+    {"gang3.json", "pg_trainers_min4.json", "MODIFIED", true},
     /* kube-scheduler retries on its own Node event, maybe before muster saw the node (e2e 04c:
      * the node grown from 1 GPU to 8, the gang still told "1 free"): more room nudges,
      * kwok's and kubelets' heartbeats do not */
@@ -197,10 +201,15 @@ START_TEST(test_nudge)
     ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
     ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
     daemon_test_load(&c, DIR, t->first, "ADDED");
-    ck_assert_msg(c.nudge, "%s: a new object must nudge", t->first);
-    c.nudge = false;
+    ck_assert_msg(c.nudge || c.nnudge_gangs > 0, "%s: a new object must nudge", t->first);
+    cache_nudges_clear(&c);
     daemon_test_load(&c, DIR, t->then, t->type);
     ck_assert_msg(c.nudge == t->nudge, "%s after %s: nudge %d", t->then, t->first, c.nudge);
+    ck_assert_uint_eq(c.nnudge_gangs, t->gang ? 1 : 0);
+    if (t->gang) {
+        ck_assert_str_eq(c.nudge_gangs[0].gang, t->gang);
+        ck_assert(c.nudge_gangs[0].refused);
+    }
     cache_cleanup(&c);
     cfg_settings_cleanup(&s);
 }
@@ -241,6 +250,65 @@ START_TEST(test_queue_both_groups)
     ck_assert_msg(engine_has_team_a(&c), "the muster.dev Queue still defines team-a");
     daemon_test_load(&c, DIR, "queue_team_a.json", "DELETED");
     ck_assert_msg(!engine_has_team_a(&c), "neither Queue is left");
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+/* KAI's and Kueue's Topologies go to the engine (Kueue's as kueue/<name>, so a KAI Topology of
+ * the same name is another one) and leave it when deleted; a new one hands waiting pods back. */
+struct topology_names {
+    int n;
+    char names[4][64];
+};
+
+static void topology_seen(const struct policy_topology_view *v, void *ctx)
+{
+    struct topology_names *t = ctx;
+
+    if (t->n < 4)
+        snprintf(t->names[t->n], sizeof(t->names[t->n]), "%s/%zu", v->name, v->nlevels);
+    t->n++;
+}
+
+static struct topology_names topologies(struct cache *c)
+{
+    struct topology_names t = {0};
+
+    policy_each_topology(c->engine, topology_seen, &t);
+    if (t.n == 2 && strcmp(t.names[0], t.names[1]) > 0) {
+        char tmp[64];
+
+        memcpy(tmp, t.names[0], sizeof(tmp));
+        memcpy(t.names[0], t.names[1], sizeof(tmp));
+        memcpy(t.names[1], tmp, sizeof(tmp));
+    }
+    return t;
+}
+
+START_TEST(test_topologies)
+{
+    struct cfg_settings s;
+    struct cache c;
+    struct topology_names t;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    c.nudge = false;
+    daemon_test_load(&c, DIR, "topology_kai.json", "ADDED");
+    ck_assert(c.nudge);
+    daemon_test_load(&c, DIR, "topology_kueue.json", "ADDED");
+    t = topologies(&c);
+    ck_assert_int_eq(t.n, 2);
+    ck_assert_str_eq(t.names[0], "cluster-topology/3");
+    ck_assert_str_eq(t.names[1], "kueue/default/2");
+    daemon_test_load(&c, DIR, "topology_kueue.json", "DELETED");
+    t = topologies(&c);
+    ck_assert_int_eq(t.n, 1);
+    ck_assert_str_eq(t.names[0], "cluster-topology/3");
+    daemon_test_load(&c, DIR, "topology_kai.json", "DELETED");
+    ck_assert_int_eq(topologies(&c).n, 0);
     cache_cleanup(&c);
     cfg_settings_cleanup(&s);
 }
@@ -530,6 +598,7 @@ static Suite *cache_suite(void)
     tcase_add_loop_test(tc, test_reservation_pod, 0, N(reservation_cases));
     tcase_add_loop_test(tc, test_nudge, 0, N(nudge_cases));
     tcase_add_test(tc, test_queue_both_groups);
+    tcase_add_test(tc, test_topologies);
     tcase_add_loop_test(tc, test_wa_order, 0, N(wa_order_cases));
     tcase_add_test(tc, test_wa_min_count_followed);
     tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);

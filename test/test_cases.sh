@@ -75,6 +75,15 @@ def helpers(j):
     for res, short in (("gpu", "gpu"), ("cpu", "cpu"), ("memory", "mem")):
         h[short] = (lambda r: lambda q: amount(q, "allocated", r))(res)
         h["fair_" + short] = (lambda r: lambda q: amount(q, "fairShare", r))(res)
+    # Fair over time: U' as published, the fair share without it, the timeline's per-queue
+    # tally and its events.
+    h["recent_gpu"] = lambda q: queues[q]["recentUsage"]["gpu"]
+    h["plain_gpu"] = lambda q: amount(q, "fairShareWithoutRecentUsage", "gpu")
+    timeline = j.get("timeline") or {"queues": [], "events": []}
+    h["tq"] = lambda q: next(x for x in timeline["queues"] if x["name"] == q)
+    h["events"] = lambda what=None, gang=None: [
+        e for e in timeline["events"] if (what is None or e["event"] == what) and
+        (gang is None or e["gang"] == gang or e["gang"].split("/", 1)[-1] == gang)]
     return h
 
 # ---- one case --------------------------------------------------------------

@@ -211,7 +211,8 @@ END_TEST
 /* Status values muster would not write: pendingGangs 1e300 (a float-to-int conversion out of
  * range: undefined behaviour), 2.5 and -3; allocated -1 (printed "unlimited") and "lots". The
  * Queue is shown without its status, a warning names the field, the exit status says some of it
- * could not be read. Failed before (issue 21). */
+ * could not be read. Failed before (issue 21). A recentUsage of 1e300 (fair over time, which is
+ * U' of 0 to 10) is shown as none, the rest of that status stands; a good one as a percentage. */
 START_TEST(test_queues_bad_status)
 {
     struct cli_opts o = text_opts;
@@ -409,6 +410,57 @@ START_TEST(test_why_waiting)
     ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
     expect_output(&r, waiting_cases[_i].want);
     canned_api_expect(&api, "why.req", 4);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/*
+ * Fair over time: team-a holds 3 GPUs, its gang needs 2.5 more; its fair share is 5, 6 if its
+ * recent use (62% of the cluster's GPUs) did not count: it waits because it used more lately.
+ * With a share that ignores usage of 5 too (usage is not why), or once bound, nothing is said.
+ */
+static const struct {
+    const char *queue;
+    bool said;
+} used_cases[] = {
+    {"queue_team_a_used.http", true},
+    {"queue_team_a.http", false},
+};
+
+START_TEST(test_why_used_lately)
+{
+    const char *script[] = {"raycluster_demo.http", "pods.http", "events_none.http",
+                            used_cases[_i].queue};
+    struct cli_opts o = text_opts;
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 4);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &o, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_OK);
+    if (used_cases[_i].said)
+        ck_assert_msg(strstr(r.out, "Used lately:  team-a used 62% of the cluster's GPUs lately: "
+                                    "its fair share is 5, 6 if that did not count, and the gang "
+                                    "needs 2.5 more. Queues that used less go first and may take "
+                                    "room back (fair over time, docs/quota.md).\n") != NULL,
+                      "%s", r.out);
+    else
+        ck_assert_msg(strstr(r.out, "Used lately:") == NULL, "%s", r.out);
+    free(r.out);
+    canned_api_stop(&api);
+    canned_api_start(&api, DIR, script, 4);
+    kube_client_free(kube);
+    kube = canned_api_client(&api, NULL);
+    o.output = CLI_OUTPUT_JSON;
+    why(kube, &o, "demo", &r);
+    ck_assert_int_eq(r.rc, CLI_EXIT_OK);
+    ck_assert_msg((strstr(r.out, "\"usedMoreLately\":\t{\n\t\t\"resource\":\t\"gpu\",\n\t\t\"recentUsage\":\t0.6183") != NULL) ==
+                      used_cases[_i].said,
+                  "%s", r.out);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -962,6 +1014,8 @@ static Suite *cli_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("why");
+    tcase_add_loop_test(tc, test_why_used_lately, 0,
+                        (int)(sizeof(used_cases) / sizeof(used_cases[0])));
     tcase_add_loop_test(tc, test_why_waiting, 0, N(waiting_cases));
     tcase_add_test(tc, test_why_events_cap);
     tcase_add_loop_test(tc, test_why_reason_sources, 0, N(reason_cases));

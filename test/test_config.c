@@ -857,6 +857,10 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert(s->evictions.preemption);
     ck_assert_int_eq(s->evictions.refused_victim_wait_ms, 30000);
     ck_assert_int_eq(s->evictions.unasked_wait_ms, 500);
+    ck_assert_int_eq(s->fairness.half_life_ms, 4 * 3600 * 1000);
+    ck_assert_int_eq(s->fairness.window_ms, INT64_C(7) * 24 * 3600 * 1000);
+    ck_assert_int_eq(s->fairness.k_milli, 1000);
+    ck_assert_int_eq(s->fairness.entry_penalty_ms, 0);
 }
 
 START_TEST(test_settings_defaults)
@@ -935,7 +939,46 @@ START_TEST(test_settings_full)
     ck_assert(!s.evictions.preemption);
     ck_assert_int_eq(s.evictions.refused_victim_wait_ms, 120000);
     ck_assert_int_eq(s.evictions.unasked_wait_ms, 45000);
+    ck_assert_int_eq(s.fairness.half_life_ms, 90 * 60 * 1000);
+    ck_assert_int_eq(s.fairness.window_ms, 72 * 3600 * 1000);
+    ck_assert_int_eq(s.fairness.k_milli, 2500);
+    ck_assert_int_eq(s.fairness.entry_penalty_ms, 5 * 60 * 1000);
     cfg_settings_cleanup(&s);
+}
+END_TEST
+
+/* fairness.halfLife 0 (a bare 0 needs no unit) turns fair over time off; the rest stays. */
+START_TEST(test_settings_fairness_off)
+{
+    struct cfg_settings s;
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_msg(cfg_settings_load(&s, DIR "fairness-off.yaml", err, sizeof(err)) == CFG_OK, "%s",
+                  err);
+    ck_assert_int_eq(s.fairness.half_life_ms, 0);
+    ck_assert_int_eq(s.fairness.k_milli, 1000);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+START_TEST(test_milli_parse)
+{
+    static const struct {
+        const char *text;
+        int rc;
+        int64_t milli;
+    } rows[] = {{"1", CFG_OK, 1000},        {"0.5", CFG_OK, 500}, {"2.125", CFG_OK, 2125},
+                {".25", CFG_OK, 250},       {"0", CFG_OK, 0},     {"0.0005", CFG_EINVAL, 0},
+                {"-1", CFG_EINVAL, 0},      {"1e3", CFG_EINVAL, 0}, {"", CFG_EINVAL, 0},
+                {"99999999999999999", CFG_ERANGE, 0}};
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int64_t v = -7;
+
+        ck_assert_msg(cfg_milli_parse(rows[i].text, &v) == rows[i].rc, "%s", rows[i].text);
+        if (rows[i].rc == CFG_OK)
+            ck_assert_int_eq(v, rows[i].milli);
+    }
 }
 END_TEST
 
@@ -1004,6 +1047,14 @@ static const struct {
      "1: listen: a host of 300 characters is longer than 253"},
     {"bad-alias.yaml", CFG_EINVAL, "2: alias *wait: no anchor &wait before it"},
     {"bad-merge.yaml", CFG_EINVAL, "4: <<: a merge key takes a mapping or a list of mappings"},
+    {"bad-fairness-k.yaml", CFG_EINVAL,
+     "3: fairness.k: 0.0005 is not a number of at most three decimals (e.g. 1, 0.5)"},
+    {"bad-fairness-k-string.yaml", CFG_EINVAL,
+     "2: fairness.k: expected a number such as 1 or 0.5, got a string"},
+    {"bad-fairness-k-range.yaml", CFG_ERANGE, "2: fairness.k: 20000 is not in 0..10000"},
+    {"bad-fairness-window.yaml", CFG_ERANGE, "3: fairness.window: 30s is not in 1m..8784h"},
+    {"bad-fairness-half-life.yaml", CFG_EINVAL,
+     "2: fairness.halfLife: expected a duration such as \"20s\", got a number"},
 };
 
 START_TEST(test_settings_bad)
@@ -1160,6 +1211,8 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_settings_defaults);
     tcase_add_loop_test(tc, test_settings_default_files, 0, N(default_files));
     tcase_add_test(tc, test_settings_full);
+    tcase_add_test(tc, test_settings_fairness_off);
+    tcase_add_test(tc, test_milli_parse);
     tcase_add_test(tc, test_settings_anchors);
     tcase_add_test(tc, test_settings_missing_file);
     tcase_add_test(tc, test_settings_fifo);

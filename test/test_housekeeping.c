@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon_test.h"
 #include "housekeeping.h"
@@ -80,11 +81,115 @@ START_TEST(test_queue_status)
 }
 END_TEST
 
+/*
+ * A restarted muster reads each muster Queue's recentUsage back (what it wrote before it
+ * stopped, 2 hours ago here): the engine starts from it, decayed since (halfLife 4h), and the
+ * next status says so with its time. A KAI Queue's status is KAI's: muster reads nothing there.
+ */
+static cJSON *queue_with_usage(const char *api, const char *name, double gpu, int64_t ago_ms)
+{
+    char at[32], text[1024];
+    time_t t = (time_t)((ext_wall_ms() - ago_ms) / 1000);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\": \"%s\", \"kind\": \"Queue\", \"metadata\": {\"name\": \"%s\"},"
+             " \"spec\": {\"resources\": {\"gpu\": {\"quota\": 0, \"limit\": -1}}},"
+             " \"status\": {\"recentUsage\": {\"cpu\": 0, \"memory\": 0, \"gpu\": %g},"
+             " \"recentUsageAt\": \"%s\"}}",
+             api, name, gpu, at);
+    return cJSON_Parse(text);
+}
+
+struct recent {
+    const char *name;
+    bool has;
+    double gpu;
+};
+
+static void see_recent(const struct policy_queue_view *v, void *ctx)
+{
+    struct recent *r = ctx;
+
+    if (strcmp(v->name, r->name) == 0) {
+        r->has = v->has_recent_usage;
+        r->gpu = (double)v->recent_usage.v[POLICY_RES_GPU] / POLICY_USAGE_UNIT;
+    }
+}
+
+START_TEST(test_recent_usage_read_back)
+{
+    const struct canned_route routes[] = {
+        {"PATCH", "/apis/muster.dev/v1alpha1/queues/*", {"patched.http"}},
+    };
+    cJSON *mine = queue_with_usage("muster.dev/v1alpha1", "team-g", 0.25, 2 * 3600 * 1000);
+    cJSON *kais = queue_with_usage("scheduling.run.ai/v2", "kai-q", 0.25, 2 * 3600 * 1000);
+    cJSON *node = cJSON_Parse("{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": "
+                              "{\"name\": \"g1\"}, \"status\": {\"allocatable\": {\"cpu\": "
+                              "\"8\", \"memory\": \"32Gi\", \"pods\": \"110\", "
+                              "\"nvidia.com/gpu\": \"8\"}}}");
+    struct recent a = {.name = "team-g"}, k = {.name = "kai-q"};
+    struct rig r;
+
+    rig_up(&r, routes, 1, "queue_cluster.json");
+    cache_apply(&r.d.cache, CACHE_NODES, "ADDED", node);
+    cache_apply(&r.d.cache, CACHE_QUEUES, "ADDED", mine);
+    cache_apply(&r.d.cache, CACHE_QUEUES_KAI, "ADDED", kais);
+    housekeeping_tick(r.hk, 1);
+    pthread_mutex_lock(&r.d.cache.lock);
+    policy_each_queue(r.d.cache.engine, see_recent, &a);
+    policy_each_queue(r.d.cache.engine, see_recent, &k);
+    pthread_mutex_unlock(&r.d.cache.lock);
+    ck_assert(a.has && k.has);
+    /* 0.25 two hours ago, halfLife 4h: 0.25 x 0.5^(1/2); the status's second is all it lost */
+    ck_assert_double_eq_tol(a.gpu, 0.25 * 0.70710678, 2e-4);
+    ck_assert_double_eq(k.gpu, 0);
+    /* Read once: a status written later (by this muster) does not seed again. */
+    cJSON_Delete(mine);
+    mine = queue_with_usage("muster.dev/v1alpha1", "team-g", 0.9, 0);
+    cache_apply(&r.d.cache, CACHE_QUEUES, "MODIFIED", mine);
+    housekeeping_tick(r.hk, 2);
+    pthread_mutex_lock(&r.d.cache.lock);
+    policy_each_queue(r.d.cache.engine, see_recent, &a);
+    pthread_mutex_unlock(&r.d.cache.lock);
+    ck_assert_double_eq_tol(a.gpu, 0.25 * 0.70710678, 2e-4);
+    /* team-g's first status carries it, with its time; KAI's Queue gets none. */
+    for (size_t i = 0, found = 0; !found; i++) {
+        char *req = canned_api_request(&r.api, i);
+
+        ck_assert_msg(req != NULL, "no status written for team-g");
+        found = strstr(req, "/queues/team-g/status") != NULL;
+        ck_assert(strstr(req, "/queues/kai-q/") == NULL);
+        if (found) {
+            ck_assert_ptr_nonnull(strstr(req, "\"recentUsageAt\""));
+            ck_assert_ptr_nonnull(strstr(req, "\"gpu\":0.1768"));
+        }
+        free(req);
+    }
+    cJSON_Delete(mine);
+    cJSON_Delete(kais);
+    cJSON_Delete(node);
+    rig_down(&r);
+}
+END_TEST
+
 /* ---- handing waiting pods back ------------------------------------------------------------- */
 
 static const struct canned_route pod_patches[] = {
     {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
 };
+
+static void add_pod(struct rig *r, const char *name, const char *group);
+
+/* What loading the cluster listed is handed back to nobody: the test's own changes follow. */
+static void nudges_clear(struct rig *r)
+{
+    pthread_mutex_lock(&r->d.cache.lock);
+    cache_nudges_clear(&r->d.cache);
+    pthread_mutex_unlock(&r->d.cache.lock);
+}
 
 /* kube-scheduler asks about the pod with the nodes in `nodes` and muster turns it away. */
 static void turn_away(struct rig *r, const char *name, const char *node)
@@ -101,25 +206,88 @@ static void turn_away(struct rig *r, const char *name, const char *node)
 }
 
 /*
- * Pending pods muster turned away are touched after a Queue or gang spec changed,
- * once per change; others' pods and bound pods never are.
+ * Pending pods muster turned away are touched after a Queue or gang spec changed, once per
+ * refusal: one handed back and not asked about since is on its way back already, whatever
+ * changes meanwhile. Others' pods and bound pods never are; nor is anyone for a gang that no
+ * pod has joined yet (nudge_cluster.json's PodGroup, and its new minimum).
  */
 START_TEST(test_nudge_after_change)
 {
     struct rig r;
 
-    rig_up(&r, pod_patches, 1, "nudge_cluster.json"); /* its PodGroup is news */
+    rig_up(&r, pod_patches, 1, "nudge_cluster.json");
+    daemon_test_load(&r.d.cache, DIR, "node_n1.json", "MODIFIED");
+    nudges_clear(&r); /* the node was news before anyone was turned away */
     turn_away(&r, "p-0", "a-node-muster-does-not-know");
     turn_away(&r, "p-1", "a-node-muster-does-not-know");
-    housekeeping_tick(r.hk, 1);
-    housekeeping_tick(r.hk, 2); /* nothing changed since */
-    daemon_test_load(&r.d.cache, DIR, "pg_trainers_status.json", "MODIFIED");
-    housekeeping_tick(r.hk, 4); /* status only */
     daemon_test_load(&r.d.cache, DIR, "pg_trainers_min4.json", "MODIFIED");
-    housekeeping_tick(r.hk, 5);
-    housekeeping_tick(r.hk, 7);
-    canned_api_expect(&r.api, "housekeeping_nudge.req", 4);
-    ck_assert_uint_eq(canned_api_nreq(&r.api), 4);
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 0);
+    daemon_test_load(&r.d.cache, DIR, "node_n1_heartbeat.json", "MODIFIED");
+    housekeeping_tick(r.hk, 4); /* a heartbeat changes nothing */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 0);
+    daemon_test_load(&r.d.cache, DIR, "node_n1_gpus8.json", "MODIFIED"); /* more room */
+    housekeeping_tick(r.hk, 5); /* p-0 and p-1, once */
+    housekeeping_tick(r.hk, 7); /* nothing changed since */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    daemon_test_load(&r.d.cache, DIR, "node_n2.json", "ADDED");
+    housekeeping_tick(r.hk, 8); /* neither was asked about since it was handed back */
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know"); /* kube-scheduler asked: no again */
+    daemon_test_load(&r.d.cache, DIR, "node_n1.json", "MODIFIED");
+    housekeeping_tick(r.hk, 10); /* p-0 alone */
+    housekeeping_tick(r.hk, 11);
+    canned_api_expect(&r.api, "housekeeping_nudge.req", 3);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    rig_down(&r);
+}
+END_TEST
+
+static const struct canned_route pod_patches_fail_first[] = {
+    {"PATCH", "/api/v1/namespaces/lab/pods/p-0", {"status_500.http", "patched.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/pods/*", {"patched.http"}},
+};
+
+/* A hand-back the API server refused is no hand-back: that pod is handed back at the next
+ * change, the one that went through is not. */
+START_TEST(test_nudge_refused_patch_kept)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches_fail_first, 2, "nudge_cluster.json");
+    nudges_clear(&r);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know");
+    turn_away(&r, "p-1", "a-node-muster-does-not-know");
+    daemon_test_load(&r.d.cache, DIR, "node_n1_gpus8.json", "MODIFIED");
+    housekeeping_tick(r.hk, 1);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 2);
+    daemon_test_load(&r.d.cache, DIR, "node_n2.json", "ADDED");
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 3);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/p-0"), 2);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/p-1"), 1);
+    rig_down(&r);
+}
+END_TEST
+
+/* A gang declared before any of its pods came, then pods that were turned away under it
+ * (before the gang's spec was known to the engine, as a Workload-API pod kept aside): they,
+ * and only they, are handed back; p-0, refused for its own reasons, is not. */
+START_TEST(test_nudge_new_gang_own_members)
+{
+    struct rig r;
+
+    rig_up(&r, pod_patches, 1, "nudge_cluster.json");
+    nudges_clear(&r);
+    turn_away(&r, "p-0", "a-node-muster-does-not-know");
+    add_pod(&r, "w-0", "trainers");
+    turn_away(&r, "w-0", "n1"); /* 1 of 3 members */
+    pthread_mutex_lock(&r.d.cache.lock);
+    cache_nudge_gang_members(&r.d.cache, "lab/trainers");
+    pthread_mutex_unlock(&r.d.cache.lock);
+    housekeeping_tick(r.hk, 2);
+    ck_assert_uint_eq(canned_api_nreq(&r.api), 1);
+    ck_assert_uint_eq(canned_api_hits(&r.api, "PATCH", "/api/v1/namespaces/lab/pods/w-0"), 1);
     rig_down(&r);
 }
 END_TEST
@@ -336,10 +504,13 @@ static Suite *housekeeping_suite(void)
     tc = tcase_create("queue_status");
     tcase_add_loop_test(tc, test_queue_status, 0,
                         (int)(sizeof(status_cases) / sizeof(status_cases[0])));
+    tcase_add_test(tc, test_recent_usage_read_back);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("nudge");
     tcase_add_test(tc, test_nudge_after_change);
+    tcase_add_test(tc, test_nudge_refused_patch_kept);
+    tcase_add_test(tc, test_nudge_new_gang_own_members);
     tcase_add_test(tc, test_nudge_gang);
     tcase_add_test(tc, test_nudge_many_pending);
     tcase_add_test(tc, test_nudge_parked_before_start_once);

@@ -140,6 +140,13 @@ check idle 'len(by("data-rendered", "true")) == 1 and len(by("data-node")) == 2'
 check idle 'len(by("data-gpu")) == len(by("data-state", "free")) == 8 and not by("data-share")'
 check idle 'not by("data-pending-gang") and "every pod was placed" in text("pending")'
 
+# Nodes grouped by domain of the Topology (block / rack), a gang's domain named in the JSON.
+cp "$FIX/topology.yaml" "$TMP/topology.yaml"
+render topology -f topology.yaml --strategy binpack
+check topology '[e["data-domain"] for e in by("data-domain")] == ["block=b1 / rack=r1", "block=b1 / rack=r2", "block=b2 / rack=r1", "block=b2 / rack=r2"]'
+check topology 'len(by("data-node")) == 8 and len(by("data-domain")) == 4'
+check topology 'next(g for g in run["gangs"] if g["key"] == "lab/train")["domain"] == "block=b1" and {p["node"][:2] for p in bound} == {"b1"}'
+
 if [ "$fails" -gt 0 ]; then
     echo "$fails check(s) failed"
     exit 1

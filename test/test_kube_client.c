@@ -324,18 +324,27 @@ START_TEST(test_binding)
     struct kube_client *c;
     char err[512] = "";
     struct canned_api s;
+    cJSON *ann = cJSON_Parse("{\"muster.dev/gpu-group\":\"g0,g3\","
+                             "\"muster.dev/gpu-fraction\":\"0.250\"}");
 
     canned_api_start(&s, "kube", script, 1);
     c = canned_api_client(&s, NULL);
     ck_assert_int_eq(kube_post_binding(c, "default", "p-0", "0b7c8f3e-1111-4c2d-9a9a-123456789abc",
-                                       "gpu-node-3", err, sizeof(err)),
+                                       "gpu-node-3", NULL, err, sizeof(err)),
                      EXT_OK);
-    ck_assert_int_eq(kube_post_binding(c, "ml", "worker-1", NULL, "n2", err, sizeof(err)), EXT_OK);
-    ck_assert_int_eq(kube_post_binding(c, "../kube-system", "p", NULL, "n", err, sizeof(err)),
+    ck_assert_int_eq(kube_post_binding(c, "ml", "worker-1", NULL, "n2", NULL, err, sizeof(err)),
+                     EXT_OK);
+    /* A shared member's GPU record rides on its Binding: metadata.annotations, borrowed. */
+    ck_assert_int_eq(kube_post_binding(c, "ml", "sh-0", "00000000-0000-4000-8000-0000000001a0",
+                                       "n1", ann, err, sizeof(err)),
+                     EXT_OK);
+    ck_assert_int_eq(cJSON_GetArraySize(ann), 2); /* still the caller's, whole */
+    ck_assert_int_eq(kube_post_binding(c, "../kube-system", "p", NULL, "n", NULL, err, sizeof(err)),
                      EXT_EINVAL);
     ck_assert_str_eq(err, "invalid namespace/name \"../kube-system/p\"");
-    canned_api_expect(&s, "binding.req", 2);
-    ck_assert_uint_eq(canned_api_nreq(&s), 2); /* the invalid one never left */
+    canned_api_expect(&s, "binding.req", 3);
+    ck_assert_uint_eq(canned_api_nreq(&s), 3); /* the invalid one never left */
+    cJSON_Delete(ann);
     kube_client_free(c);
     canned_api_stop(&s);
 }
@@ -568,7 +577,7 @@ static void *bind_many(void *arg)
 
     for (int i = 0; i < BIND_EACH; i++) {
         snprintf(name, sizeof(name), "p-%d-%d", b->id, i);
-        if (kube_post_binding(b->c, "default", name, NULL, "n1", err, sizeof(err)) != EXT_OK)
+        if (kube_post_binding(b->c, "default", name, NULL, "n1", NULL, err, sizeof(err)) != EXT_OK)
             b->failures++;
     }
     return NULL;

@@ -885,10 +885,10 @@ START_TEST(test_pod_group_topology_key)
             ck_assert_int_eq(rc, EXT_OK);
             if (cases[i][1]) {
                 ck_assert_str_eq(pg.topology_key, cases[i][1]);
-                ck_assert_str_eq(pg.spec.topology_key, cases[i][1]); /* standalone: its own */
+                ck_assert_str_eq(pg.spec.topology.required, cases[i][1]); /* standalone: its own */
             } else {
                 ck_assert_ptr_null(pg.topology_key);
-                ck_assert_ptr_null(pg.spec.topology_key);
+                ck_assert_ptr_null(pg.spec.topology.required);
             }
         }
         cJSON_Delete(j);
@@ -914,19 +914,187 @@ START_TEST(test_refs_workload_topology_key)
         "{\"topology\": [{\"key\": \"rack\"}]}}}");
 
     ck_assert_int_eq(kube_workload_gang(w, NULL, a, &wl, NULL, 0, NULL), EXT_OK);
-    ck_assert_str_eq(wl.topology_key, "zone");
+    ck_assert_str_eq(wl.topology.required, "zone");
     ck_assert_int_eq(kube_refs_workload(r, "ml", "infer", &wl, "replicas"), EXT_OK);
     ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
-    ck_assert_str_eq(g.topology_key, "zone");
+    ck_assert_str_eq(g.topology.required, "zone");
     ck_assert_int_eq(kube_pod_group_decode(p, NULL, a, &pg, NULL, 0, NULL), EXT_OK);
     ck_assert_ptr_null(pg.spec.key); /* made from the Workload: it declares nothing itself */
     ck_assert_int_eq(kube_refs_pod_group(r, &pg), EXT_OK);
     ck_assert(kube_refs_workload_gang(r, "ml/infer", a, &g));
-    ck_assert_str_eq(g.topology_key, "rack");
+    ck_assert_str_eq(g.topology.required, "rack");
     kube_refs_free(r);
     ext_arena_free(a);
     cJSON_Delete(w);
     cJSON_Delete(p);
+}
+END_TEST
+
+/* KAI's and Kueue's Topology: levels coarsest first with aliases; Kueue's kept as kueue/<name>;
+ * what a Topology may not be is refused with the field. */
+START_TEST(test_topology_decode)
+{
+    static const char *const bad[][2] = {
+        {"{\"metadata\": {\"name\": \"t\"}, \"spec\": {\"levels\": []}}", "spec.levels empty"},
+        {"{\"metadata\": {\"name\": \"t\"}, \"spec\": {\"levels\": [{\"alias\": \"x\"}]}}",
+         "spec.levels[0]: nodeLabel missing"},
+        {"{\"metadata\": {\"name\": \"t\"}, \"spec\": {\"levels\": [{\"nodeLabel\": \"a\"}, "
+         "{\"nodeLabel\": \"a\"}]}}",
+         "spec.levels: nodeLabel a twice"},
+        {"{\"metadata\": {\"name\": \"t\"}, \"spec\": {\"levels\": [7]}}",
+         "spec.levels: an item is not a mapping"},
+    };
+    struct ext_arena *a = ext_arena_new();
+    struct policy_topology_spec t;
+    char err[256];
+    cJSON *j = load_fixture("topology_kai.json");
+
+    ck_assert_int_eq(kube_topology_decode(j, a, &t, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_str_eq(t.name, "cluster-topology");
+    ck_assert_int_eq(t.nlevels, 3);
+    ck_assert_str_eq(t.levels[0].node_label, "cloud.provider.com/topology-block");
+    ck_assert_str_eq(t.levels[0].alias, "block");
+    ck_assert_str_eq(t.levels[2].node_label, "kubernetes.io/hostname");
+    ck_assert_ptr_null(t.levels[2].alias);
+    cJSON_Delete(j);
+    j = load_fixture("topology_kueue.json");
+    ck_assert_int_eq(kube_topology_decode(j, a, &t, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_str_eq(t.name, "kueue/default");
+    ck_assert_int_eq(t.nlevels, 2);
+    cJSON_Delete(j);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        j = cJSON_Parse(bad[i][0]);
+        ck_assert_int_eq(kube_topology_decode(j, a, &t, err, sizeof(err), NULL), EXT_EINVAL);
+        ck_assert_msg(strstr(err, bad[i][1]) != NULL, "case %zu: %s", i, err);
+        cJSON_Delete(j);
+    }
+    ext_arena_free(a);
+}
+END_TEST
+
+/* A RayCluster in three dialects: KAI's annotations for the gang (Volcano's labels beside
+ * them), a worker group's template KAI's (Kueue's beside), another's Kueue's alone. */
+START_TEST(test_raycluster_topology)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec g;
+    char err[256] = "";
+    cJSON *j = load_fixture("raycluster_topology.json");
+
+    ck_assert_msg(kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), NULL) == EXT_OK, "%s",
+                  err);
+    ck_assert_str_eq(g.topology.dialect, "KAI");
+    ck_assert_str_eq(g.topology.topology, "cluster-topology");
+    ck_assert_str_eq(g.topology.required, "block");
+    ck_assert_ptr_null(g.topology.preferred);
+    ck_assert_str_eq(g.topology_other.dialect, "Volcano");
+    ck_assert_int_eq(g.topology_other.required_tier, 2);
+    ck_assert_int_eq(g.topology_other.preferred_tier, 1);
+    ck_assert_int_eq(g.nsubgroups, 3);
+    ck_assert_ptr_null(g.subgroups[0].topology.required); /* the head: nothing */
+    ck_assert_ptr_null(g.subgroups[0].topology.preferred);
+    ck_assert_str_eq(g.subgroups[1].name, "gpu");
+    ck_assert_int_eq(g.subgroups[1].min_members, 4);
+    ck_assert_str_eq(g.subgroups[1].topology.preferred, "rack");
+    ck_assert_str_eq(g.subgroups[1].topology.dialect, "KAI");
+    ck_assert_str_eq(g.subgroups[1].topology_other.required, "cloud.provider.com/topology-rack");
+    ck_assert_str_eq(g.subgroups[1].topology_other.dialect, "Kueue");
+    ck_assert_str_eq(g.subgroups[2].topology.preferred, "cloud.provider.com/topology-block");
+    ck_assert_str_eq(g.subgroups[2].topology.dialect, "Kueue");
+    ck_assert_ptr_null(g.subgroups[2].topology_other.dialect);
+    cJSON_Delete(j);
+    ext_arena_free(a);
+}
+END_TEST
+
+/* Volcano's labels as KubeRay reads them: what each means, and what muster cannot read
+ * (the gang then waits, saying so: its composition still counts). */
+static const struct volcano_case {
+    const char *mode, *tier;
+    int32_t required_tier, preferred_tier;
+    const char *invalid;
+} volcano_cases[] = {
+    {"hard", "1", 1, 1, NULL},
+    {"hard", "3", 3, 1, NULL},
+    {"hard", NULL, 0, 1, NULL}, /* no tier: not hard in Volcano's scheduler */
+    {"soft", "2", 0, 1, NULL},
+    {NULL, "2", 0, 0, NULL}, /* no mode: KubeRay writes no networkTopology */
+    {"hardd", "1", 0, 0, "label volcano.sh/network-topology-mode: \"hardd\" is not hard or soft"},
+    {"hard", "two", 0, 0,
+     "label volcano.sh/network-topology-highest-tier-allowed: \"two\" is not a tier (1, 2, ...)"},
+    {"hard", "0", 0, 0,
+     "label volcano.sh/network-topology-highest-tier-allowed: \"0\" is not a tier (1, 2, ...)"},
+};
+
+START_TEST(test_raycluster_volcano_labels)
+{
+    const struct volcano_case *c = &volcano_cases[_i];
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec g;
+    cJSON *j = cJSON_Parse("{\"metadata\": {\"name\": \"rc\", \"namespace\": \"ml\", "
+                           "\"labels\": {}}, \"spec\": {}}");
+    cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "labels");
+
+    if (c->mode)
+        cJSON_AddStringToObject(labels, "volcano.sh/network-topology-mode", c->mode);
+    if (c->tier)
+        cJSON_AddStringToObject(labels, "volcano.sh/network-topology-highest-tier-allowed",
+                                c->tier);
+    ck_assert_int_eq(kube_raycluster_gang(j, NULL, a, &g, NULL, 0, NULL), EXT_OK);
+    ck_assert_int_eq(g.topology.required_tier, c->required_tier);
+    ck_assert_int_eq(g.topology.preferred_tier, c->preferred_tier);
+    if (c->invalid)
+        ck_assert_str_eq(g.topology.invalid, c->invalid);
+    else
+        ck_assert_ptr_null(g.topology.invalid);
+    ck_assert_int_eq(g.min_members, 1); /* the head: the composition stands */
+    cJSON_Delete(j);
+    ext_arena_free(a);
+}
+END_TEST
+
+/* KAI's PodGroup: spec.topologyConstraint for the gang, each leaf's for its subgroup; Volcano's
+ * PodGroup: spec.networkTopology. */
+START_TEST(test_podgroup_topology)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec g;
+    char err[256] = "";
+    cJSON *j = load_fixture("pg_kai_topology.json");
+
+    ck_assert_msg(kube_podgroup_gang(j, NULL, a, &g, err, sizeof(err), NULL) == EXT_OK, "%s", err);
+    ck_assert_str_eq(g.topology.topology, "cluster-topology");
+    ck_assert_str_eq(g.topology.required, "zone");
+    ck_assert_int_eq(g.nsubgroups, 2);
+    ck_assert_str_eq(g.subgroups[0].topology.required, "rack");
+    ck_assert_str_eq(g.subgroups[0].topology.preferred, "kubernetes.io/hostname");
+    ck_assert_ptr_null(g.subgroups[1].topology.required);
+    cJSON_Delete(j);
+    j = load_fixture("pg_volcano_topology.json");
+    ck_assert_msg(kube_podgroup_gang(j, NULL, a, &g, err, sizeof(err), NULL) == EXT_OK, "%s", err);
+    ck_assert_str_eq(g.topology.dialect, "Volcano");
+    ck_assert_int_eq(g.topology.required_tier, 2);
+    ck_assert_int_eq(g.topology.preferred_tier, 1);
+    cJSON_Delete(j);
+    ext_arena_free(a);
+}
+END_TEST
+
+/* KubeRay's multi-host replica label names a worker's replica. */
+START_TEST(test_pod_replica)
+{
+    struct ext_arena *a = ext_arena_new();
+    struct policy_pod_spec s;
+    cJSON *j = load_fixture("worker_pod.json");
+    cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "labels");
+
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_ptr_null(s.replica);
+    cJSON_AddStringToObject(labels, "ray.io/worker-group-replica-name", "gpu-0-abcde");
+    ck_assert_int_eq(kube_pod_decode(j, NULL, a, &s, NULL, 0, NULL), EXT_OK);
+    ck_assert_str_eq(s.replica, "gpu-0-abcde");
+    cJSON_Delete(j);
+    ext_arena_free(a);
 }
 END_TEST
 
@@ -1670,6 +1838,12 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_refs_workload_follows_its_pod_groups_min_counts);
     tcase_add_test(tc, test_pod_group_topology_key);
     tcase_add_test(tc, test_refs_workload_topology_key);
+    tcase_add_test(tc, test_topology_decode);
+    tcase_add_test(tc, test_raycluster_topology);
+    tcase_add_loop_test(tc, test_raycluster_volcano_labels, 0,
+                        sizeof(volcano_cases) / sizeof(volcano_cases[0]));
+    tcase_add_test(tc, test_podgroup_topology);
+    tcase_add_test(tc, test_pod_replica);
     tcase_add_test(tc, test_refs_priority_classes);
     suite_add_tcase(s, tc);
 #undef N

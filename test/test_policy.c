@@ -3734,7 +3734,7 @@ static void rr_arrives(int g)
         spec.min_members = 1 + (int32_t)(rng() % members);
     }
     if (spec.source == POLICY_GANG_WORKLOAD_API && rng() % 3 == 0)
-        spec.topology_key = rng() % 4 == 0 ? "zone" : "rack";
+        spec.topology.required = rng() % 4 == 0 ? "zone" : "rack";
     ck_assert_int_eq(policy_gang_upsert(C, &spec), POLICY_OK);
     for (int m = 0; m < members; m++)
         rr_pod(g, m, key, q, composed ? (m == 0 ? "head" : "workers") : NULL, priority);

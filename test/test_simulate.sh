@@ -42,8 +42,10 @@ check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
 check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpuFragmentation": 0, "gpusLowerBound": 2}'
 check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason", "why"]'
-check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
-check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "reason", "why"]'
+check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare", "recentUsage", "fairShareWithoutRecentUsage"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
+# No time passes without a timeline: nobody used anything lately, fair shares are today's.
+check demo 'all(q["recentUsage"] == {"cpu": 0, "memory": 0, "gpu": 0} and q["fairShareWithoutRecentUsage"] == q["fairShare"] for q in j["queues"])'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "why"]'
 check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
 # The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
@@ -99,7 +101,7 @@ run sources -f nodes.yaml -f sources.yaml
 check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
 check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
 check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
-check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "reason", "why"} for g in j["gangs"])'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "why"} for g in j["gangs"])'
 
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
@@ -109,7 +111,7 @@ grep -q '^lab *shared-half-worker-0 *0.5 *gpu-lab-worker *lab/shared *team-a' "$
     fail "table: a shared worker row"
 grep -q '^QUEUE *PARENT *CPU *MEMORY *GPU *FAIR-CPU *FAIR-MEMORY *FAIR-GPU$' "$TMP/table.out" || fail "table: queue header"
 grep -q '^team-a *<none> *3 *6Gi *3 ' "$TMP/table.out" || fail "table: queue row"
-grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *REASON$' "$TMP/table.out" || fail "table: gang header"
+grep -q '^GANG *QUEUE *STATE *COMPOSITION *CONFLICT *DOMAIN *REASON$' "$TMP/table.out" || fail "table: gang header"
 grep -q '^lab/shared *team-a *Bound ' "$TMP/table.out" || fail "table: gang row"
 grep -q 'GPUs: 3 used, lower bound 3' "$TMP/table.out" || fail "table: summary"
 
@@ -163,6 +165,27 @@ bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
 bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
 bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
 bad kai-subgroup-cycle.yaml 'bad/kai-subgroup-cycle.yaml:9: PodGroup: spec.subGroups[1].parent: "b" forms a cycle (a -> b -> a)'
+
+bad bad-arrival.yaml 'bad/bad-arrival.yaml:7: annotation simulate.muster.dev/arrival: want a duration from the start such as "90m" or "26h", got soon'
+
+# A timeline: team-a's gang (its PodGroup's duration) runs 0-2h; team-b's pod comes at 30m, waits
+# for the whole node until 2h, runs to 3h. The run ends when nothing more happens.
+run timeline -f nodes.yaml -f timeline.yaml
+[ "$rc" = 0 ] || fail "timeline: exit $rc: $(cat "$TMP/timeline.err")"
+check timeline 'list(j) == ["pods", "gangs", "queues", "evictions", "summary", "timeline"] and list(j["timeline"]) == ["end", "queues", "events"]'
+check timeline '[(e["at"], e["event"], e["gang"]) for e in j["timeline"]["events"]] == [(0, "arrived", "lab/a-1"), (0, "started", "lab/a-1"), (1800, "arrived", "lab/b-solo"), (7200, "finished", "lab/a-1"), (7200, "started", "lab/b-solo"), (10800, "finished", "lab/b-solo")]'
+check timeline 'j["timeline"]["end"] == 10800'
+check timeline '{q["name"]: (q["gpuHours"], q["waitHours"], q["gangs"], q["started"], q["finished"]) for q in j["timeline"]["queues"] if q["name"].startswith("team")} == {"team-a": (16, 0, 1, 1, 1), "team-b": (8, 1.5, 1, 1, 1)}'
+check timeline 'all(p["node"] is None and p["reason"] == "finished" for p in j["pods"]) and s["podsPending"] == 0 and s["podsPlaced"] == 0'
+# team-a used more lately, so its recent usage is the larger one at the end.
+check timeline 'queues["team-a"]["recentUsage"]["gpu"] > queues["team-b"]["recentUsage"]["gpu"] > 0'
+# --until stops it there, and says what waits then.
+run until -f nodes.yaml -f timeline.yaml --until 1h
+check until 'j["timeline"]["end"] == 3600 and pods["b-solo"]["node"] is None and pods["a-1-0"]["node"] == "gpu-lab-worker"'
+run table -f nodes.yaml -f timeline.yaml -o table
+[ "$rc" = 0 ] && grep -q '^team-b  *8.00  *1  *1  *1  *0  *1.50  *1.50$' "$TMP/table.out" || fail "timeline table: $(cat "$TMP/table.out")"
+run badk -f nodes.yaml --k 0.0001
+[ "$rc" = 2 ] && grep -q -- '--k' "$TMP/badk.err" || fail "bad --k: exit $rc"
 
 # Flags.
 run nofile -f does-not-exist.yaml

@@ -123,6 +123,16 @@ int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, 
 #define EXT_LABEL_KAI_PREEMPTIBILITY "kai.scheduler/preemptibility" /* [non-]preemptible */
 #define EXT_ANNOTATION_VOLCANO_TASK "volcano.sh/task-spec"
 #define EXT_ANNOTATION_VOLCANO_PREEMPTABLE "volcano.sh/preemptable" /* "true" / "false" */
+/* Topology (docs/topology.md): KAI's on a workload or a pod template, Kueue's on a pod
+ * template, Volcano's as KubeRay reads them from a RayCluster's labels, KubeRay's replicas. */
+#define EXT_ANNOTATION_KAI_TOPOLOGY "kai.scheduler/topology"
+#define EXT_ANNOTATION_KAI_REQUIRED "kai.scheduler/topology-required-placement"
+#define EXT_ANNOTATION_KAI_PREFERRED "kai.scheduler/topology-preferred-placement"
+#define EXT_ANNOTATION_KUEUE_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define EXT_ANNOTATION_KUEUE_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define EXT_LABEL_VOLCANO_TOPOLOGY_MODE "volcano.sh/network-topology-mode" /* hard | soft */
+#define EXT_LABEL_VOLCANO_TOPOLOGY_TIER "volcano.sh/network-topology-highest-tier-allowed"
+#define EXT_LABEL_RAY_REPLICA "ray.io/worker-group-replica-name" /* a multi-host replica */
 
 /* GPU asks, KAI's names (REFERENCE §4). */
 #define EXT_ANNOTATION_GPU_FRACTION "gpu-fraction"

@@ -92,14 +92,23 @@ struct cli_queue {
     bool has_fair_share;    /* ... with a fair share in it */
     int32_t pending_gangs;  /* 0 to INT32_MAX */
     const char *status_err; /* why its status cannot be read (then it has none), or NULL */
+    /* Fair over time: its recentUsage (U', a fraction of the cluster's capacity over the
+     * window) and the fair share it would have if that did not count, when muster wrote them. */
+    bool has_recent_usage;
+    double recent_usage[POLICY_RES_COUNT];
+    struct policy_resources fair_share_plain;
 };
+
+/* "62%", "0.4%", "<0.1%" of a U' (0.62). */
+void cli__usage_text(double u, char *buf, size_t len);
 
 /* A Queue object into q (strings in a). An ext_err code when its spec cannot be read, and err
  * says why; a status that cannot be read leaves q without one, q->status_err says why. */
 int cli__queue_read(const cJSON *obj, struct ext_arena *a, struct cli_queue *q, char *err,
                     size_t errlen);
 
-/* {"quota": "2", "limit": "-1", "fairShare": null, "allocated": "1.5", "reserved": "0"} */
+/* {"quota": "2", "limit": "-1", "fairShare": null, "allocated": "1.5", "reserved": "0",
+ *  "recentUsage": 0.25, "fairShareWithoutRecentUsage": "6"} (the last two null without) */
 cJSON *cli__queue_amounts_json(const struct cli_queue *q, enum policy_resource r);
 
 #endif

@@ -64,6 +64,45 @@ static bool status_count(const cJSON *v, int32_t *out, char *why, size_t len)
     return true;
 }
 
+/*
+ * Fair over time: status.recentUsage (numbers, 0..10) with status.fairShareWithoutRecentUsage,
+ * both or neither; either unreadable, neither (the rest of the status stands).
+ */
+static void recent_usage(const cJSON *status, struct cli_queue *q)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(status, "recentUsage");
+    struct policy_resources plain;
+    double v[POLICY_RES_COUNT];
+    bool any = false;
+    char why[320];
+
+    if (!cJSON_IsObject(u) ||
+        !status_amounts(status, "fairShareWithoutRecentUsage", &plain, &any, why, sizeof(why)) ||
+        !any)
+        return;
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        const cJSON *n =
+            cJSON_GetObjectItemCaseSensitive(u, policy_resource_name((enum policy_resource)r));
+
+        if (n != NULL && (!cJSON_IsNumber(n) || !(n->valuedouble >= 0 && n->valuedouble <= 10)))
+            return;
+        v[r] = n != NULL ? n->valuedouble : 0;
+    }
+    memcpy(q->recent_usage, v, sizeof(v));
+    q->fair_share_plain = plain;
+    q->has_recent_usage = true;
+}
+
+void cli__usage_text(double u, char *buf, size_t len)
+{
+    if (u > 0 && u < 0.001)
+        snprintf(buf, len, "<0.1%%");
+    else if (u < 0.1)
+        snprintf(buf, len, "%.1f%%", u * 100);
+    else
+        snprintf(buf, len, "%.0f%%", u * 100);
+}
+
 /* What muster wrote in the status; a status that cannot be read is none, and q says why. */
 static void read_status(const cJSON *obj, struct ext_arena *a, struct cli_queue *q)
 {
@@ -92,6 +131,7 @@ static void read_status(const cJSON *obj, struct ext_arena *a, struct cli_queue 
     }
     q->has_status = allocated || pending != NULL;
     q->has_fair_share = fair;
+    recent_usage(status, q);
 }
 
 int cli__queue_read(const cJSON *obj, struct ext_arena *a, struct cli_queue *q, char *err,
@@ -138,5 +178,11 @@ cJSON *cli__queue_amounts_json(const struct cli_queue *q, enum policy_resource r
     cJSON_AddItemToObject(o, "fairShare", amount_json(q->fair_share.v[r], r, q->has_fair_share));
     cJSON_AddItemToObject(o, "allocated", amount_json(q->allocated.v[r], r, q->has_status));
     cJSON_AddItemToObject(o, "reserved", amount_json(q->reserved.v[r], r, q->has_status));
+    if (q->has_recent_usage)
+        cJSON_AddNumberToObject(o, "recentUsage", q->recent_usage[r]);
+    else
+        cJSON_AddNullToObject(o, "recentUsage");
+    cJSON_AddItemToObject(o, "fairShareWithoutRecentUsage",
+                          amount_json(q->fair_share_plain.v[r], r, q->has_recent_usage));
     return o;
 }

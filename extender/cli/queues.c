@@ -225,7 +225,11 @@ static void totals(const struct tree *t, struct cli_queue *sum)
             sum->reserved.v[r] = add_amounts(sum->reserved.v[r], q->reserved.v[r]);
             sum->fair_share.v[r] =
                 add_amounts(sum->fair_share.v[r], q->has_fair_share ? q->fair_share.v[r] : 0);
+            sum->recent_usage[r] += q->recent_usage[r];
+            sum->fair_share_plain.v[r] = add_amounts(
+                sum->fair_share_plain.v[r], q->has_recent_usage ? q->fair_share_plain.v[r] : 0);
         }
+        sum->has_recent_usage = sum->has_recent_usage || q->has_recent_usage;
     }
 }
 
@@ -293,6 +297,19 @@ static void add_amount(struct cli_table *tab, int64_t v, enum policy_resource r,
     cli__table_add(tab, text);
 }
 
+/* Fair over time: what it used lately, of the cluster (docs/quota.md). */
+static void add_usage(struct cli_table *tab, const struct cli_queue *q, enum policy_resource r)
+{
+    char text[32];
+
+    if (!q->has_recent_usage) {
+        cli__table_add(tab, "-");
+        return;
+    }
+    cli__usage_text(q->recent_usage[r], text, sizeof(text));
+    cli__table_add(tab, text);
+}
+
 static void add_row(struct cli_table *tab, const struct cli_queue *q, const char *label,
                     const char *priority, enum policy_resource r)
 {
@@ -302,6 +319,7 @@ static void add_row(struct cli_table *tab, const struct cli_queue *q, const char
     add_amount(tab, q->limit.v[r], r, true);
     add_amount(tab, q->fair_share.v[r], r, q->has_fair_share);
     add_amount(tab, q->allocated.v[r], r, q->has_status);
+    add_usage(tab, q, r);
     add_amount(tab, q->reserved.v[r], r, q->has_status);
     if (q->has_status)
         cli__table_addf(tab, "%d", q->pending_gangs);
@@ -311,7 +329,8 @@ static void add_row(struct cli_table *tab, const struct cli_queue *q, const char
 
 static bool print_text(const struct tree *t, enum policy_resource r, FILE *out)
 {
-    static const char *const head[] = {"QUOTA", "LIMIT", "FAIR SHARE", "ALLOCATED", "RESERVED"};
+    static const char *const head[] = {"QUOTA",     "LIMIT",      "FAIR SHARE",
+                                       "ALLOCATED", "RECENT USE", "RESERVED"};
     struct cli_table tab;
     struct cli_queue sum;
     bool unknown = false, ok;
@@ -321,10 +340,10 @@ static bool print_text(const struct tree *t, enum policy_resource r, FILE *out)
     snprintf(res, sizeof(res), "%s", policy_resource_name(r));
     for (char *c = res; *c; c++)
         *c = (char)(*c - 'a' + 'A');
-    cli__table_init(&tab, t->a, 8);
+    cli__table_init(&tab, t->a, 9);
     cli__table_add(&tab, "QUEUE");
     cli__table_add(&tab, "PRIORITY");
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
         cli__table_addf(&tab, "%s %s", res, head[i]);
     cli__table_add(&tab, "PENDING GANGS");
     for (size_t k = 0; k < t->placed; k++) {

@@ -207,6 +207,9 @@ static void keep_view(const struct policy_gang_view *v, void *ctx)
     w->view.reason = ext_arena_strdup(w->a, v->reason);
     w->view.composition = ext_arena_strdup(w->a, v->composition);
     w->view.conflict = ext_arena_strdup(w->a, v->conflict);
+    w->view.topology = ext_arena_strdup(w->a, v->topology);
+    w->view.topology_key = ext_arena_strdup(w->a, v->topology_key);
+    w->view.domain = NULL; /* no nodes here: muster's /debug/state says where */
     w->view.subgroups = NULL;
     w->view.nsubgroups = 0;
     w->have_view = true;
@@ -556,6 +559,59 @@ const char *why_pod_state(const struct why *w, const cJSON *pod)
                                                                                        : "Pending";
 }
 
+/* What its pods not yet bound ask, per resource (a gpu-memory ask, whose share depends on the
+ * node, counts nothing). */
+static void pending_need(struct why *w, struct policy_resources *need)
+{
+    const cJSON *pod;
+
+    memset(need, 0, sizeof(*need));
+    cJSON_ArrayForEach(pod, w->pods)
+    {
+        struct policy_pod_spec s;
+        char err[128];
+
+        if (cli__str(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName") != NULL ||
+            kube_pod_decode(pod, &kube_decode_defaults, w->a, &s, err, sizeof(err), NULL) !=
+                EXT_OK)
+            continue;
+        need->v[POLICY_RES_CPU] += s.cpu_milli;
+        need->v[POLICY_RES_MEMORY] += s.memory_bytes;
+        need->v[POLICY_RES_GPU] +=
+            s.gpus * 1000 + (int64_t)s.gpu_share_milli * (s.gpu_devices > 1 ? s.gpu_devices : 1);
+    }
+}
+
+/*
+ * Does it wait because its queue used more lately (docs/quota.md, "Fair over time")? When, in
+ * some resource it asks, what the queue holds plus what the gang still needs is over the fair
+ * share muster wrote, and within the share the queue would have if usage did not count: queues
+ * that used less go first, and may take room back.
+ */
+static void find_used_lately(struct why *w)
+{
+    const struct cli_queue *q = &w->queue;
+    struct policy_resources need;
+
+    w->used_lately = -1;
+    if (!w->have_queue || !q->has_recent_usage || !q->has_fair_share || !q->has_status ||
+        strcmp(cli__str(w->state_gang, "state") ? cli__str(w->state_gang, "state")
+               : w->have_view && w->view.state == POLICY_GANG_BOUND ? "Bound"
+                                                                    : "Pending",
+               "Bound") == 0)
+        return;
+    pending_need(w, &need);
+    for (int r = POLICY_RES_COUNT - 1; r >= 0; r--) {
+        int64_t with = q->allocated.v[r] + need.v[r];
+
+        if (need.v[r] > 0 && with > q->fair_share.v[r] && with <= q->fair_share_plain.v[r]) {
+            w->used_lately = r;
+            w->need = need.v[r];
+            return;
+        }
+    }
+}
+
 /* ---- the command ----------------------------------------------------------------- */
 
 static void why_cleanup(struct why *w)
@@ -595,6 +651,7 @@ int cli_why(struct kube_client *kube, const struct cli_opts *o, const char *ns, 
         rc = find_queue(&w);
     if (rc == EXT_OK) {
         find_reason(&w);
+        find_used_lately(&w);
         if (!why_report(&w, out))
             rc = ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
     }

@@ -45,6 +45,11 @@ struct why {
     const cJSON *state_gang; /* its entry for this gang in state */
 
     const char *reason, *reason_from; /* why it waits, and who says so */
+
+    /* Fair over time: the resource whose share its queue's recent usage cut below what the
+     * waiting gang needs (it would fit the share that ignores usage), -1 if none; the need. */
+    int used_lately;
+    int64_t need;
 };
 
 /* Writes the report of w as text or JSON (o->output). false when out of memory. */

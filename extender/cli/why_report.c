@@ -164,6 +164,33 @@ static void add_counts(const struct why *w, cJSON *o)
                                           ? w->view.composition
                                           : NULL));
     cJSON_AddItemToObject(o, "conflict", str_or_null(w->have_view ? w->view.conflict : NULL));
+    /* What it asks, from its objects; where it is, from muster (--muster-url): node labels and
+     * Topologies are muster's to read. */
+    cJSON_AddItemToObject(o, "topology", str_or_null(w->have_view ? w->view.topology : NULL));
+    cJSON_AddItemToObject(o, "domain", str_or_null(cli__str(w->state_gang, "domain")));
+}
+
+/* {"resource": "gpu", "recentUsage": 0.62, "fairShare": "3", "fairShareWithoutRecentUsage": "5",
+ *  "gangNeeds": "2"}, or null. */
+static cJSON *used_lately_json(const struct why *w)
+{
+    const struct cli_queue *q = &w->queue;
+    int r = w->used_lately;
+    char text[64];
+    cJSON *o;
+
+    if (r < 0)
+        return cJSON_CreateNull();
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "resource", policy_resource_name(r));
+    cJSON_AddNumberToObject(o, "recentUsage", q->recent_usage[r]);
+    cli__amount(q->fair_share.v[r], r, text, sizeof(text));
+    cJSON_AddStringToObject(o, "fairShare", text);
+    cli__amount(q->fair_share_plain.v[r], r, text, sizeof(text));
+    cJSON_AddStringToObject(o, "fairShareWithoutRecentUsage", text);
+    cli__amount(w->need, r, text, sizeof(text));
+    cJSON_AddStringToObject(o, "gangNeeds", text);
+    return o;
 }
 
 static cJSON *report_json(struct why *w)
@@ -185,6 +212,7 @@ static cJSON *report_json(struct why *w)
     cJSON_AddItemToObject(o, "reason", str_or_null(w->reason));
     cJSON_AddItemToObject(o, "reasonFrom", str_or_null(w->reason_from));
     cJSON_AddItemToObject(o, "queue", queue_json(w));
+    cJSON_AddItemToObject(o, "usedMoreLately", used_lately_json(w));
     pods = cJSON_AddArrayToObject(o, "pods");
     cJSON_ArrayForEach(p, w->pods)
     {
@@ -264,6 +292,25 @@ static void print_queue(const cJSON *q, FILE *out)
     fputc('\n', out);
 }
 
+/* "Used lately: team-a used 62% of the cluster's GPUs lately: its fair share is 3 GPUs, 5 if that
+ * did not count, and the gang needs 2 more: queues that used less go first ..." */
+static void print_used_lately(const cJSON *u, const char *queue, FILE *out)
+{
+    const cJSON *use = cJSON_GetObjectItemCaseSensitive(u, "recentUsage");
+    const char *res = s_of(u, "resource");
+    char pct[32];
+
+    if (!cJSON_IsObject(u))
+        return;
+    cli__usage_text(cJSON_IsNumber(use) ? use->valuedouble : 0, pct, sizeof(pct));
+    fprintf(out,
+            "%-14s%s used %s of the cluster's %s lately: its fair share is %s, %s if that did "
+            "not count, and the gang needs %s more. Queues that used less go first and may take "
+            "room back (fair over time, docs/quota.md).\n",
+            "Used lately:", queue, pct, strcmp(res, "gpu") == 0 ? "GPUs" : res,
+            s_of(u, "fairShare"), s_of(u, "fairShareWithoutRecentUsage"), s_of(u, "gangNeeds"));
+}
+
 static void print_head(const struct why *w, const cJSON *r, FILE *out)
 {
     const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(r, "waitingAtBind");
@@ -288,12 +335,18 @@ static void print_head(const struct why *w, const cJSON *r, FILE *out)
         fprintf(out, "%-14s%s\n", "Composition:", cli__str(r, "composition"));
     if (cli__str(r, "conflict") != NULL)
         fprintf(out, "%-14s%s\n", "Conflict:", cli__str(r, "conflict"));
+    if (cli__str(r, "topology") != NULL)
+        fprintf(out, "%-14s%s\n", "Topology:", cli__str(r, "topology"));
+    if (cli__str(r, "domain") != NULL)
+        fprintf(out, "%-14s%s\n", "Domain:", cli__str(r, "domain"));
     if (cli__str(r, "reason") != NULL) {
         fprintf(out, "%-14s%s\n", "Why:", cli__str(r, "reason"));
         fprintf(out, "%-14s(%s)\n", "", s_of(r, "reasonFrom"));
     }
     fprintf(out, "%-14s", "Queue:");
     print_queue(cJSON_GetObjectItemCaseSensitive(r, "queue"), out);
+    print_used_lately(cJSON_GetObjectItemCaseSensitive(r, "usedMoreLately"),
+                      s_of(cJSON_GetObjectItemCaseSensitive(r, "queue"), "name"), out);
 }
 
 static bool print_pods(const struct why *w, const cJSON *r, FILE *out)

@@ -5,8 +5,8 @@
  * held here until the engine says the whole gang is at the barrier: its
  * answer is deferred (ext_bind_defer), so the connection waits without a
  * thread and a gang of any size can gather. The bind that completes the gang
- * commits every held member (GPU record, then Binding; up to COMMIT_PARALLEL
- * members at once) and answers each held bind with its outcome. A timer thread answers a held bind whose wait
+ * commits every held member (one Binding each, carrying its GPU record; up to
+ * COMMIT_PARALLEL members at once) and answers each held bind with its outcome. A timer thread answers a held bind whose wait
  * (bindWait) runs out, with a reason naming who is missing; nothing of the
  * gang has been bound, and kube-scheduler retries.
  */
@@ -106,29 +106,37 @@ static void bind_counted(struct ext_daemon *d, const char *outcome)
     ext_series_add(ext_metric_with(d->bind_outcomes, v), 1);
 }
 
+/* A shared member's GPU record (its group and share), for its Binding's annotations. */
+static cJSON *gpu_record(const struct policy_assignment *m)
+{
+    char share[16];
+    cJSON *ann = cJSON_CreateObject();
+
+    snprintf(share, sizeof(share), "%d.%03d", m->gpu_share_milli / 1000, m->gpu_share_milli % 1000);
+    if (ann && (!cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_GROUP, m->gpu_groups) ||
+                !cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_SHARE, share))) {
+        cJSON_Delete(ann);
+        return NULL;
+    }
+    return ann;
+}
+
+/* One write per member: the Binding, carrying a shared member's GPU record, which the API
+ * server puts on the pod with its nodeName (no PATCH before it, no pod bound without it). */
 int ext_commit_member(struct ext_daemon *d, const struct policy_assignment *m, char *err,
                       size_t errlen)
 {
-    char path[600], share[16];
-    cJSON *patch, *ann;
+    cJSON *ann = NULL;
     int rc;
 
     if (!d->kube)
         return EXT_OK; /* --offline: recorded by the engine, posted nowhere */
-    if (m->gpu_groups) {
-        snprintf(share, sizeof(share), "%d.%03d", m->gpu_share_milli / 1000,
-                 m->gpu_share_milli % 1000);
-        patch = cJSON_CreateObject();
-        ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_GROUP, m->gpu_groups);
-        cJSON_AddStringToObject(ann, EXT_ANNOTATION_GPU_SHARE, share);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", m->namespace_, m->name);
-        rc = kube_patch_merge(d->kube, path, patch, NULL, err, errlen);
-        cJSON_Delete(patch);
-        if (rc != EXT_OK)
-            return rc;
-    }
-    return kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, err, errlen);
+    if (m->gpu_groups && !(ann = gpu_record(m)))
+        return ext_errf(err, errlen, EXT_ENOMEM, "binding %s/%s: out of memory", m->namespace_,
+                        m->name);
+    rc = kube_post_binding(d->kube, m->namespace_, m->name, m->uid, m->node, ann, err, errlen);
+    cJSON_Delete(ann);
+    return rc;
 }
 
 /* One member's outcome: into the engine, and to its held bind if it has one. */
@@ -195,14 +203,73 @@ static void post_all(struct ext_daemon *d, const struct policy_bind_result *r, i
         pthread_join(helpers[k], NULL);
 }
 
+/* What a commit is about: its gang, the composition it completes, and which member's Event
+ * tells it (its head, where it has one: the pod a person describes first). */
+struct commit_story {
+    char gang[512], composition[512];
+    size_t teller;
+};
+
+/* Under the lock: the story of a commit, read while the engine's views are ours. */
+static void commit_story_get(struct ext_daemon *d, const char *gang,
+                             const struct policy_bind_result *r, struct commit_story *st)
+{
+    struct policy_gang_view gv;
+    struct policy_pod_view pv;
+
+    snprintf(st->gang, sizeof(st->gang), "%s", gang ? gang : "");
+    st->composition[0] = '\0';
+    if (gang && policy_gang_view_get(d->cache.engine, gang, &gv) && gv.composition)
+        snprintf(st->composition, sizeof(st->composition), "%s", gv.composition);
+    st->teller = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (policy_pod_view_get(d->cache.engine, r->members[i].namespace_, r->members[i].name,
+                                &pv) &&
+            pv.gang_head) {
+            st->teller = i;
+            break;
+        }
+    }
+}
+
+/*
+ * One GangBound Event for a gang committed whole, on one member (its head, else the first
+ * bound): kube-scheduler already writes each pod's Scheduled Event with its node, and the GPU
+ * group is on the pod; this one says the members went together.
+ */
+static void bound_event(struct ext_daemon *d, const struct policy_bind_result *r,
+                        const int *rcs, const struct commit_story *st)
+{
+    const struct policy_assignment *m = NULL;
+    size_t bound = 0;
+    char text[700], msg[1024];
+
+    for (size_t i = 0; i < r->n; i++)
+        bound += rcs[i] == EXT_OK;
+    if (bound == 0 || r->n < 2)
+        return;
+    m = rcs[st->teller] == EXT_OK ? &r->members[st->teller] : NULL;
+    for (size_t i = 0; !m; i++)
+        if (rcs[i] == EXT_OK)
+            m = &r->members[i];
+    if (bound == r->n)
+        snprintf(text, sizeof(text), "gang %s committed whole: %zu members bound at once", st->gang,
+                 r->n);
+    else
+        snprintf(text, sizeof(text), "gang %s committed: %zu of %zu members bound at once",
+                 st->gang, bound, r->n);
+    ext_events_gang_message(msg, sizeof(msg), text, st->composition);
+    ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
+}
+
 /*
  * Commit every member; returns the outcome for `self` (its error in
  * self_err). Shares are made real on the nodes for every member first: if
- * any cannot be, no member is bound and the whole gang is requeued. Each
- * member bound gets a GangBound Event with the gang's composition.
+ * any cannot be, no member is bound and the whole gang is requeued. A gang
+ * bound gets one GangBound Event (bound_event).
  */
 static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
-                       const char *composition, const char *self, char *self_err, size_t len)
+                       const struct commit_story *st, const char *self, char *self_err, size_t len)
 {
     char why[512] = "";
     bool self_ok = false;
@@ -234,17 +301,9 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
         if (prepared != EXT_OK)
             snprintf(err, sizeof(err), "%s", why);
         finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
-        if (rc == EXT_OK && r->n > 1) {
-            char text[600], msg[1024];
-
-            snprintf(text, sizeof(text),
-                     "gang committed whole (%zu members at once); this pod bound to %s%s%s", r->n,
-                     m->node, m->gpu_groups ? ", GPU group " : "",
-                     m->gpu_groups ? m->gpu_groups : "");
-            ext_events_gang_message(msg, sizeof(msg), text, composition);
-            ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
-        }
     }
+    if (prepared == EXT_OK)
+        bound_event(d, r, rcs, st);
     free(rcs);
     free(errs);
     return self_ok;
@@ -385,7 +444,7 @@ static int bind_plain(struct ext_daemon *d, const struct ext_bind_args *a,
     char err[512];
 
     if (d->kube && kube_post_binding(d->kube, a->pod_namespace, a->pod_name, a->pod_uid, a->node,
-                                     err, sizeof(err)) != EXT_OK) {
+                                     NULL, err, sizeof(err)) != EXT_OK) {
         ans->error = ext_arena_strdup(ans->pool, err);
         return EXT_OK;
     }
@@ -417,7 +476,8 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     struct policy_bind_result r;
     struct policy_pod_view pv;
     struct policy_gang_view gv = {0};
-    char key[512], err[512] = "", composition[512] = "";
+    struct commit_story story;
+    char key[512], err[512] = "";
     bool ok;
     int prc;
 
@@ -474,11 +534,9 @@ int ext_daemon_bind(void *ctx, const struct ext_bind_args *a, struct ext_bind_an
     case POLICY_BIND_COMMIT:
         bind_counted(d, "commit");
         policy_gang_view_get(d->cache.engine, pv.gang, &gv); /* its `since`, before the commit */
-        /* What the commit completes, copied while the engine's view is ours. */
-        if (gv.composition)
-            snprintf(composition, sizeof(composition), "%s", gv.composition);
+        commit_story_get(d, pv.gang, &r, &story);
         pthread_mutex_unlock(&d->cache.lock);
-        ok = commit_all(d, &r, composition, key, err, sizeof(err));
+        ok = commit_all(d, &r, &story, key, err, sizeof(err));
         if (ok && gv.members > 0)
             ext_series_observe(ext_metric_with(d->gang_time_to_bind, NULL),
                                (double)(ext_now_ms() - gv.since) / 1000.0);

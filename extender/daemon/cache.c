@@ -46,7 +46,7 @@ struct cache_kind {
 };
 
 static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
-    priority_class_ops, workload_ops, wa_podgroup_ops;
+    priority_class_ops, workload_ops, wa_podgroup_ops, topology_ops, kueue_topology_ops;
 
 /* One row per watched kind: a new kind is a row (and its cache_source). */
 static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
@@ -90,6 +90,14 @@ static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
                                     "scheduling.k8s.io/v1beta1", "PodGroup",
                                     "/apis/scheduling.k8s.io/v1beta1/podgroups", true, false,
                                     FAMILY_NONE, 0, &wa_podgroup_ops},
+    /* Where nodes sit (docs/topology.md): KAI's Topology, named by KAI's constraints, and
+     * Kueue's, whose levels Kueue's annotations name. */
+    [CACHE_TOPOLOGIES_KAI] = {"topologies.kai.scheduler", "kai.scheduler/v1alpha1", "Topology",
+                              "/apis/kai.scheduler/v1alpha1/topologies", true, true, FAMILY_NONE,
+                              0, &topology_ops},
+    [CACHE_TOPOLOGIES_KUEUE] = {"topologies.kueue.x-k8s.io", "kueue.x-k8s.io/v1beta2", "Topology",
+                                "/apis/kueue.x-k8s.io/v1beta2/topologies", true, true,
+                                FAMILY_NONE, 0, &kueue_topology_ops},
 };
 
 const char *cache_source_name(enum cache_source src)
@@ -442,6 +450,23 @@ static void wa_podgroup_forget(struct cache *c, enum cache_source src, const cha
     forget_ref(c, KUBE_REF_POD_GROUP, key);
 }
 
+static void topology_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    policy_topology_forget(c->engine, key);
+}
+
+/* A Kueue Topology is the engine's "kueue/<name>" (kube_topology_decode). */
+static bool kueue_topology_key(const struct cache *c, const cJSON *obj, char *buf, size_t len)
+{
+    const char *name = meta_string(obj, "name");
+
+    (void)c;
+    if (!name)
+        return false;
+    snprintf(buf, len, "kueue/%s", name);
+    return true;
+}
+
 static void node_forget(struct cache *c, enum cache_source src, const char *key)
 {
     policy_node_forget(c->engine, key);
@@ -517,12 +542,22 @@ static int engine_rc(int prc, char *err, size_t errlen)
     return cache_engine_rc(prc, "the engine refused it", err, errlen);
 }
 
-/* The gang a spec declares, told to the engine when it changes anything. */
+/*
+ * The gang a spec declares, told to the engine when it changes anything. Pods turned away
+ * may fit now: kube-scheduler does not watch these kinds, so they are handed back. A gang
+ * declared before any member of it came (a RayCluster before its pods) changes nothing
+ * anyone else waits for: only its own members (any that come meanwhile) are handed back.
+ */
 static int gang_upsert(struct cache *c, const struct policy_gang_spec *s, char *err, size_t errlen)
 {
+    struct policy_gang_view v;
+
     if (!policy_gang_changes(c->engine, s))
         return EXT_OK;
-    c->nudge = true;
+    if (s->key && (!policy_gang_view_get(c->engine, s->key, &v) || v.members == 0))
+        cache_nudge_gang_members(c, s->key);
+    else
+        c->nudge = true;
     return engine_rc(policy_gang_upsert(c->engine, s), err, errlen);
 }
 
@@ -590,6 +625,7 @@ struct decoded {
         struct policy_gang_spec gang;
         struct kube_priority_class pc;
         struct kube_pod_group pg;
+        struct policy_topology_spec topology;
     } spec;
 };
 
@@ -647,6 +683,12 @@ static void wa_podgroup_decode(const struct cache *c, const cJSON *obj, struct e
     d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, DECODE_ARGS);
 }
 
+static void topology_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                            struct decoded *d)
+{
+    d->rc = kube_topology_decode(obj, a, &d->spec.topology, DECODE_ARGS);
+}
+
 /* Decode obj into d (strings in arena a). d->rc says whether it is one to keep. */
 static void decode(const struct cache *c, enum cache_source src, const cJSON *obj,
                    struct ext_arena *a, struct decoded *d)
@@ -700,12 +742,31 @@ static int pod_apply(struct cache *c, struct decoded *d)
     return rc;
 }
 
+/* A muster Queue's status says what it used lately, as muster wrote it before a restart: the
+ * engine takes it until it has sampled the queue itself (policy_queue_usage_seed). KAI's
+ * Queues' status is KAI's. */
+static void seed_usage(struct cache *c, const struct decoded *d)
+{
+    double share[POLICY_RES_COUNT];
+    int64_t at;
+
+    if (d->src != CACHE_QUEUES || !kube_queue_recent_usage(d->obj, share, &at))
+        return;
+    policy_queue_usage_seed(c->engine, d->spec.queue.name, share,
+                            bound_on_engine_clock(at, ext_now_ms()));
+}
+
 static int queue_apply(struct cache *c, struct decoded *d)
 {
-    if (!policy_queue_changes(c->engine, &d->spec.queue))
-        return EXT_OK;
-    c->nudge = true;
-    return engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+    int rc = EXT_OK;
+
+    if (policy_queue_changes(c->engine, &d->spec.queue)) {
+        c->nudge = true;
+        rc = engine_rc(policy_queue_upsert(c->engine, &d->spec.queue), d->err, sizeof(d->err));
+    }
+    if (rc == EXT_OK)
+        seed_usage(c, d);
+    return rc;
 }
 
 static int priority_class_apply(struct cache *c, struct decoded *d)
@@ -735,6 +796,16 @@ static int wa_podgroup_apply(struct cache *c, struct decoded *d)
 
     if (rc == EXT_OK)
         early_resolve(c, d->spec.pg.namespace_);
+    return rc;
+}
+
+/* A Topology: gangs waiting for it, or for room its domains now give, are asked about again. */
+static int topology_apply(struct cache *c, struct decoded *d)
+{
+    int rc = engine_rc(policy_topology_upsert(c->engine, &d->spec.topology), d->err,
+                       sizeof(d->err));
+
+    c->nudge |= rc == EXT_OK;
     return rc;
 }
 
@@ -872,6 +943,21 @@ static void gang_held(const struct cache *c, enum cache_source src, struct engin
     policy_each_gang(c->engine, engine_gang, e);
 }
 
+/* Topologies of one kind: Kueue's are "kueue/<name>", KAI's the rest. */
+static void engine_topology(const struct policy_topology_view *v, void *ctx)
+{
+    struct engine_keys *e = ctx;
+    bool kueue = strncmp(v->name, "kueue/", 6) == 0;
+
+    if (kueue == (e->src == CACHE_TOPOLOGIES_KUEUE))
+        engine_key(e, v->name);
+}
+
+static void topology_held(const struct cache *c, enum cache_source src, struct engine_keys *e)
+{
+    policy_each_topology(c->engine, engine_topology, e);
+}
+
 /*
  * What the engine holds from this source; false if even that could not be
  * listed, or if the source's objects are not the engine's to list
@@ -924,6 +1010,12 @@ static const struct cache_ops workload_ops = {workload_decode, workload_apply, w
                                               NULL, NULL};
 static const struct cache_ops wa_podgroup_ops = {wa_podgroup_decode, wa_podgroup_apply,
                                                  wa_podgroup_forget, NULL, NULL};
+static const struct cache_ops topology_ops = {topology_decode, topology_apply, topology_forget,
+                                              topology_held, NULL};
+/* Keyed as the engine keeps it, "kueue/<name>" (kueue_topology_key). */
+static const struct cache_ops kueue_topology_ops = {topology_decode, topology_apply,
+                                                    topology_forget, topology_held,
+                                                    kueue_topology_key};
 
 /* ---- reflector callbacks ------------------------------------------------- */
 
@@ -1148,7 +1240,11 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
                                 .default_queue = s->default_queue,
                                 .no_reclaim = !s->evictions.reclaim,
                                 .no_preemption = !s->evictions.preemption,
-                                .refused_victim_ms = s->evictions.refused_victim_wait_ms};
+                                .refused_victim_ms = s->evictions.refused_victim_wait_ms,
+                                .fairness = {.half_life_ms = s->fairness.half_life_ms,
+                                             .window_ms = s->fairness.window_ms,
+                                             .k_milli = s->fairness.k_milli,
+                                             .entry_penalty_ms = s->fairness.entry_penalty_ms}};
 
     memset(c, 0, sizeof(*c));
     pthread_mutex_init(&c->lock, NULL);
@@ -1235,19 +1331,23 @@ bool cache_ready(struct cache *c, char *why, size_t len)
     return true;
 }
 
-void cache_nudge_gang(struct cache *c, const char *key)
+static void nudge_gang(struct cache *c, const char *key, bool refused)
 {
     char *copy;
 
-    for (size_t i = 0; i < c->nnudge_gangs; i++)
-        if (strcmp(c->nudge_gangs[i], key) == 0)
+    for (size_t i = 0; i < c->nnudge_gangs; i++) {
+        if (strcmp(c->nudge_gangs[i].gang, key) == 0) {
+            c->nudge_gangs[i].refused |= refused;
             return;
+        }
+    }
     if (c->nnudge_gangs == c->nudge_gangs_cap) {
         size_t cap = c->nudge_gangs_cap ? c->nudge_gangs_cap * 2 : 16;
-        char **v = realloc(c->nudge_gangs, cap * sizeof(*v));
+        struct cache_nudge *v = realloc(c->nudge_gangs, cap * sizeof(*v));
 
         if (!v) {
             c->nudge_planned = true; /* every planned pod, then: nothing is forgotten */
+            c->nudge |= refused;
             return;
         }
         c->nudge_gangs = v;
@@ -1256,15 +1356,26 @@ void cache_nudge_gang(struct cache *c, const char *key)
     copy = strdup(key);
     if (!copy) {
         c->nudge_planned = true;
+        c->nudge |= refused;
         return;
     }
-    c->nudge_gangs[c->nnudge_gangs++] = copy;
+    c->nudge_gangs[c->nnudge_gangs++] = (struct cache_nudge){copy, refused};
+}
+
+void cache_nudge_gang(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, false);
+}
+
+void cache_nudge_gang_members(struct cache *c, const char *key)
+{
+    nudge_gang(c, key, true);
 }
 
 void cache_nudges_clear(struct cache *c)
 {
     for (size_t i = 0; i < c->nnudge_gangs; i++)
-        free(c->nudge_gangs[i]);
+        free(c->nudge_gangs[i].gang);
     c->nnudge_gangs = 0;
     c->nudge = false;
     c->nudge_planned = false;

@@ -2,8 +2,8 @@
  * cache.h - muster's picture of the cluster: watches feed the engine.
  *
  * One reflector per watched kind (nodes, pods, RayClusters, muster Queues, the
- * PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses and the
- * Workload API's Workloads and PodGroups) decodes every object and hands it to the engine
+ * PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses, the
+ * Workload API's Workloads and PodGroups, KAI's and Kueue's Topologies) decodes every object and hands it to the engine
  * under the cache's lock. cache.c holds one table of the kinds: each row names
  * its path, group/version and kind, whether it may be absent, and what its
  * decode, add or update, and delete do; a new kind is a row there and a value
@@ -37,6 +37,8 @@ enum cache_source {
     CACHE_WA_PODGROUPS_V1ALPHA2,
     CACHE_WORKLOADS_V1BETA1, /* ... and 1.37 */
     CACHE_WA_PODGROUPS_V1BETA1,
+    CACHE_TOPOLOGIES_KAI,   /* kai.scheduler/v1alpha1: node labels, coarsest first */
+    CACHE_TOPOLOGIES_KUEUE, /* kueue.x-k8s.io/v1beta2: the same, as "kueue/<name>" */
     CACHE_SOURCE_COUNT
 };
 
@@ -91,10 +93,15 @@ struct cache {
      * kube-scheduler does not watch those kinds; housekeeping nudges it. */
     bool nudge;
     /* Gangs planned after some members were turned away: their planned
-     * members are handed back to kube-scheduler too. As many as there are;
-     * when one cannot be recorded (out of memory), nudge_planned hands back
-     * every planned pod instead, so none is forgotten. */
-    char **nudge_gangs;
+     * members are handed back to kube-scheduler too; and gangs declared before
+     * any member came (cache_nudge_gang_members): their members turned away,
+     * and nobody else's. As many as there are; when one cannot be recorded
+     * (out of memory), nudge_planned hands back every planned pod instead (and
+     * nudge every refused one), so none is forgotten. */
+    struct cache_nudge {
+        char *gang;
+        bool refused; /* its refused members too */
+    } *nudge_gangs;
     size_t nnudge_gangs, nudge_gangs_cap;
     bool nudge_planned;
     /* A key that could not be recorded (out of memory): the next list of that
@@ -107,6 +114,9 @@ bool cache_pod_gone(const struct cache *c, const char *uid);
 
 /* Under the lock: hand this gang's planned members back to kube-scheduler. */
 void cache_nudge_gang(struct cache *c, const char *key);
+/* Under the lock: hand this gang's members back, the refused ones too (its spec came or
+ * changed while no member waited on it: what the others wait for is as it was). */
+void cache_nudge_gang_members(struct cache *c, const char *key);
 /* Under the lock: every nudge was handed back. */
 void cache_nudges_clear(struct cache *c);
 

@@ -80,6 +80,7 @@ struct ext_daemon {
     struct ext_metric *kube_requests;
     struct ext_metric *queue_fair_share;
     struct ext_metric *queue_demand;
+    struct ext_metric *queue_recent_usage; /* {queue,resource}: U', fair over time */
 };
 
 extern const struct ext_http_handlers ext_daemon_handlers;

@@ -328,6 +328,7 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     add_text(g, "composition", v->composition);
     add_text(g, "conflict", v->conflict);
     add_text(g, "topologyKey", v->topology_key);
+    add_text(g, "topology", v->topology);
     add_text(g, "domain", v->domain);
     add_subgroups(g, v);
     cJSON_AddItemToArray(ctx, g);
@@ -372,6 +373,10 @@ static void state_queue(const struct policy_queue_view *v, void *ctx)
     add_resources(q, "fairShare", &v->fair_share);
     add_resources(q, "demand", &v->demand);
     cJSON_AddNumberToObject(q, "pendingGangs", v->pending_gangs);
+    if (v->has_recent_usage) {
+        cJSON_AddItemToObject(q, "recentUsage", kube_recent_usage_json(&v->recent_usage));
+        add_resources(q, "fairShareWithoutRecentUsage", &v->fair_share_without_usage);
+    }
     cJSON_AddItemToArray(ctx, q);
 }
 

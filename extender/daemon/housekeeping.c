@@ -50,6 +50,35 @@ static cJSON *resources_json(const struct policy_resources *r)
     return o;
 }
 
+/*
+ * Fair over time: U' as the division last took it (what muster reads back after a restart),
+ * the time it was taken while there is any (a queue that used nothing has nothing to decay),
+ * and the fair share the queue would have if usage did not count.
+ */
+static void add_recent_usage(cJSON *status, const struct policy_queue_view *v)
+{
+    cJSON *usage = kube_recent_usage_json(&v->recent_usage), *n;
+    bool any = false;
+
+    cJSON_ArrayForEach(n, usage)
+    {
+        any = any || n->valuedouble > 0; /* as written: what a restart reads back */
+    }
+    cJSON_AddItemToObject(status, "recentUsage", usage);
+    if (any) {
+        int64_t wall = ext_wall_ms() - (ext_now_ms() - v->recent_usage_at);
+        time_t t = (time_t)(wall / 1000);
+        struct tm tm;
+        char at[32];
+
+        gmtime_r(&t, &tm);
+        strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        cJSON_AddStringToObject(status, "recentUsageAt", at);
+    }
+    cJSON_AddItemToObject(status, "fairShareWithoutRecentUsage",
+                          resources_json(&v->fair_share_without_usage));
+}
+
 static void build_one(const struct policy_queue_view *v, void *ctx)
 {
     struct housekeeping *qs = ctx;
@@ -62,6 +91,8 @@ static void build_one(const struct policy_queue_view *v, void *ctx)
     cJSON_AddItemToObject(status, "reserved", resources_json(&v->reserved));
     cJSON_AddItemToObject(status, "fairShare", resources_json(&v->fair_share));
     cJSON_AddNumberToObject(status, "pendingGangs", v->pending_gangs);
+    if (v->has_recent_usage)
+        add_recent_usage(status, v);
     cJSON_AddItemToObject(qs->pending, v->name, status);
 }
 
@@ -95,75 +126,98 @@ static void write_changed(struct housekeeping *qs)
 
 /* ---- nudging kube-scheduler -------------------------------------------------------- */
 
+/* A pod to hand back, and the refusal it is handed back after (policy_pod_handed_back). */
+struct handback {
+    char *ns, *name;
+    uint64_t refusal;
+};
+
 struct waiting {
     const struct cache *cache;
     bool all;     /* every pending pod, after a Queue or gang spec changed */
     bool planned; /* every planned pod: a gang to nudge could not be recorded */
-    char **keys;
+    struct handback *pods;
     size_t n, cap;
-    bool lost; /* a key could not be kept (out of memory): the nudges stay for next time */
+    bool lost; /* a pod could not be kept (out of memory): the nudges stay for next time */
 };
 
-static bool gang_listed(const struct cache *c, const char *gang)
+/* The nudge listed for this gang, or NULL. */
+static const struct cache_nudge *gang_listed(const struct cache *c, const char *gang)
 {
     for (size_t i = 0; i < c->nnudge_gangs; i++)
-        if (strcmp(c->nudge_gangs[i], gang) == 0)
-            return true;
-    return false;
+        if (strcmp(c->nudge_gangs[i].gang, gang) == 0)
+            return &c->nudge_gangs[i];
+    return NULL;
 }
 
-static void waiting_add(struct waiting *w, const char *key)
+static void waiting_add(struct waiting *w, const struct policy_pod_view *v)
 {
-    char *copy;
+    struct handback *h;
 
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 64;
-        char **v = realloc(w->keys, cap * sizeof(*v));
+        struct handback *more = realloc(w->pods, cap * sizeof(*more));
 
-        if (!v) {
+        if (!more) {
             w->lost = true;
             return;
         }
-        w->keys = v;
+        w->pods = more;
         w->cap = cap;
     }
-    copy = strdup(key);
-    if (!copy) {
+    h = &w->pods[w->n];
+    *h = (struct handback){strdup(v->namespace_), strdup(v->name), v->refusal};
+    if (!h->ns || !h->name) {
+        free(h->ns);
+        free(h->name);
         w->lost = true;
         return;
     }
-    w->keys[w->n++] = copy;
+    w->n++;
 }
 
 static void collect_waiting(const struct policy_pod_view *v, void *ctx)
 {
     struct waiting *w = ctx;
-    char key[512];
+    const struct cache_nudge *listed;
 
     if (!v->managed)
         return;
     /* Pending pods muster's last answer turned away, after a spec change: one muster
      * never answered, or last said yes to, is not parked on muster's word and is retried
-     * without a touch; the planned members of a gang that was planned after kube-scheduler
-     * had turned some away ("3 of 5 members exist"). */
-    if (!(w->all && v->refused) &&
-        !(v->phase == POLICY_POD_PLANNED && (w->planned || gang_listed(w->cache, v->gang))))
+     * without a touch; one handed back since its last refusal is on its way back already.
+     * The planned members of a gang that was planned after kube-scheduler had turned some
+     * away ("3 of 5 members exist"); the refused members of a gang listed with them. */
+    listed = gang_listed(w->cache, v->gang);
+    if (!(v->refused && (w->all || (listed && listed->refused))) &&
+        !(v->phase == POLICY_POD_PLANNED && (w->planned || listed)))
         return;
-    snprintf(key, sizeof(key), "/api/v1/namespaces/%s/pods/%s", v->namespace_, v->name);
-    waiting_add(w, key);
+    waiting_add(w, v);
+}
+
+/* PATCH one pod's muster.dev/requeue; EXT_OK once kube-scheduler will see it change. */
+static int hand_back(struct housekeeping *qs, const struct handback *h, const cJSON *patch)
+{
+    char path[600], err[256];
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", h->ns, h->name);
+    return kube_patch_merge(qs->d->kube, path, patch, NULL, err, sizeof(err));
 }
 
 /*
  * kube-scheduler retries pods an extender turned away on any cluster event,
  * but a Queue's new limit or a RayCluster's new size is not one it watches.
  * Touching the waiting pods is: their annotation muster.dev/requeue changes.
+ * Each pod once per refusal: a pod handed back is retried (and answered, maybe
+ * refused again) before another change hands it back again.
  */
 static void nudge_waiting(struct housekeeping *qs, unsigned tick)
 {
     struct cache *c = &qs->d->cache;
     struct waiting w = {.cache = c};
-    char stamp[32], err[256];
+    char stamp[32];
     cJSON *patch;
+    bool *done;
 
     pthread_mutex_lock(&c->lock);
     w.all = c->nudge;
@@ -178,7 +232,7 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     if (w.lost)
         ext_log_error("out of memory listing the pods to hand back; trying again next period");
     if (w.n == 0) {
-        free(w.keys);
+        free(w.pods);
         return;
     }
     snprintf(stamp, sizeof(stamp), "%u", tick);
@@ -186,11 +240,23 @@ static void nudge_waiting(struct housekeeping *qs, unsigned tick)
     cJSON_AddStringToObject(
         cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
         EXT_ANNOTATION_REQUEUE, stamp);
+    done = calloc(w.n, sizeof(*done));
     for (size_t i = 0; i < w.n; i++) {
-        kube_patch_merge(qs->d->kube, w.keys[i], patch, NULL, err, sizeof(err));
-        free(w.keys[i]);
+        bool ok = hand_back(qs, &w.pods[i], patch) == EXT_OK;
+
+        if (done)
+            done[i] = ok;
     }
-    free(w.keys);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < w.n; i++) {
+        if (done && done[i])
+            policy_pod_handed_back(c->engine, w.pods[i].ns, w.pods[i].name, w.pods[i].refusal);
+        free(w.pods[i].ns);
+        free(w.pods[i].name);
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(done);
+    free(w.pods);
     cJSON_Delete(patch);
     snprintf(stamp, sizeof(stamp), "%zu", w.n);
     ext_log_info("waiting pods handed back to kube-scheduler", "pods", stamp);
@@ -239,8 +305,27 @@ static void write_queues(struct housekeeping *qs)
     qs->pending = NULL;
 }
 
+/* Fair over time: every replica counts what it sees bound, leading or not, so a standby that
+ * takes over weighs the same usage; only once every watch has listed (what runs, what the
+ * nodes offer). */
+static void sample_usage(struct housekeeping *qs)
+{
+    struct cache *c = &qs->d->cache;
+    int rc;
+
+    if (!cache_ready(c, NULL, 0))
+        return;
+    pthread_mutex_lock(&c->lock);
+    rc = policy_usage_sample(c->engine, ext_now_ms());
+    pthread_mutex_unlock(&c->lock);
+    if (rc != POLICY_OK)
+        ext_log_error("queue usage not all counted; the queues missed count from the next period",
+                      "error", policy_strerror(rc));
+}
+
 void housekeeping_tick(struct housekeeping *qs, unsigned tick)
 {
+    sample_usage(qs);
     if (!check_leading(qs))
         return;
     write_queues(qs);

@@ -189,6 +189,9 @@ static void collect_queue(const struct policy_queue_view *v, void *ctx)
         set_bound(d->queue_limit, v->name, r, v->limit.v[r], scale);
         ext_series_set(ext_metric_with(d->queue_fair_share, qr), v->fair_share.v[r] / scale);
         ext_series_set(ext_metric_with(d->queue_demand, qr), v->demand.v[r] / scale);
+        if (v->has_recent_usage)
+            ext_series_set(ext_metric_with(d->queue_recent_usage, qr),
+                           (double)v->recent_usage.v[r] / POLICY_USAGE_UNIT);
     }
     ext_series_set(ext_metric_with(d->queue_pending, (const char *[]){v->name}), v->pending_gangs);
     ext_series_set(ext_metric_with(d->queue_oldest_pending, (const char *[]){v->name}), 0);
@@ -220,7 +223,8 @@ static void collect(struct ext_metrics *m, void *ctx)
                                     d->queue_quota,      d->queue_limit,
                                     d->queue_oldest_pending, d->gpu_groups,
                                     d->gpu_group_shares, d->gpu_group_pods,
-                                    d->queue_fair_share, d->queue_demand};
+                                    d->queue_fair_share, d->queue_demand,
+                                    d->queue_recent_usage};
     char why[256];
 
     for (size_t i = 0; i < sizeof(rebuilt) / sizeof(rebuilt[0]); i++)
@@ -313,6 +317,11 @@ static int register_metrics(struct ext_daemon *d)
         m, "muster_queue_demand",
         "What each queue's bound and waiting gangs ask (cpu cores, memory bytes, GPUs)",
         "queue,resource");
+    d->queue_recent_usage = ext_metrics_gauge(
+        m, "muster_queue_recent_usage",
+        "Each queue's usage over time (fairness.halfLife, fairness.window) as a fraction of the "
+        "cluster's capacity over the same time, decayed alike: what moves its fair share",
+        "queue,resource");
     d->kube_requests = ext_metrics_counter(
         m, "muster_kube_requests_total",
         "Requests to the API server by verb (LIST, WATCH, GET, CREATE, PATCH, DELETE), "
@@ -322,7 +331,8 @@ static int register_metrics(struct ext_daemon *d)
         !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader || !d->ready ||
         !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
         !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
-        !d->reservation_timeouts || !d->evictions || !d->queue_fair_share || !d->queue_demand)
+        !d->reservation_timeouts || !d->evictions || !d->queue_fair_share || !d->queue_demand ||
+        !d->queue_recent_usage)
         return EXT_ENOMEM;
     /* Every series from the start, so a rate over them is defined before the first eviction. */
     for (int k = POLICY_EVICT_RECLAIM; k <= POLICY_EVICT_PREEMPT; k++) {

@@ -673,7 +673,7 @@ static int names_valid(const char *ns, const char *name, char *err, size_t errle
 }
 
 int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
-                      const char *node, char *err, size_t errlen)
+                      const char *node, const cJSON *annotations, char *err, size_t errlen)
 {
     cJSON *b = NULL, *meta, *target;
     char path[600];
@@ -696,6 +696,10 @@ int kube_post_binding(struct kube_client *c, const char *ns, const char *name, c
     cJSON_AddStringToObject(meta, "namespace", ns);
     if (uid && uid[0])
         cJSON_AddStringToObject(meta, "uid", uid);
+    if (annotations && !cJSON_AddItemReferenceToObject(meta, "annotations", (cJSON *)annotations)) {
+        cJSON_Delete(b);
+        return ext_errf(err, errlen, EXT_ENOMEM, "binding %s/%s: out of memory", ns, name);
+    }
     target = cJSON_AddObjectToObject(b, "target");
     cJSON_AddStringToObject(target, "apiVersion", "v1");
     cJSON_AddStringToObject(target, "kind", "Node");

@@ -197,6 +197,8 @@ static int kube__raycluster_composition(struct kube__ctx *c, const cJSON *spec,
         return EXT_ENOMEM;
     s->subgroups = sg;
     rc = kube__subgroup_add(c, s, sg, KUBE_SUBGROUP_HEAD, 1, "spec.headGroupSpec", spec);
+    if (rc == EXT_OK)
+        kube__template_topology(c, kube__get(spec, "headGroupSpec"), &sg[0]);
     cJSON_ArrayForEach(g, groups)
     {
         const char *name = NULL;
@@ -214,6 +216,8 @@ static int kube__raycluster_composition(struct kube__ctx *c, const cJSON *spec,
                             "%s.groupName: \"head\" is the head's subgroup", what);
         if (rc == EXT_OK)
             rc = kube__subgroup_add(c, s, sg, name, part, "spec.workerGroupSpecs", g);
+        if (rc == EXT_OK)
+            kube__template_topology(c, g, &sg[s->nsubgroups - 1]);
     }
     return rc;
 }
@@ -239,6 +243,7 @@ int kube_raycluster_gang(const cJSON *rc_obj, const struct kube_decode_opts *o, 
         rc = kube__gang_labels(&c, meta, o, &s);
     if (rc != EXT_OK)
         return rc;
+    kube__raycluster_topology(&c, meta, &s);
     s.key = kube__key(a, ns, name);
     if (s.key == NULL)
         return kube__fail(&c, EXT_ENOMEM, rc_obj, "out of memory");
@@ -415,6 +420,9 @@ static int kube__pg_subgroups(struct kube__ctx *c, const cJSON *list, bool ray,
         if (ray && strcmp(name, "headgroup") == 0)
             name = KUBE_SUBGROUP_HEAD;
         rc = kube__subgroup_add(c, s, leaves, name, sg[i].min, "spec.subGroups", sg[i].item);
+        if (rc == EXT_OK)
+            rc = kube__kai_constraint(c, sg[i].item, "spec.subGroups[]",
+                                      &leaves[s->nsubgroups - 1].topology);
     }
     return rc;
 }
@@ -449,6 +457,26 @@ static int kube__pg_minimum(struct kube__ctx *c, const cJSON *spec, bool ray,
         return rc;
     }
     s->min_members = (int32_t)min;
+    return EXT_OK;
+}
+
+/* KAI's spec.topologyConstraint, else Volcano's spec.networkTopology (the other beside it). */
+static int kube__pg_topology(struct kube__ctx *c, const cJSON *spec, struct policy_gang_spec *s)
+{
+    struct policy_topology_constraint kai, volcano;
+    int rc = kube__kai_constraint(c, spec, "spec", &kai);
+
+    if (rc == EXT_OK)
+        rc = kube__volcano_network_topology(c, spec, &volcano);
+    if (rc != EXT_OK)
+        return rc;
+    if (kai.required || kai.preferred) {
+        s->topology = kai;
+        if (volcano.required || volcano.required_tier || volcano.preferred_tier || volcano.invalid)
+            s->topology_other = volcano;
+    } else {
+        s->topology = volcano;
+    }
     return EXT_OK;
 }
 
@@ -489,6 +517,8 @@ int kube_podgroup_gang(const cJSON *pg, const struct kube_decode_opts *o, struct
      * pods and group meet. */
     owner = kube__owner_raycluster(meta);
     rc = kube__pg_minimum(&c, spec, owner != NULL, &s);
+    if (rc == EXT_OK)
+        rc = kube__pg_topology(&c, spec, &s);
     if (rc != EXT_OK)
         return rc;
     s.key = kube__key(a, ns, owner != NULL ? owner : name);

@@ -529,6 +529,9 @@ static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct ku
                           "subdomain",
                           name);
     s->subgroup = kube__pod_subgroup(kube__get(meta, "labels"), kube__get(meta, "annotations"));
+    s->replica = kube__map_value(kube__get(meta, "labels"), EXT_LABEL_RAY_REPLICA);
+    if (s->replica != NULL && *s->replica == '\0')
+        s->replica = NULL;
     /* Labels are checked by the API server; volcano.sh/task-spec, an annotation, is not. */
     if (s->subgroup != NULL && !kube__object_ref_valid(s->subgroup))
         return kube__fail(c, EXT_EINVAL, meta,

@@ -271,3 +271,43 @@ int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_que
     *out = s;
     return EXT_OK;
 }
+
+/* ---- fair over time, in the status ------------------------------------------------------- */
+
+bool kube_queue_recent_usage(const cJSON *queue, double share[POLICY_RES_COUNT],
+                             int64_t *at_unix_ms)
+{
+    const cJSON *status = kube__get(queue, "status");
+    const cJSON *usage = kube__get(status, "recentUsage");
+    const cJSON *at = kube__get(status, "recentUsageAt");
+    double v[POLICY_RES_COUNT];
+    int64_t us;
+
+    if (!cJSON_IsObject(usage) || !cJSON_IsString(at) || (us = ext_time_us(at->valuestring)) < 0)
+        return false;
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        const cJSON *n = kube__get(usage, policy_resource_name(r));
+
+        if (n == NULL) {
+            v[r] = 0;
+            continue;
+        }
+        if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0 && n->valuedouble <= 10))
+            return false;
+        v[r] = n->valuedouble;
+    }
+    memcpy(share, v, sizeof(v));
+    *at_unix_ms = us / 1000;
+    return true;
+}
+
+cJSON *kube_recent_usage_json(const struct policy_resources *usage)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    for (int r = 0; o && r < POLICY_RES_COUNT; r++)
+        cJSON_AddNumberToObject(o, policy_resource_name(r),
+                                round((double)usage->v[r] / (double)(POLICY_USAGE_UNIT / 10000)) /
+                                    10000.0);
+    return o;
+}

@@ -133,8 +133,10 @@ static int kube__template(struct kube__workload *w, const cJSON *t, const char *
         rc = kube__scheduling_policy(w->c, t, what, &min);
     if (rc == EXT_OK)
         rc = kube__template_priority(w->c, t, w->o, &has, &prio);
-    if (rc == EXT_OK && w->s->topology_key == NULL)
-        rc = kube__topology_key(w->c, t, &w->s->topology_key);
+    if (rc == EXT_OK && w->s->topology.required == NULL) {
+        rc = kube__topology_key(w->c, t, &w->s->topology.required);
+        w->s->topology.dialect = KUBE_DIALECT_WORKLOAD_API;
+    }
     if (rc == EXT_OK)
         rc = kube__subgroup_add(w->c, w->s, w->sg, name, min, what, t);
     if (rc != EXT_OK)
@@ -352,7 +354,8 @@ int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, str
         s->has_priority = has;
         s->priority = prio;
         s->source = POLICY_GANG_WORKLOAD_API;
-        s->topology_key = g.topology_key;
+        s->topology.required = g.topology_key;
+        s->topology.dialect = KUBE_DIALECT_WORKLOAD_API;
     } else {
         memset(s, 0, sizeof(*s));
     }

@@ -135,10 +135,14 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 /*
  * POST a v1 Binding of pod ns/name to node. A non-NULL uid becomes
  * metadata.uid, which the API server checks as a precondition (a pod
- * recreated under the same name is not bound by mistake).
+ * recreated under the same name is not bound by mistake). annotations
+ * (borrowed; NULL for none) is a JSON object of strings that becomes the
+ * Binding's metadata.annotations: the API server merges them into the pod in
+ * the same write that sets spec.nodeName (pkg/registry/core/pod/storage,
+ * setPodNodeAndMetadata), so no watcher ever sees one without the other.
  */
 int kube_post_binding(struct kube_client *c, const char *ns, const char *name, const char *uid,
-                      const char *node, char *err, size_t errlen);
+                      const char *node, const cJSON *annotations, char *err, size_t errlen);
 
 /* PATCH path with a JSON merge patch (application/merge-patch+json). reply may be NULL. */
 int kube_patch_merge(struct kube_client *c, const char *path, const cJSON *patch, cJSON **reply,
@@ -336,6 +340,18 @@ int kube_queue_decode(const cJSON *queue, struct ext_arena *a, struct policy_que
                       char *err, size_t errlen, const cJSON **where);
 
 /*
+ * Fair over time, in a muster.dev Queue's status (docs/quota.md): status.recentUsage
+ * {cpu, memory, gpu}, each queue's U' as numbers (the fraction of the cluster's capacity over
+ * the window it used, decayed alike), and status.recentUsageAt, when it was taken (RFC 3339).
+ * kube_queue_recent_usage reads them back into share[] and *at_unix_ms: false when the status
+ * has none, or says something else (a value that is not a number in 0..10, no time).
+ * kube_recent_usage_json writes U' in POLICY_USAGE_UNITs as that mapping, to 4 decimals.
+ */
+bool kube_queue_recent_usage(const cJSON *queue, double share[POLICY_RES_COUNT],
+                             int64_t *at_unix_ms);
+cJSON *kube_recent_usage_json(const struct policy_resources *usage);
+
+/*
  * A ray.io/v1 RayCluster's gang: key namespace/name, subgroups "head" (1) and
  * one per worker group (its groupName, its part of the minimum per REFERENCE
  * §3), min members their sum; priority from label ray.io/priority-class-name.
@@ -382,6 +398,13 @@ struct kube_pod_group {
 int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, struct ext_arena *a,
                           struct kube_pod_group *out, char *err, size_t errlen,
                           const cJSON **where);
+
+/*
+ * A Topology: KAI's (kai.scheduler/v1alpha1) by its name, Kueue's (kueue.x-k8s.io) as
+ * "kueue/<name>"; spec.levels[]{nodeLabel, alias}, coarsest first (docs/topology.md).
+ */
+int kube_topology_decode(const cJSON *obj, struct ext_arena *a, struct policy_topology_spec *out,
+                         char *err, size_t errlen, const cJSON **where);
 
 /* A scheduling.k8s.io/v1 PriorityClass. */
 struct kube_priority_class {

@@ -88,6 +88,28 @@ char *kube__key(struct ext_arena *a, const char *ns, const char *name);
 /* A RayCluster's head, and the pods KubeRay labels ray.io/node-type=head. */
 #define KUBE_SUBGROUP_HEAD "head"
 
+/* Who asked for a topology (policy_topology_constraint.dialect). */
+#define KUBE_DIALECT_KAI "KAI"
+#define KUBE_DIALECT_KUEUE "Kueue"
+#define KUBE_DIALECT_VOLCANO "Volcano"
+#define KUBE_DIALECT_WORKLOAD_API "the Workload API"
+
+/* ---- topology constraints (decode_topology.c) ------------------------------ */
+
+/* A RayCluster's whole-gang constraint: KAI's annotations, else Volcano's labels (the other
+ * beside it). Never fails: what it cannot read becomes the constraint's invalid verdict. */
+void kube__raycluster_topology(struct kube__ctx *c, const cJSON *meta,
+                               struct policy_gang_spec *s);
+/* A head or worker group's pod template: KAI's annotations, else Kueue's. */
+void kube__template_topology(struct kube__ctx *c, const cJSON *group,
+                             struct policy_subgroup_spec *sg);
+/* A KAI PodGroup's (or subGroups[] item's) topologyConstraint; what names the owner. */
+int kube__kai_constraint(struct kube__ctx *c, const cJSON *owner, const char *what,
+                         struct policy_topology_constraint *t);
+/* A Volcano PodGroup's spec.networkTopology. */
+int kube__volcano_network_topology(struct kube__ctx *c, const cJSON *spec,
+                                   struct policy_topology_constraint *t);
+
 /* The RayCluster named in metadata.ownerReferences, or NULL. */
 const char *kube__owner_raycluster(const cJSON *meta);
 

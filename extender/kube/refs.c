@@ -53,7 +53,7 @@ static void kube__ref_clear(struct kube__ref *e)
         free((char *)e->subs[i].name);
     free(e->subs);
     free((char *)e->spec.queue);
-    free((char *)e->spec.topology_key);
+    free((char *)e->spec.topology.required);
     free(e->single);
     free(e->topology);
     memset(e, 0, sizeof(*e));
@@ -184,7 +184,7 @@ static void kube__ref_spec(struct kube__ref *e, const struct policy_gang_spec *g
     e->spec = *gang;
     e->spec.key = NULL;
     e->spec.queue = kube__dup(gang->queue, oom);
-    e->spec.topology_key = kube__dup(gang->topology_key, oom);
+    e->spec.topology.required = kube__dup(gang->topology.required, oom);
     e->spec.subgroups = NULL;
     e->spec.nsubgroups = 0;
     e->single = kube__dup(single, oom);
@@ -319,8 +319,10 @@ bool kube_refs_workload_gang(const struct kube_refs *r, const char *key, struct 
         return false;
     *out = w->spec;
     out->key = w->gang;
-    if (kube__made_topology(r, key) != NULL)
-        out->topology_key = kube__made_topology(r, key);
+    if (kube__made_topology(r, key) != NULL) {
+        out->topology.required = kube__made_topology(r, key);
+        out->topology.dialect = KUBE_DIALECT_WORKLOAD_API;
+    }
     if (w->spec.nsubgroups == 0) {
         if (w->single != NULL && kube__made_from(r, key, w->single, &sum))
             out->min_members = (int32_t)(sum > INT32_MAX ? INT32_MAX : sum);

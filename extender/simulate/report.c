@@ -115,12 +115,14 @@ static void sim_summarize(struct sim_run *r, struct sim_summary *s)
         int32_t devices = p->spec.gpu_devices > 0 ? p->spec.gpu_devices : 1;
         struct sim_row row;
 
-        if (sim_gang_first(r, i)) {
+        if (sim_gang_first(r, i) && !p->done) {
             if (sim_gang_placed(r, p))
                 s->gangs_placed++;
             else
                 s->gangs_pending++;
         }
+        if (p->done)
+            continue; /* ended on the timeline: neither placed nor waiting */
         if (!p->bound) {
             s->pods_pending++;
             continue;
@@ -141,6 +143,8 @@ struct sim_queue_row {
     char *name, *parent;
     char cpu[32], memory[32], gpu[32];
     char fair_cpu[32], fair_memory[32], fair_gpu[32];
+    bool has_recent_usage; /* fair over time: U', and the fair share without it */
+    struct policy_resources recent_usage, fair_share_plain;
 };
 
 struct sim_queue_rows {
@@ -180,6 +184,9 @@ static void sim_queue_collect(const struct policy_queue_view *q, void *ctx)
                          sizeof(row->fair_memory));
     kube_quantity_format(q->fair_share.v[POLICY_RES_GPU], KUBE_QUANTITY_DECIMAL, row->fair_gpu,
                          sizeof(row->fair_gpu));
+    row->has_recent_usage = q->has_recent_usage;
+    row->recent_usage = q->recent_usage;
+    row->fair_share_plain = q->fair_share_without_usage;
 }
 
 static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
@@ -195,7 +202,7 @@ static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
 
 /* One gang as printed: copies, since a view lives only during its callback. */
 struct sim_gang_row {
-    char *key, *queue, *composition, *conflict, *reason;
+    char *key, *queue, *composition, *conflict, *reason, *topology, *domain;
     cJSON *why;
     const char *state;
 };
@@ -231,6 +238,8 @@ static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
     row->conflict = sim_dup(g->conflict);
     row->reason = sim_dup(g->reason);
     row->why = g->why != NULL ? kube_reason_json(g->why) : NULL;
+    row->topology = sim_dup(g->topology);
+    row->domain = sim_dup(g->domain);
     row->state = policy_gang_state_name(g->state);
 }
 
@@ -243,6 +252,8 @@ static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
         free(rows->v[i].conflict);
         free(rows->v[i].reason);
         cJSON_Delete(rows->v[i].why);
+        free(rows->v[i].topology);
+        free(rows->v[i].domain);
     }
     free(rows->v);
 }
@@ -296,6 +307,18 @@ static cJSON *sim_queue_json(const struct sim_queue_row *q)
     cJSON_AddStringToObject(fair, "cpu", q->fair_cpu);
     cJSON_AddStringToObject(fair, "memory", q->fair_memory);
     cJSON_AddStringToObject(fair, "gpu", q->fair_gpu);
+    if (q->has_recent_usage) {
+        static const enum kube_quantity_style styles[POLICY_RES_COUNT] = {
+            KUBE_QUANTITY_MILLI, KUBE_QUANTITY_BINARY, KUBE_QUANTITY_DECIMAL};
+        char text[32];
+
+        cJSON_AddItemToObject(o, "recentUsage", kube_recent_usage_json(&q->recent_usage));
+        fair = cJSON_AddObjectToObject(o, "fairShareWithoutRecentUsage");
+        for (int r = 0; r < POLICY_RES_COUNT; r++) {
+            kube_quantity_format(q->fair_share_plain.v[r], styles[r], text, sizeof(text));
+            cJSON_AddStringToObject(fair, policy_resource_name(r), text);
+        }
+    }
     return o;
 }
 
@@ -308,6 +331,8 @@ static cJSON *sim_gang_json(const struct sim_gang_row *g)
     cJSON_AddStringToObject(o, "state", g->state);
     cJSON_AddItemToObject(o, "composition", sim_string_or_null(g->composition));
     cJSON_AddItemToObject(o, "conflict", sim_string_or_null(g->conflict));
+    cJSON_AddItemToObject(o, "topology", sim_string_or_null(g->topology));
+    cJSON_AddItemToObject(o, "domain", sim_string_or_null(g->domain));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
     cJSON_AddItemToObject(o, "why", g->why != NULL ? cJSON_Duplicate(g->why, true)
                                                    : cJSON_CreateNull());
@@ -377,6 +402,10 @@ void sim_report_json(struct sim_run *r, FILE *out)
     }
     fputs("],\n \"summary\":", out);
     sim_print_item(sim_summary_json(&sum), out);
+    if (r->timeline) {
+        fputs(",\n \"timeline\":", out);
+        sim_print_item(sim_timeline_json(r), out);
+    }
     fputs("}\n", out);
     sim_gang_rows_cleanup(&gs);
     sim_queue_rows_cleanup(&qs);
@@ -478,9 +507,9 @@ static const char *sim_or_none(const char *s)
 
 static void sim_gangs_table(struct sim_run *r, FILE *out)
 {
-    enum { NCOLS = 6 };
-    static const char *const head[NCOLS] = {"GANG",        "QUEUE",    "STATE",
-                                            "COMPOSITION", "CONFLICT", "REASON"};
+    enum { NCOLS = 7 };
+    static const char *const head[NCOLS] = {"GANG",     "QUEUE",  "STATE", "COMPOSITION",
+                                            "CONFLICT", "DOMAIN", "REASON"};
     struct sim_gang_rows gs = {0};
     const char **cells;
 
@@ -496,7 +525,8 @@ static void sim_gangs_table(struct sim_run *r, FILE *out)
             c[2] = gs.v[i].state;
             c[3] = sim_or_none(gs.v[i].composition);
             c[4] = sim_or_none(gs.v[i].conflict);
-            c[5] = sim_or_none(gs.v[i].reason);
+            c[5] = sim_or_none(gs.v[i].domain);
+            c[6] = sim_or_none(gs.v[i].reason);
         }
         sim_table_print(cells, gs.n + 1, NCOLS, out);
     }
@@ -576,4 +606,6 @@ void sim_report_table(struct sim_run *r, FILE *out)
             "GPUs: %" PRId64 " used, lower bound %" PRId64 ", fragmentation %.3g\n",
             s.pods_placed, s.pods_pending, s.gangs_placed, s.gangs_pending, s.gpus_used,
             (s.gpu_milli_placed + POLICY_GPU_MILLI - 1) / POLICY_GPU_MILLI, s.gpu_fragmentation);
+    if (r->timeline)
+        sim_timeline_table(r, out);
 }

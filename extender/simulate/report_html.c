@@ -25,7 +25,48 @@ struct html_nodes {
     cJSON **items;
     size_t n, cap;
     bool oom;
+    /* The Topology nodes are grouped by (the one with the most levels, the first by name
+     * among equals); nlevels 0: none, the nodes are drawn in one group. */
+    struct policy_topology_view topo;
 };
+
+static void pick_topology(const struct policy_topology_view *v, void *ctx)
+{
+    struct policy_topology_view *best = ctx;
+
+    if (v->nlevels > best->nlevels ||
+        (v->nlevels == best->nlevels && best->name && strcmp(v->name, best->name) < 0))
+        *best = *v;
+}
+
+static const char *label_of(const struct policy_node_view *v, const char *key)
+{
+    for (size_t i = 0; i < v->nlabels; i++)
+        if (strcmp(v->labels[i].key, key) == 0)
+            return v->labels[i].value;
+    return NULL;
+}
+
+/* "block=b1 / rack=r2": the node's domains, coarsest first (the hostname level is the node
+ * itself); NULL when the node lacks the coarsest level's label. */
+static cJSON *domain_json(const struct policy_node_view *v, const struct policy_topology_view *t)
+{
+    char text[512] = "";
+    size_t off = 0;
+
+    for (size_t l = 0; l < t->nlevels && off < sizeof(text); l++) {
+        const char *shown = t->aliases && t->aliases[l] ? t->aliases[l] : t->labels[l];
+        const char *value = label_of(v, t->labels[l]);
+
+        if (strcmp(t->labels[l], "kubernetes.io/hostname") == 0)
+            break;
+        if (!value)
+            break;
+        off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s=%s", off ? " / " : "",
+                                shown, value);
+    }
+    return off ? cJSON_CreateString(text) : cJSON_CreateNull();
+}
 
 static void add_resource(cJSON *o, const char *key, int64_t v, enum kube_quantity_style style)
 {
@@ -80,6 +121,8 @@ static void collect_node(const struct policy_node_view *v, void *ctx)
         ns->cap = cap;
     }
     o = node_json(v);
+    if (o != NULL && ns->topo.nlevels > 0)
+        cJSON_AddItemToObject(o, "domain", domain_json(v, &ns->topo));
     if (o == NULL || !cJSON_AddItemToArray(ns->list, o)) {
         cJSON_Delete(o);
         ns->oom = true;
@@ -284,6 +327,7 @@ static cJSON *run_json(struct sim_run *r)
     files = cJSON_AddArrayToObject(root, "files");
     for (size_t i = 0; i < r->ndocs; i++)
         cJSON_AddItemToArray(files, cJSON_CreateString(r->docs[i].name));
+    policy_each_topology(r->cluster, pick_topology, &ns.topo);
     policy_each_node(r->cluster, collect_node, &ns);
     for (size_t i = 0; i < r->npods; i++) {
         if (r->pods[i].bound) {
@@ -320,6 +364,9 @@ static const char page_head[] =
     "h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}\n"
     ".muted{color:#667}.files{font-family:ui-monospace,monospace;font-size:12px}\n"
     "#nodes{display:flex;flex-wrap:wrap;gap:12px}\n"
+    ".domain{border:1px dashed #b8c0cc;border-radius:8px;padding:8px;margin:0 0 12px}\n"
+    ".domain h3{font-size:13px;margin:0 0 8px;font-family:ui-monospace,monospace}\n"
+    ".domain .members{display:flex;flex-wrap:wrap;gap:12px}\n"
     ".node{background:#fff;border:1px solid #d8dce3;border-radius:8px;padding:10px 12px;"
     "min-width:180px}\n"
     ".node h3{font-size:14px;margin:0;font-family:ui-monospace,monospace}\n"
@@ -453,8 +500,22 @@ static const char page_script[] =
     "  card.appendChild(row);\n"
     "  return card;\n"
     "}\n"
-    "var nodes = document.getElementById('nodes');\n"
-    "data.nodes.forEach(function (n) { nodes.appendChild(drawNode(n)); });\n"
+    "var nodes = document.getElementById('nodes'), domains = {}, order = [];\n"
+    "data.nodes.forEach(function (n) {\n"
+    "  if (n.domain === undefined) { nodes.appendChild(drawNode(n)); return; }\n"
+    "  var d = n.domain === null ? 'in no domain' : n.domain;\n"
+    "  if (!domains[d]) { domains[d] = []; order.push(d); }\n"
+    "  domains[d].push(n);\n"
+    "});\n"
+    "if (order.length) nodes.style.display = 'block';\n"
+    "order.sort().forEach(function (d) {\n"
+    "  var box = el('section', 'domain'), members = el('div', 'members');\n"
+    "  box.setAttribute('data-domain', d);\n"
+    "  box.appendChild(el('h3', '', d));\n"
+    "  domains[d].forEach(function (n) { members.appendChild(drawNode(n)); });\n"
+    "  box.appendChild(members);\n"
+    "  nodes.appendChild(box);\n"
+    "});\n"
     "var legend = document.getElementById('legend');\n"
     "Object.keys(gangsSeen).sort().forEach(function (g) {\n"
     "  var item = el('span');\n"

@@ -28,6 +28,8 @@ struct sim_args {
     enum policy_strategy strategy;
     enum sim_output output;
     int64_t plan_ttl_ms;
+    struct policy_fairness fairness; /* muster's defaults (config/settings.c) */
+    int64_t tick_ms, until_ms;
 };
 
 static void sim_usage(FILE *out)
@@ -38,13 +40,24 @@ static void sim_usage(FILE *out)
             "Show where muster would place the pods of a set of manifests, or why they wait.\n"
             "FILE holds YAML documents of kind Node, Queue (muster.dev/v1alpha1 or KAI's\n"
             "scheduling.run.ai/v2), RayCluster (ray.io/v1), PodGroup (scheduler-plugins,\n"
-            "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass and Pod;\n"
+            "Volcano, KAI), Workload and PodGroup (scheduling.k8s.io), PriorityClass, Topology\n"
+            "(KAI's kai.scheduler/v1alpha1 or Kueue's kueue.x-k8s.io/v1beta2) and Pod;\n"
             "'-' reads standard input.\n\n"
             "  -f, --filename FILE   manifests to read, in order (repeatable)\n"
             "      --strategy S      fragmentation (default), binpack or spread\n"
             "  -o, --output FORMAT   json (default), table, or html (a page with the packing)\n"
             "      --plan-ttl D      how long an unbound plan is kept (default 60s)\n"
+            "      --half-life D     fairness.halfLife (default 4h; 0: fair over time off)\n"
+            "      --window D        fairness.window (default 168h)\n"
+            "      --k X             fairness.k (default 1)\n"
+            "      --entry-penalty D fairness.entryPenalty (default 0: none)\n"
+            "      --tick D          on a timeline, how often waiting pods are tried again\n"
+            "                        while fair shares move (default 1m)\n"
+            "      --until D         end the timeline there (default: when nothing more happens)\n"
             "  -h, --help            this text\n\n"
+            "A timeline: annotations simulate.muster.dev/arrival and simulate.muster.dev/duration\n"
+            "(Go durations) on a Pod, RayCluster or PodGroup say when its pods come and how long\n"
+            "they run once bound (docs/simulate.md).\n\n"
             "Exit status: 0 when the simulation ran (pending pods included), 2 for bad input.\n");
 }
 
@@ -53,10 +66,15 @@ static void sim_usage(FILE *out)
 static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 {
     static const struct option longopts[] = {
-        {"filename", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-        {"strategy", required_argument, NULL, 's'}, {"plan-ttl", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"filename", required_argument, NULL, 'f'},   {"output", required_argument, NULL, 'o'},
+        {"strategy", required_argument, NULL, 's'},   {"plan-ttl", required_argument, NULL, 't'},
+        {"half-life", required_argument, NULL, 'H'},  {"window", required_argument, NULL, 'W'},
+        {"k", required_argument, NULL, 'K'},          {"entry-penalty", required_argument, NULL, 'P'},
+        {"tick", required_argument, NULL, 'T'},       {"until", required_argument, NULL, 'U'},
+        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
     };
+    const char *what = NULL;
+    int64_t v;
     int ch;
 
     optind = 1;
@@ -94,6 +112,31 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
             if (cfg_duration_parse(optarg, &a->plan_ttl_ms) != CFG_OK || a->plan_ttl_ms <= 0)
                 goto bad_value;
             break;
+        case 'H':
+        case 'W':
+        case 'P':
+        case 'T':
+        case 'U':
+            what = ch == 'H' ? "--half-life (a duration, 0 for off)"
+                   : ch == 'W' ? "--window (a duration of 1m or more)"
+                   : ch == 'P' ? "--entry-penalty (a duration, 0 for none)"
+                   : ch == 'T' ? "--tick (a duration of 1s or more)"
+                               : "--until (a duration)";
+            if (cfg_duration_parse(optarg, &v) != CFG_OK || v < 0 ||
+                (ch == 'W' && v < 60000) || (ch == 'T' && v < 1000))
+                goto bad_value;
+            *(ch == 'H'   ? &a->fairness.half_life_ms
+              : ch == 'W' ? &a->fairness.window_ms
+              : ch == 'P' ? &a->fairness.entry_penalty_ms
+              : ch == 'T' ? &a->tick_ms
+                          : &a->until_ms) = v;
+            break;
+        case 'K':
+            what = "--k (a number such as 1 or 0.5, at most 10000)";
+            if (cfg_milli_parse(optarg, &v) != CFG_OK || v > 10000 * 1000)
+                goto bad_value;
+            a->fairness.k_milli = v;
+            break;
         case 'h':
             sim_usage(stdout);
             return -1;
@@ -118,9 +161,10 @@ static int sim_parse_args(int argc, char **argv, struct sim_args *a)
 
 bad_value:
     fprintf(stderr, "muster simulate: bad value \"%s\" for %s\n", optarg,
-            ch == 'o'   ? "--output (json, table or html)"
-            : ch == 's' ? "--strategy (binpack, spread or fragmentation)"
-                        : "--plan-ttl (a duration such as 60s)");
+            what != NULL ? what
+            : ch == 'o'  ? "--output (json, table or html)"
+            : ch == 's'  ? "--strategy (binpack, spread or fragmentation)"
+                         : "--plan-ttl (a duration such as 60s)");
     return SIM_EXIT_USAGE;
 }
 
@@ -178,7 +222,7 @@ static int sim_exact_numbers(const struct cfg_docs *d, cJSON *node)
     return CFG_OK;
 }
 
-static bool sim_grow(void **items, size_t *cap, size_t n, size_t size)
+bool sim_grow(void **items, size_t *cap, size_t n, size_t size)
 {
     size_t ncap;
     void *p;
@@ -213,7 +257,7 @@ static int sim_add_name(const char ***names, size_t *n, size_t *cap, const char 
     return SIM_EXIT_OK;
 }
 
-static struct sim_pod *sim_find_pod(struct sim_run *r, const char *ns, const char *name)
+struct sim_pod *sim_find_pod(struct sim_run *r, const char *ns, const char *name)
 {
     for (size_t i = 0; i < r->npods; i++) {
         if (strcmp(r->pods[i].spec.namespace_, ns) == 0 && strcmp(r->pods[i].spec.name, name) == 0)
@@ -256,7 +300,7 @@ static int sim_queue(struct sim_run *r, const struct cfg_docs *d, const cJSON *d
     return sim_add_name(&r->queues, &r->nqueues, &r->capqueues, s.name);
 }
 
-static const char *sim_keep(struct sim_run *r, const char *s)
+const char *sim_keep(struct sim_run *r, const char *s)
 {
     return s != NULL ? ext_arena_strdup(r->arena, s) : NULL;
 }
@@ -409,12 +453,90 @@ static bool sim_names_scheduler(const cJSON *pod)
     return cJSON_IsString(name) && *name->valuestring != '\0';
 }
 
+/* ---- the timeline: when objects come, how long they run -------------------- */
+
+#define SIM_ANNOTATION_ARRIVAL "simulate.muster.dev/arrival"
+#define SIM_ANNOTATION_DURATION "simulate.muster.dev/duration"
+
+/* One timing annotation of meta: *ms (unchanged when absent). */
+static int sim_time_annotation(struct sim_run *r, const struct cfg_docs *d, const cJSON *meta,
+                               const char *key, int64_t *ms, bool *said)
+{
+    const cJSON *n =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), key);
+    int64_t v;
+
+    if (n == NULL)
+        return SIM_EXIT_OK;
+    if (!cJSON_IsString(n) || cfg_duration_parse(n->valuestring, &v) != CFG_OK || v < 0)
+        return sim_fail(d, n, meta,
+                        "annotation %s: want a duration from the start such as \"90m\" or "
+                        "\"26h\", got %.64s",
+                        key, cJSON_IsString(n) ? n->valuestring : "no string");
+    *ms = v;
+    *said = true;
+    r->timeline = true;
+    return SIM_EXIT_OK;
+}
+
+static int sim_times_of(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                        struct sim_times *t, bool *said)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    int rc = sim_time_annotation(r, d, meta, SIM_ANNOTATION_ARRIVAL, &t->arrival_ms, said);
+
+    if (rc == SIM_EXIT_OK)
+        rc = sim_time_annotation(r, d, meta, SIM_ANNOTATION_DURATION, &t->duration_ms, said);
+    return rc;
+}
+
+/* First pass: a RayCluster's or PodGroup's times, for its pods that say none of their own. */
+static int sim_read_times(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                          cJSON *holder)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "namespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+    struct sim_times t = {.arrival_ms = 0, .duration_ms = -1};
+    bool said = false;
+    char key[600];
+    int rc;
+
+    (void)holder;
+    rc = sim_times_of(r, d, doc, &t, &said);
+    if (rc != SIM_EXIT_OK || !said || name == NULL)
+        return rc;
+    snprintf(key, sizeof(key), "%s/%s", ns != NULL && *ns ? ns : "default", name);
+    if (!sim_grow((void **)&r->times, &r->captimes, r->ntimes, sizeof(*r->times)))
+        return SIM_EXIT_FAIL;
+    t.gang = sim_keep(r, key);
+    r->times[r->ntimes++] = t;
+    return t.gang != NULL ? SIM_EXIT_OK : SIM_EXIT_FAIL;
+}
+
+/* A pod's times: its own annotations, else its gang's declarer's, else now and for ever. */
+static int sim_pod_times(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                         const struct policy_pod_spec *s, struct sim_pod *p)
+{
+    struct sim_times t = {.arrival_ms = 0, .duration_ms = -1};
+    bool said = false;
+    int rc = sim_times_of(r, d, doc, &t, &said);
+
+    for (size_t i = 0; rc == SIM_EXIT_OK && !said && s->gang != NULL && i < r->ntimes; i++)
+        if (strcmp(r->times[i].gang, s->gang) == 0)
+            t = r->times[i];
+    p->arrival_ms = t.arrival_ms;
+    p->duration_ms = t.duration_ms;
+    p->bound_ms = -1;
+    return rc;
+}
+
 /* A Pod document, or one made from a RayCluster template (fallback: its line). */
 static int sim_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                    const cJSON *fallback, const char *what)
 {
     struct policy_pod_spec s;
-    struct sim_pod *p;
+    struct sim_pod *p, times;
     const cJSON *where = NULL;
     char err[512];
     int rc;
@@ -434,17 +556,30 @@ static int sim_pod(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc
     s.bound_at = 0;
     if (s.uid == NULL || !sim_grow((void **)&r->pods, &r->cappods, r->npods, sizeof(*r->pods)))
         return SIM_EXIT_FAIL;
-    rc = policy_pod_upsert(r->cluster, &s, r->now);
-    if (rc != POLICY_OK)
-        return sim_fail(d, fallback, fallback, "Pod %s/%s: %s", s.namespace_, s.name,
-                        policy_strerror(rc));
+    memset(&times, 0, sizeof(times));
+    rc = sim_pod_times(r, d, doc, &s, &times);
+    if (rc != SIM_EXIT_OK)
+        return rc;
+    if (times.arrival_ms > 0 && s.node != NULL)
+        return sim_fail(d, fallback, fallback,
+                        "Pod %s/%s: runs from the start (spec.nodeName) but arrives at %s", s.namespace_,
+                        s.name, "a later time (simulate.muster.dev/arrival)");
+    /* One that comes later is handed to the engine then (timeline.c). */
+    if (times.arrival_ms == 0) {
+        rc = policy_pod_upsert(r->cluster, &s, r->now);
+        if (rc != POLICY_OK)
+            return sim_fail(d, fallback, fallback, "Pod %s/%s: %s", s.namespace_, s.name,
+                            policy_strerror(rc));
+    }
     p = &r->pods[r->npods++];
-    memset(p, 0, sizeof(*p));
+    *p = times;
     p->spec = s;
+    p->arrived = times.arrival_ms == 0;
     if (s.node != NULL) {
         p->bound = true;
         p->node = s.node;
         p->gpu_groups = s.gpu_groups;
+        p->bound_ms = 0;
     }
     return SIM_EXIT_OK;
 }
@@ -456,6 +591,7 @@ struct sim_ray_pod {
     char name[600];
     const char *node_type, *group;
     const char *queue_key, *queue; /* copied from the RayCluster; may be NULL */
+    char replica[128]; /* a multi-host replica's name, as KubeRay 1.7 labels it; "": none */
 };
 
 /* obj[key] = a reference to every member of from (a mapping), except skip. */
@@ -501,6 +637,7 @@ static cJSON *sim_ray_pod_new(const struct sim_ray_pod *rp, const cJSON *tmpl)
          cJSON_AddStringToObject(labels, EXT_LABEL_CREATED_BY, "kuberay-operator") &&
          cJSON_AddStringToObject(labels, EXT_LABEL_APP_NAME, "kuberay") &&
          (rp->queue == NULL || cJSON_AddStringToObject(labels, rp->queue_key, rp->queue)) &&
+         (!*rp->replica || cJSON_AddStringToObject(labels, EXT_LABEL_RAY_REPLICA, rp->replica)) &&
          sim_ref_members(labels, cJSON_GetObjectItemCaseSensitive(tmeta, "labels"), NULL) &&
          sim_ref_members(meta, tmeta, "labels") && sim_ref_members(spec, tspec, NULL);
     if (ok && cJSON_GetObjectItemCaseSensitive(spec, "schedulerName") == NULL)
@@ -539,6 +676,7 @@ static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *
     const cJSON *gname = cJSON_GetObjectItemCaseSensitive(g, "groupName");
     const cJSON *where = NULL;
     int32_t desired, gang_min;
+    int64_t hosts = 1;
     char err[512];
     int rc;
 
@@ -550,7 +688,13 @@ static int sim_worker_group(struct sim_run *r, const struct cfg_docs *d, cJSON *
                         rp->ns, rp->cluster);
     rp->node_type = "worker";
     rp->group = gname->valuestring;
+    rp->replica[0] = '\0';
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(g, "numOfHosts")))
+        hosts = (int64_t)cJSON_GetObjectItemCaseSensitive(g, "numOfHosts")->valuedouble;
     for (int32_t i = 0; i < desired; i++) {
+        /* KubeRay names a replica <group>-<random>; simulate numbers them. */
+        if (hosts > 1)
+            snprintf(rp->replica, sizeof(rp->replica), "%s-%" PRId64, rp->group, i / hosts);
         if (r->npods >= SIM_MAX_OBJECTS)
             return sim_fail(d, g, g, "RayCluster %s/%s: over %d pods", rp->ns, rp->cluster,
                             SIM_MAX_OBJECTS);
@@ -651,6 +795,24 @@ static int sim_read_podgroup(struct sim_run *r, const struct cfg_docs *d, const 
     return sim_podgroup(r, d, doc);
 }
 
+/* A Topology (KAI's or Kueue's): its levels, as the engine keeps them. */
+static int sim_read_topology(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                             cJSON *holder)
+{
+    struct policy_topology_spec t;
+    const cJSON *where = NULL;
+    char err[512];
+    int rc;
+
+    (void)holder;
+    if (kube_topology_decode(doc, r->arena, &t, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "Topology: %s", err);
+    rc = sim_name_once(r, d, doc, "Topology", t.name);
+    if (rc == SIM_EXIT_OK && (rc = policy_topology_upsert(r->cluster, &t)) != POLICY_OK)
+        return sim_fail(d, doc, doc, "Topology %s: %s", t.name, policy_strerror(rc));
+    return rc;
+}
+
 static int sim_read_priority_class(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
                                    cJSON *holder)
 {
@@ -686,11 +848,13 @@ static const struct sim_kind sim_kinds[] = {
     {"Pod", "v1", NULL, sim_read_pod},
     {"Queue", "muster.dev/", NULL, sim_read_queue},
     {"Queue", "scheduling.run.ai/", NULL, sim_read_queue}, /* KAI's v2, in KAI's units */
-    {"RayCluster", "ray.io/", NULL, sim_raycluster},
-    {"PodGroup", "scheduling.x-k8s.io/", NULL, sim_read_podgroup},
-    {"PodGroup", "scheduling.volcano.sh/", NULL, sim_read_podgroup},
-    {"PodGroup", "scheduling.run.ai/", NULL, sim_read_podgroup}, /* KAI's v2alpha2 */
+    {"RayCluster", "ray.io/", sim_read_times, sim_raycluster},
+    {"PodGroup", "scheduling.x-k8s.io/", sim_read_times, sim_read_podgroup},
+    {"PodGroup", "scheduling.volcano.sh/", sim_read_times, sim_read_podgroup},
+    {"PodGroup", "scheduling.run.ai/", sim_read_times, sim_read_podgroup}, /* KAI's v2alpha2 */
     {"PriorityClass", "scheduling.k8s.io/", sim_read_priority_class, NULL},
+    {"Topology", "kai.scheduler/", NULL, sim_read_topology},
+    {"Topology", "kueue.x-k8s.io/", NULL, sim_read_topology},
     {"Workload", "scheduling.k8s.io/", sim_read_workload_refs, sim_read_workload},
     {"PodGroup", "scheduling.k8s.io/", sim_read_pod_group_refs, sim_read_pod_group},
 };
@@ -832,6 +996,7 @@ static int sim_commit(struct sim_run *r, const struct policy_bind_result *b)
         p->reason = NULL;
         p->node = sim_keep(r, m->node);
         p->gpu_groups = sim_keep(r, m->gpu_groups);
+        p->bound_ms = r->now;
         /* What the watch would report next: the pod now runs there. */
         p->spec.node = p->node;
         p->spec.gpu_groups = p->gpu_groups;
@@ -841,6 +1006,8 @@ static int sim_commit(struct sim_run *r, const struct policy_bind_result *b)
                     policy_strerror(rc));
             return SIM_EXIT_FAIL;
         }
+        if (r->timeline)
+            sim_timeline_bound(r, p);
     }
     return SIM_EXIT_OK;
 }
@@ -896,13 +1063,17 @@ static int sim_evict(struct sim_run *r)
             fprintf(stderr, "muster simulate: out of memory\n");
             rc = SIM_EXIT_FAIL;
         }
-        p->evicted = true;
+        /* On a timeline the controller's new pod waits and runs its whole duration again. */
+        p->evicted = !r->timeline;
         p->bound = false;
         p->waiting = false;
         p->node = NULL;
         p->gpu_groups = NULL;
+        p->bound_ms = -1;
         p->reason = r->evictions[r->nevictions - 1].reason;
         p->why = r->evictions[r->nevictions - 1].why;
+        if (r->timeline)
+            sim_timeline_evicted(r, p);
     }
     policy_evictions_free(v, n);
     return rc;
@@ -1020,7 +1191,7 @@ static void sim_cancel_waits(struct sim_run *r)
  * left pods held at a barrier is followed by one where those binds time out
  * and retry; if that still binds nothing, the run is over.
  */
-static int sim_schedule(struct sim_run *r)
+int sim_schedule(struct sim_run *r)
 {
     size_t max_passes = 2 * r->npods + 8;
     bool cancelled = false;
@@ -1032,7 +1203,8 @@ static int sim_schedule(struct sim_run *r)
             struct sim_pod *p = &r->pods[i];
             int rc;
 
-            if (p->bound || p->waiting || p->evicted || !p->spec.managed)
+            if (p->bound || p->waiting || p->evicted || !p->spec.managed || !p->arrived ||
+                p->done)
                 continue;
             rc = sim_cycle(r, p, &bound, &waits);
             if (rc != SIM_EXIT_OK)
@@ -1072,6 +1244,10 @@ static void sim_run_cleanup(struct sim_run *r)
     for (size_t i = 0; i < r->nevictions; i++)
         cJSON_Delete(r->evictions[i].why);
     free(r->evictions);
+    free(r->times);
+    free(r->lives);
+    free(r->events);
+    free(r->qtimes);
 }
 
 static const char *const sim_schedulers[] = {"muster"};
@@ -1083,16 +1259,29 @@ int simulate_main(int argc, char **argv)
 
 int sim_main(int argc, char **argv, const struct sim_hooks *hooks)
 {
-    struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON};
+    struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON,
+                         .tick_ms = 60000, .until_ms = -1};
     struct sim_run *r = NULL;
     struct policy_options po;
+    struct cfg_settings defaults;
     cJSON *holder = NULL;
     int rc;
 
+    /* Fair over time as muster serve has it unless the flags say otherwise. */
+    if (cfg_settings_init(&defaults) != CFG_OK) {
+        fprintf(stderr, "muster simulate: out of memory\n");
+        return SIM_EXIT_FAIL;
+    }
+    a.fairness = (struct policy_fairness){.half_life_ms = defaults.fairness.half_life_ms,
+                                          .window_ms = defaults.fairness.window_ms,
+                                          .k_milli = defaults.fairness.k_milli,
+                                          .entry_penalty_ms = defaults.fairness.entry_penalty_ms};
+    cfg_settings_cleanup(&defaults);
     rc = sim_parse_args(argc, argv, &a);
     if (rc != SIM_EXIT_OK)
         return rc < 0 ? SIM_EXIT_OK : rc;
-    po = (struct policy_options){.strategy = a.strategy, .plan_ttl_ms = a.plan_ttl_ms};
+    po = (struct policy_options){
+        .strategy = a.strategy, .plan_ttl_ms = a.plan_ttl_ms, .fairness = a.fairness};
     rc = SIM_EXIT_FAIL;
     r = calloc(1, sizeof(*r));
     holder = cJSON_CreateArray();
@@ -1109,9 +1298,19 @@ int sim_main(int argc, char **argv, const struct sim_hooks *hooks)
     r->opts.scheduler_names = sim_schedulers;
     r->opts.nscheduler_names = 1;
     r->opts.lookup = &r->lookup;
+    r->tick_ms = a.tick_ms;
+    r->until_ms = a.until_ms;
+    if (a.fairness.half_life_ms > 0 && a.fairness.k_milli > 0)
+        r->fair_settle_ms = 2 * a.fairness.half_life_ms + a.fairness.window_ms + a.tick_ms;
+    r->timeline = a.until_ms >= 0;
     rc = sim_read_files(r, &a, holder);
-    if (rc == SIM_EXIT_OK)
+    if (rc == SIM_EXIT_OK && r->timeline)
+        rc = sim_timeline_run(r);
+    else if (rc == SIM_EXIT_OK) {
+        /* No time passes: usage starts, at nothing (and fair shares are today's). */
+        policy_usage_sample(r->cluster, r->now);
         rc = sim_schedule(r);
+    }
     if (rc != SIM_EXIT_OK)
         goto out;
     if (hooks != NULL) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The invariants every end-to-end scenario ends with, over what the API server holds:
 no gang partly bound (nor any of its subgroups: a RayCluster's head and worker groups, a
-Workload's pod group templates), no node over allocatable, no shared GPU over one, no queue over
+Workload's pod group templates), no gang with a required topology level across two domains of
+it, no node over allocatable, no shared GPU over one, no queue over
 limit.
 Usage: invariants.py DIR   (pods.json nodes.json rayclusters.json queues.json from kubectl -o json;
-                            workloads.json and wapodgroups.json, the Workload API's, if present)
+                            workloads.json and wapodgroups.json, the Workload API's, and
+                            topologies.json, KAI's, if present)
 """
 import json, re, sys
 from fractions import Fraction
@@ -138,6 +140,30 @@ def pod_group_checks(d, bound, nodes, problems):
             if len(domains) > 1:
                 problems.append(f"pod group {ns}/{name} bound across domains of {key}: {sorted(domains)}")
 
+def raycluster_topology_checks(d, bound, nodes, problems):
+    """A RayCluster annotated KAI's way with a required level (kai.scheduler/topology and
+    topology-required-placement, a level's label or alias): its bound pods in one domain of that
+    level, the labels of every coarser level alike (docs/topology.md)."""
+    topologies = {t["metadata"]["name"]: t.get("spec", {}).get("levels", [])
+                  for t in load(d, "topologies", True)}
+    for rc in load(d, "rayclusters"):
+        ann = rc["metadata"].get("annotations", {})
+        levels = topologies.get(ann.get("kai.scheduler/topology"))
+        want = ann.get("kai.scheduler/topology-required-placement")
+        if not levels or not want:
+            continue
+        idx = next((i for i, l in enumerate(levels) if want in (l.get("nodeLabel"), l.get("alias"))), None)
+        if idx is None:
+            continue
+        ns, name = rc["metadata"]["namespace"], rc["metadata"]["name"]
+        members = [p for p in bound if p["metadata"]["namespace"] == ns
+                   and p["metadata"].get("labels", {}).get("ray.io/cluster") == name]
+        keys = [l["nodeLabel"] for l in levels[: idx + 1]]
+        domains = {tuple(nodes.get(p["spec"]["nodeName"], {}).get("metadata", {}).get("labels", {}).get(k, "<none>")
+                         for k in keys) for p in members}
+        if len(domains) > 1:
+            problems.append(f"raycluster {ns}/{name} bound across domains of {want}: {sorted(domains)}")
+
 def main(d):
     pods = [p for p in load(d, "pods") if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
     nodes = {n["metadata"]["name"]: n for n in load(d, "nodes")}
@@ -155,6 +181,7 @@ def main(d):
     for key, subs, members, subgroup_of in workload_gangs(d, bound):
         check_gang(problems, key, subs, members, subgroup_of)
     pod_group_checks(d, bound, nodes, problems)
+    raycluster_topology_checks(d, bound, nodes, problems)
 
     # Nodes: bound requests within allocatable.
     used = {}

@@ -210,6 +210,7 @@ e2e_invariants() {
   kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" 2>/dev/null || echo '{"items":[]}' > "$d/rayclusters.json"
   kubectl_ get queues.muster.dev -o json > "$d/queues.json" 2>/dev/null || echo '{"items":[]}' > "$d/queues.json"
   e2e_snapshot_workload_api "$d"
+  e2e_snapshot_topologies "$d"
   python3 "$E2E_LIB_DIR/invariants.py" "$d"
 }
 
@@ -227,6 +228,12 @@ e2e_snapshot_workload_api() {
     echo '{"items":[]}' > "$1/wapodgroups.json"
 }
 
+# e2e_snapshot_topologies <dir>: KAI's Topologies (an empty list without the CRD, scenario 20's)
+e2e_snapshot_topologies() {
+  kubectl_ get topologies.kai.scheduler -o json > "$1/topologies.json" 2>/dev/null ||
+    echo '{"items":[]}' > "$1/topologies.json"
+}
+
 # The invariants, polled while a scenario runs (e2e_invariants only looks at the end). A gang's
 # Bindings are applied one pod at a time, so one snapshot may land inside a commit: a broken
 # invariant counts only when a second snapshot a second later still shows it.
@@ -242,6 +249,7 @@ e2e_invariants_poll_check() { # <dir>: the subjects of the broken invariants of 
   kubectl_ get rayclusters.ray.io -A -o json > "$d/rayclusters.json" 2>/dev/null || echo '{"items":[]}' > "$d/rayclusters.json"
   kubectl_ get queues.muster.dev -o json > "$d/queues.json" 2>/dev/null || echo '{"items":[]}' > "$d/queues.json"
   e2e_snapshot_workload_api "$d"
+  e2e_snapshot_topologies "$d"
   # "INVARIANT BROKEN: gang ns/x partly bound: 5 of 9" -> "gang ns/x partly bound"
   python3 "$E2E_LIB_DIR/invariants.py" "$d" | sed -n 's/^INVARIANT BROKEN: \(.*\): [^:]*$/\1/p' | sort -u
 }

@@ -86,16 +86,24 @@ scenario() {
   # The queue tree, once muster has written team-a's status: its limit and its pending gang.
   queues_say_pending() {
     kubectl_muster queues -o json > "$out/queues.json" &&
-      json_check "$out/queues.json" '[q for q in j["queues"] if q["name"] == "team-a"][0]["pendingGangs"] == 1'
+      json_check "$out/queues.json" '(lambda a: a["pendingGangs"] == 1 and a["gpu"]["recentUsage"] is not None)([q for q in j["queues"] if q["name"] == "team-a"][0])'
   }
-  wait_for 60 "kubectl muster queues: team-a has 1 pending gang" queues_say_pending
+  wait_for 60 "kubectl muster queues: team-a has 1 pending gang, and a recent use" queues_say_pending
   json_check "$out/queues.json" '[(q["name"], q["depth"]) for q in j["queues"]] == [("org", 0), ("default", 1), ("team-a", 1)]'
   json_check "$out/queues.json" '(lambda a: a["quota"] == "2" and a["limit"] == "2" and a["allocated"] == "0")([q for q in j["queues"] if q["name"] == "team-a"][0]["gpu"])'
   json_check "$out/queues.json" 'j["total"]["gpu"]["quota"] == "8" and j["total"]["gpu"]["limit"] == "8" and j["total"]["pendingGangs"] == 1'
   kubectl_muster queues > "$out/queues.txt"
   cat "$out/queues.txt"
-  expect_line "$out/queues.txt" '└─ team-a +100 +2 +2 +[-0-9.]+ +0 +0 +1'
-  expect_line "$out/queues.txt" 'TOTAL +8 +8 +[-0-9.]+ +0 +0 +1'
+  expect_line "$out/queues.txt" '└─ team-a +100 +2 +2 +[-0-9.]+ +0 +[-0-9.<]+% +0 +1'
+  expect_line "$out/queues.txt" 'TOTAL +8 +8 +[-0-9.]+ +0 +[-0-9.<]+% +0 +1'
+  # Fair over time's part of the status, through the real API server's schema (issue 25): the
+  # Queue keeps what muster wrote, and `kubectl get queues` prints its columns.
+  kubectl_ get queue team-a -o json > "$out/queue-a.json"
+  json_check "$out/queue-a.json" 'set(j["status"]["recentUsage"]) == {"cpu", "memory", "gpu"} and j["status"]["fairShareWithoutRecentUsage"]["gpu"] == j["status"]["fairShare"]["gpu"]'
+  kubectl_ get queues -o wide > "$out/get-queues.txt"
+  cat "$out/get-queues.txt"
+  grep -q "GPU RECENT USE" "$out/get-queues.txt" && grep -q "GPU FAIR SHARE WITHOUT RECENT USE" "$out/get-queues.txt" ||
+    { e2e_err "kubectl get queues -o wide: no fair-over-time columns"; return 1; }
 
   # Raise the limit: the gang binds whole, and both commands say so.
   kubectl_ patch queue team-a --type merge -p '{"spec":{"resources":{"gpu":{"limit":3}}}}'

@@ -112,7 +112,7 @@ for g in state["gangs"]:
              if p["metadata"]["labels"]["gang"] == name and p["spec"].get("nodeName")}
     assert g["topologyKey"] == key, g
     if g["state"] == "Bound":
-        assert bound == {g["domain"]}, (g["gang"], g["domain"], bound)
+        assert {f"{key}={r}" for r in bound} == {g["domain"]}, (g["gang"], g["domain"], bound)
     else:
         assert not bound and g["domain"] is None, (g["gang"], g["domain"], bound)
 for s in state["pods"]:
