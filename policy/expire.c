@@ -151,9 +151,12 @@ static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
     /* kube-scheduler did not bind what muster planned (a constraint muster does not model,
      * say): the unasked look must not make room for it again at once. */
     pgang_pause_look(c, g, c->clock);
-    if (!g->admitted)
-        pgang_set_reason(g, PREASON_CAPACITY,
-                         "its plan expired before kube-scheduler bound it; planning again");
+    if (!g->admitted) {
+        struct preason why;
+
+        preason_init(&why, POLICY_REASON_PLAN_EXPIRED, g->key);
+        pgang_waits_for(c, g, &why);
+    }
     return true;
 }
 

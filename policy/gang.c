@@ -525,24 +525,34 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
     }
 }
 
-void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
+struct pwhy *pgang_set_reason(struct pgang *g, const struct preason *r)
 {
-    g->reason_kind = kind;
-    pset_str(&g->reason, text);
+    struct pwhy *w = r ? pwhy_new(r) : NULL;
+
+    g->reason_kind = r ? preason_class(r->r.kind) : PREASON_NONE;
+    pwhy_set(&g->why, w);
+    pwhy_drop(w);
+    return g->why;
+}
+
+void pgang_waits_for(struct policy_cluster *c, struct pgang *g, const struct preason *r)
+{
+    pgang_tell_pending(c, g, pgang_set_reason(g, r));
 }
 
 void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g)
 {
-    char why[POLICY_REASON_LEN];
+    struct preason r;
+    struct pwhy *w;
 
-    snprintf(why, sizeof(why), "gang %s: waits for %d evicted pod%s to leave (its room is held)",
-             g->key, g->awaiting, g->awaiting == 1 ? "" : "s");
-    pgang_set_reason(g, PREASON_EVICTING, why);
+    preason_init(&r, POLICY_REASON_VICTIMS, g->key);
+    r.r.have = g->awaiting;
+    w = pgang_set_reason(g, &r);
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *m = ppod_at(c, g->members[i]);
 
         if (m && m->phase != POLICY_POD_BOUND)
-            pset_str(&m->reason, why);
+            pwhy_set(&m->why, w);
     }
 }
 
@@ -564,14 +574,22 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     pgang_mark_waiting(c, g);
 }
 
-void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why)
+void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, struct pwhy *why)
 {
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
         if (p && p->phase == POLICY_POD_PENDING)
-            pset_str(&p->reason, why);
+            pwhy_set(&p->why, why);
     }
+}
+
+void ppod_say(struct ppod *p, const struct preason *r)
+{
+    struct pwhy *w = r ? pwhy_new(r) : NULL;
+
+    pwhy_set(&p->why, w);
+    pwhy_drop(w);
 }
 
 /*
@@ -618,7 +636,7 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
         }
         g->admitted = true;
         g->planned = false;
-        pgang_set_reason(g, PREASON_NONE, NULL);
+        pgang_set_reason(g, NULL);
         /* Its members beyond the minimum still pending wait with the others (the order and
          * the evictions look for them in the waiting set). */
         if (has_pending(c, g))

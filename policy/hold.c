@@ -94,21 +94,13 @@ struct pgang *powner_upgrade_of(const struct policy_cluster *c, const struct pga
     return NULL;
 }
 
-void powner_explain(const struct policy_cluster *c, const struct pgang *g, char *why, size_t len)
+void powner_explain(const struct policy_cluster *c, const struct pgang *g, struct preason *why)
 {
-    char prefix[POLICY_REASON_LEN], text[POLICY_REASON_LEN];
-
-    if (!g->owner || len == 0)
+    if (!why || !g->owner || why->r.kind == POLICY_REASON_NONE)
         return;
-    if (powner_upgrade_of(c, g))
-        snprintf(prefix, sizeof(prefix), "upgrade of RayService %s waits: ", g->owner);
-    else
-        snprintf(prefix, sizeof(prefix), "%s %s: ", policy_owner_kind_name(g->owner_kind),
-                 g->owner);
-    if (strncmp(why, prefix, strlen(prefix)) == 0)
-        return;
-    snprintf(text, sizeof(text), "%s", why);
-    snprintf(why, len, "%s%s", prefix, text);
+    why->r.owner = g->owner;
+    why->r.owner_kind = g->owner_kind;
+    why->r.upgrade = powner_upgrade_of(c, g) != NULL;
 }
 
 /* Does q lie on queue line of `leaf` (leaf itself or an ancestor)? */
@@ -377,15 +369,13 @@ static bool fits_on(const struct policy_cluster *c, const struct pgang *g, const
 {
     const struct pnode *n = pnode_at(c, id);
     struct policy_resources need;
-    enum preason_kind kind;
     enum pfit_why w;
-    char why[POLICY_REASON_LEN];
 
     if (!n || !pfit_static(n, p, &w) || !pfit_resources(n, p, c->opts.strategy, pl, &w))
         return false;
     pl->node = id;
     ppod_charge_resources(p, pl->share, &need);
-    return pqueue_room(c, g, p->queue, &need, &kind, why, sizeof(why)) == 0;
+    return pqueue_room(c, g, p->queue, &need, NULL) == 0;
 }
 
 void phold_arrive(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now)
@@ -483,12 +473,11 @@ bool phold_settle_gang(struct policy_cluster *c, struct pgang *g)
     for (size_t i = 0; i < g->nholds; i++) {
         struct ppod *s = ppod_at(c, g->holds[i].pod);
         struct pstatement st = {0};
-        char why[POLICY_REASON_LEN];
 
         if (!s || s->phase != POLICY_POD_PENDING)
             continue;
         /* A running gang's member to come: placed on its own, anywhere. */
-        if (pplan_one_try(c, s, NULL, 0, &st, why, sizeof(why)) == 0) {
+        if (pplan_one_try(c, s, NULL, 0, &st, NULL) == 0) {
             pstatement_keep(&st);
             placed = true;
             continue;

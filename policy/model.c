@@ -130,7 +130,7 @@ static void pod_free(struct ppod *p)
     free(p->replica);
     free(p->bound_node);
     free(p->gpu_groups_hint);
-    free(p->reason);
+    pwhy_drop(p->why);
     free(p->groups_text);
     free(p);
 }
@@ -155,7 +155,7 @@ static void gang_free(struct pgang *g)
     if (!g->singleton)
         free(g->key);
     free(g->queue);
-    free(g->reason);
+    pwhy_drop(g->why);
     if (g->members != &g->first)
         free(g->members);
     free(g);
@@ -864,7 +864,7 @@ static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
         if (pplace_bound(c, p, node) != POLICY_OK)
             c->bound_unplaced++; /* its node is not known yet */
     }
-    pset_str(&p->reason, NULL);
+    pwhy_set(&p->why, NULL);
     pgang_note_bound(c, ppod_gang(c, p));
 }
 

@@ -21,11 +21,22 @@ const char *policy_gang_state_name(enum policy_gang_state s)
     return s <= POLICY_GANG_BOUND ? names[s] : "?";
 }
 
+/* Why p waits: its own reason, else, pending in a gang that waits, the gang's. */
+static const struct pwhy *pod_why(const struct pgang *g, const struct ppod *p)
+{
+    if (p->phase == POLICY_POD_BOUND)
+        return NULL;
+    if (p->why || p->phase != POLICY_POD_PENDING || !g || g->admitted)
+        return p->why;
+    return g->why;
+}
+
 static void pod_view(const struct policy_cluster *c, const struct ppod *p,
                      struct policy_pod_view *v)
 {
     const struct pgang *g = ppod_gang(c, p);
     const struct pnode *n = pnode_at(c, p->place.node);
+    const struct pwhy *why = pod_why(g, p);
 
     *v = (struct policy_pod_view){
         .namespace_ = p->ns,
@@ -42,7 +53,8 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .gpu_share_milli = p->place.node >= 0 ? p->place.share : p->share,
         .gpu_devices = p->devices,
         .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
-        .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
+        .reason = why ? why->text : NULL,
+        .why = why ? &why->r : NULL,
         .refused = p->phase == POLICY_POD_PENDING && p->refused,
         .refusal = p->refusal,
         .arrival = p->arrival,
@@ -187,8 +199,10 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
         if (v->placed + v->extras_waiting < v->min_members && !g->admitted)
             continue; /* part of the minimum still to place */
         v->extras_waiting++;
-        if (!v->extra_reason)
-            v->extra_reason = p->reason;
+        if (!v->extra_reason && p->why) {
+            v->extra_reason = p->why->text;
+            v->extra_why = &p->why->r;
+        }
     }
     b->text[0] = '\0';
     for (size_t s = 0; s < g->nsubs && off < (POLICY_REASON_LEN * 2); s++) {
@@ -208,19 +222,41 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
     }
 }
 
+/* A gang of minimum 0 (Volcano's minMember 0: each pod on its own) whose pods all wait is not
+ * bound: it waits, for the reason its first waiting pod has. */
+static const struct ppod *lone_waiting(const struct policy_cluster *c, const struct pgang *g,
+                                       int32_t bound, int32_t holding)
+{
+    if (g->singleton || pgang_min(c, g) > 0 || bound > 0 || holding > 0)
+        return NULL;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            return p;
+    }
+    return NULL;
+}
+
 static void gang_view(const struct policy_cluster *c, const struct pgang *g,
                       struct policy_gang_view *v, struct gang_view_buf *b)
 {
     int32_t members, bound, holding, waiting;
     const struct pgang *active = powner_upgrade_of(c, g);
+    const struct ppod *lone;
+    const struct pwhy *why = g->why;
 
     pgang_counts(c, g, &members, &bound, &holding, &waiting);
     for (size_t i = 0; i < g->nholds; i++) /* stand-ins are no pods that exist */
         members -= ppod_at(c, g->holds[i].pod) != NULL;
+    lone = lone_waiting(c, g, bound, holding);
+    if (lone)
+        why = lone->why;
     *v = (struct policy_gang_view){
         .key = g->key,
         .queue = pgang_queue(c, g),
-        .state = g->admitted || (bound > 0 && pgang_satisfied(c, g, PGANG_BOUND))
+        .state = lone ? POLICY_GANG_PENDING
+                 : g->admitted || (bound > 0 && pgang_satisfied(c, g, PGANG_BOUND))
                      ? POLICY_GANG_BOUND
                  : g->planned ? POLICY_GANG_PLANNED
                               : POLICY_GANG_PENDING,
@@ -228,7 +264,8 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .members = members,
         .bound = bound,
         .waiting = waiting,
-        .reason = g->reason,
+        .reason = why ? why->text : NULL,
+        .why = why ? &why->r : NULL,
         .priority = pgang_priority(c, g),
         .preemptible = pgang_preemptible(c, g),
         .running_since = g->admitted ? g->running_since : 0,
@@ -261,8 +298,10 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         v->subgroups = b->subs;
         v->composition = b->text;
     }
-    if (v->state == POLICY_GANG_BOUND)
+    if (v->state == POLICY_GANG_BOUND) {
         v->reason = NULL;
+        v->why = NULL;
+    }
 }
 
 bool policy_gang_view_get(const struct policy_cluster *c, const char *key,

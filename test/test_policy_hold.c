@@ -318,7 +318,7 @@ START_TEST(held_room_counts_against_the_queue)
         ck_assert_int_eq(policy_pod_upsert(C, &p, NOW), POLICY_OK);
     }
     ck_assert_int_eq(schedule("other-q", why, sizeof(why)), POLICY_BIND_REJECT);
-    ck_assert_str_eq(why, "queue team-a: cpu limit 3500m, in use 3500m, pod needs 500m");
+    ck_assert_str_eq(why, "queue team-a: limit 3500m cpu, 3500m cpu in use, the pod needs 500m cpu");
     /* Outside the queue there is room. */
     ck_assert_int_eq(schedule("other", why, sizeof(why)), POLICY_BIND_COMMIT);
 }
@@ -388,9 +388,10 @@ START_TEST(cluster_waits_when_its_submitter_has_no_room)
     rayjob_cluster("train", NULL, 2);
     hold("lab/train-c", "RayJob lab/train", 500, false);
     ck_assert_int_eq(schedule("train-c-head", why, sizeof(why)), POLICY_BIND_REJECT);
-    ck_assert_str_eq(why, "RayJob lab/train: gang lab/train-c: submitter needs 1 x 500m cpu, only 0 "
-                          "could be placed (member submitter of RayJob lab/train (500m cpu): no "
-                          "node has enough free cpu)");
+    ck_assert_str_eq(why, "RayJob lab/train: gang lab/train-c: the 4 members its minimum misses "
+                          "ask 3500m cpu together, the nodes they may use have 3 cpu free "
+                          "(submitter needs 1 more x 500m cpu, 200Mi memory); never: not even on "
+                          "empty nodes");
     ck_assert_int_eq(gang("lab/train-c").state, POLICY_GANG_PENDING);
     ck_assert_int_eq(cpu_used("n1"), 0);
 }
@@ -406,7 +407,8 @@ START_TEST(rayjob_bigger_than_its_queue_says_so)
     rayjob_cluster("big", "team-a", 3);
     hold("lab/big-c", "RayJob lab/big", 500, false);
     ck_assert_int_eq(schedule("big-c-head", why, sizeof(why)), POLICY_BIND_REJECT);
-    ck_assert_str_eq(why, "RayJob lab/big: queue team-a: gpu limit 2, in use 0, gang needs 3");
+    ck_assert_str_eq(why, "RayJob lab/big: queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; "
+                          "never: more than the limit");
     ck_assert_str_eq(gang("lab/big-c").reason, why);
     ck_assert_int_eq(cpu_used("n1"), 0);
 }
@@ -561,8 +563,8 @@ START_TEST(upgrade_waits_for_its_queue_and_never_evicts_the_active_cluster)
         add_pod(name, "lab/svc-b", "workers", 1000, 1, 90);
     }
     ck_assert_int_eq(schedule("svc-b-head", why, sizeof(why)), POLICY_BIND_REJECT);
-    ck_assert_str_eq(why, "upgrade of RayService lab/svc waits: queue serve: gpu limit 4, in use "
-                          "4, gang needs 4");
+    ck_assert_str_eq(why, "upgrade of RayService lab/svc waits: queue serve: limit 4 GPUs, 4 GPUs "
+                          "in use, the gang needs 4 GPUs");
     ck_assert_str_eq(gang("lab/svc-b").upgrade_of, "lab/svc-a");
     ck_assert_ptr_null(gang("lab/svc-a").upgrade_of);
     ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
@@ -615,8 +617,8 @@ START_TEST(upgrade_burst_lets_both_run)
         add_pod(name, "lab/svc-b", "workers", 1000, 1, 0);
     }
     ck_assert_int_eq(schedule("svc-b-head", why, sizeof(why)), POLICY_BIND_REJECT);
-    ck_assert_str_eq(why, "upgrade of RayService lab/svc waits: queue serve: gpu limit 4, in use "
-                          "4, gang needs 5");
+    ck_assert_str_eq(why, "upgrade of RayService lab/svc waits: queue serve: limit 4 GPUs, 4 GPUs "
+                          "in use, the gang needs 5 GPUs");
     /* ... one of the old size runs beside it. */
     add_cluster("lab/svc-b", "serve", 3, POLICY_OWNER_RAYSERVICE, "lab/svc");
     ck_assert_int_eq(policy_pod_forget(C, "lab", "svc-b-workers-worker-3"), POLICY_OK);

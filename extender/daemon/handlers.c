@@ -267,11 +267,7 @@ static void add_resources(cJSON *parent, const char *name, const struct policy_r
     for (int i = 0; i < POLICY_RES_COUNT; i++) {
         char text[64];
 
-        kube_quantity_format(r->v[i],
-                             i == POLICY_RES_CPU      ? KUBE_QUANTITY_MILLI
-                             : i == POLICY_RES_MEMORY ? KUBE_QUANTITY_BINARY
-                                                      : KUBE_QUANTITY_DECIMAL,
-                             text, sizeof(text));
+        kube_resource_format(i, r->v[i], text, sizeof(text));
         cJSON_AddStringToObject(o, policy_resource_name(i), text);
     }
 }
@@ -281,6 +277,15 @@ static void add_text(cJSON *o, const char *key, const char *text)
 {
     if (text)
         cJSON_AddStringToObject(o, key, text);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* A reason's figures (kube_reason_json), or null: the key is always there. */
+static void add_why(cJSON *o, const char *key, const struct policy_reason *why)
+{
+    if (why)
+        cJSON_AddItemToObject(o, key, kube_reason_json(why));
     else
         cJSON_AddNullToObject(o, key);
 }
@@ -300,6 +305,7 @@ static void add_subgroups(cJSON *g, const struct policy_gang_view *v)
         cJSON_AddNumberToObject(o, "extrasPlaced", sg->extras_placed);
         cJSON_AddNumberToObject(o, "extrasWaiting", sg->extras_waiting);
         add_text(o, "extraReason", sg->extra_reason);
+        add_why(o, "extraWhy", sg->extra_why);
         cJSON_AddItemToArray(list, o);
     }
 }
@@ -345,10 +351,8 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     cJSON_AddNumberToObject(g, "members", v->members);
     cJSON_AddNumberToObject(g, "bound", v->bound);
     cJSON_AddNumberToObject(g, "waitingAtBind", v->waiting);
-    if (v->reason)
-        cJSON_AddStringToObject(g, "reason", v->reason);
-    else
-        cJSON_AddNullToObject(g, "reason");
+    add_text(g, "reason", v->reason);
+    add_why(g, "why", v->why);
     cJSON_AddNumberToObject(g, "priority", v->priority);
     cJSON_AddBoolToObject(g, "preemptible", v->preemptible);
     add_text(g, "composition", v->composition);
@@ -377,8 +381,10 @@ static void state_pod(const struct policy_pod_view *v, void *ctx)
         cJSON_AddStringToObject(p, "node", v->node);
     if (v->gpu_groups)
         cJSON_AddStringToObject(p, "gpuGroups", v->gpu_groups);
-    if (v->reason)
+    if (v->reason) {
         cJSON_AddStringToObject(p, "reason", v->reason);
+        add_why(p, "why", v->why);
+    }
     if (v->refused)
         cJSON_AddTrueToObject(p, "refused");
     cJSON_AddItemToArray(ctx, p);

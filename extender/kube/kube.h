@@ -300,12 +300,24 @@ int kube_quantity_parse(const char *s, int64_t scale, int64_t *out);
 
 enum kube_quantity_style {
     KUBE_QUANTITY_MILLI,   /* millicores: 2000 -> "2", 500 -> "500m" */
-    KUBE_QUANTITY_BINARY,  /* bytes, largest exact binary suffix: "4Gi" */
+    KUBE_QUANTITY_BINARY,  /* bytes, the largest exact suffix, binary or decimal: "4Gi", "2G" */
     KUBE_QUANTITY_DECIMAL, /* milli-units as a decimal: 500 -> "0.5", 2000 -> "2" */
 };
 
 /* The opposite way, for output: v in the style's unit into buf. */
 void kube_quantity_format(int64_t v, enum kube_quantity_style style, char *buf, size_t len);
+
+/* Resource r's amount as a Kubernetes quantity: cpu in cores or millicores, memory in bytes
+ * (kube_quantity_format's styles), GPUs as a decimal of devices. */
+void kube_resource_format(int r, int64_t v, char *buf, size_t len);
+
+/*
+ * A reason as data, for the JSON printers (/debug/state, muster simulate): its kind's name
+ * and the figures that kind names, amounts as quantities ({"kind": "queue-limit", "queue":
+ * "team-a", "resource": "gpu", "limit": "2", "used": "0", "asked": "3", "never": true}).
+ * docs/why.md lists the fields. NULL when out of memory.
+ */
+cJSON *kube_reason_json(const struct policy_reason *r);
 
 /* A gpu-fraction value ("0.5") into milli-devices, rounding up; -2 if not a number. */
 int kube_fraction_parse(const char *s, int32_t *milli);

@@ -12,6 +12,8 @@
 /* One pod as printed. */
 struct sim_row {
     const char *ns, *name, *gang, *queue, *node, *gpu_group, *reason;
+    const struct policy_reason *why; /* the engine's figures behind reason, when they are */
+    const cJSON *why_json;           /* ... or an eviction's, already as JSON */
     int64_t gpus;
     int32_t share_milli, devices;
 };
@@ -48,6 +50,11 @@ static void sim_row_fill(struct sim_run *r, const struct sim_pod *p, struct sim_
         row->reason = v.reason;
     else
         row->reason = "pending";
+    /* The figures go with the words when they are the engine's words for this pod. */
+    if (have && v.reason != NULL && strcmp(v.reason, row->reason) == 0)
+        row->why = v.why;
+    else if (p->why != NULL && p->reason == row->reason)
+        row->why_json = p->why;
 }
 
 /* Devices in a comma-separated group list that this pod is the first to name. */
@@ -198,6 +205,7 @@ struct sim_gang_row {
     char *key, *queue, *composition, *conflict, *reason, *topology, *domain;
     char *owner, *upgrade_of, *held; /* "RayJob lab/train"; the running sibling; the held room */
     char *label;                     /* the key, and its owner in brackets */
+    cJSON *why;
     const char *state;
 };
 
@@ -231,6 +239,7 @@ static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
     row->composition = sim_dup(g->composition);
     row->conflict = sim_dup(g->conflict);
     row->reason = sim_dup(g->reason);
+    row->why = g->why != NULL ? kube_reason_json(g->why) : NULL;
     row->topology = sim_dup(g->topology);
     row->domain = sim_dup(g->domain);
     row->state = policy_gang_state_name(g->state);
@@ -273,6 +282,7 @@ static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
         free(rows->v[i].upgrade_of);
         free(rows->v[i].held);
         free(rows->v[i].label);
+        cJSON_Delete(rows->v[i].why);
         free(rows->v[i].topology);
         free(rows->v[i].domain);
     }
@@ -308,6 +318,9 @@ static cJSON *sim_pod_json(const struct sim_row *row)
     cJSON_AddNumberToObject(o, "gpuFraction", row->share_milli / (double)POLICY_GPU_MILLI);
     cJSON_AddItemToObject(o, "gpuGroup", sim_string_or_null(row->gpu_group));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(row->reason));
+    cJSON_AddItemToObject(o, "why", row->why != NULL        ? kube_reason_json(row->why)
+                                    : row->why_json != NULL ? cJSON_Duplicate(row->why_json, true)
+                                                            : cJSON_CreateNull());
     return o;
 }
 
@@ -352,6 +365,8 @@ static cJSON *sim_gang_json(const struct sim_gang_row *g)
     cJSON_AddItemToObject(o, "topology", sim_string_or_null(g->topology));
     cJSON_AddItemToObject(o, "domain", sim_string_or_null(g->domain));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
+    cJSON_AddItemToObject(o, "why", g->why != NULL ? cJSON_Duplicate(g->why, true)
+                                                   : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "owner", sim_string_or_null(g->owner));
     cJSON_AddItemToObject(o, "upgradeOf", sim_string_or_null(g->upgrade_of));
     cJSON_AddItemToObject(o, "held", sim_string_or_null(g->held));
@@ -367,6 +382,8 @@ static cJSON *sim_eviction_json(const struct sim_eviction *e)
     cJSON_AddItemToObject(o, "gang", sim_string_or_null(e->gang));
     cJSON_AddItemToObject(o, "by", sim_string_or_null(e->by));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(e->reason));
+    cJSON_AddItemToObject(o, "why", e->why != NULL ? cJSON_Duplicate(e->why, true)
+                                                   : cJSON_CreateNull());
     return o;
 }
 

@@ -1354,6 +1354,7 @@ static int sim_record_eviction(struct sim_run *r, const struct policy_eviction *
     v->gang = sim_keep(r, e->gang);
     v->by = sim_keep(r, e->by);
     v->reason = sim_keep(r, e->reason);
+    v->why = e->why != NULL ? kube_reason_json(e->why) : NULL;
     return v->ns != NULL && v->name != NULL ? SIM_EXIT_OK : SIM_EXIT_FAIL;
 }
 
@@ -1398,6 +1399,7 @@ static int sim_evict(struct sim_run *r)
         p->gpu_groups = NULL;
         p->bound_ms = -1;
         p->reason = r->evictions[r->nevictions - 1].reason;
+        p->why = r->evictions[r->nevictions - 1].why;
         if (r->timeline)
             sim_timeline_evicted(r, p);
     }
@@ -1449,6 +1451,8 @@ static int sim_cycle(struct sim_run *r, struct sim_pod *p, bool *bound, bool *wa
                 policy_strerror(rc));
         return SIM_EXIT_FAIL;
     }
+    if (r->hooks != NULL && r->hooks->filtered != NULL)
+        r->hooks->filtered(r->hooks->ctx, r->cluster, &f, r->nodes, r->nnodes);
     if (f.evictions) {
         rc = sim_evict(r);
         *bound = true; /* the cluster changed: another pass */
@@ -1567,6 +1571,8 @@ static void sim_run_cleanup(struct sim_run *r)
     free(r->queues);
     free(r->gangs);
     free(r->named);
+    for (size_t i = 0; i < r->nevictions; i++)
+        cJSON_Delete(r->evictions[i].why);
     free(r->evictions);
     free(r->rayjobs);
     free(r->times);
@@ -1578,6 +1584,11 @@ static void sim_run_cleanup(struct sim_run *r)
 static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
+{
+    return sim_main(argc, argv, NULL);
+}
+
+int sim_main(int argc, char **argv, const struct sim_hooks *hooks)
 {
     struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON,
                          .tick_ms = 60000, .until_ms = -1};
@@ -1612,6 +1623,7 @@ int simulate_main(int argc, char **argv)
     r->refs = kube_refs_new();
     if (r->arena == NULL || r->cluster == NULL || r->refs == NULL)
         goto out_oom;
+    r->hooks = hooks;
     r->lookup = kube_refs_lookup(r->refs);
     r->opts = kube_decode_defaults;
     r->opts.scheduler_names = sim_schedulers;
@@ -1633,6 +1645,11 @@ int simulate_main(int argc, char **argv)
     }
     if (rc != SIM_EXIT_OK)
         goto out;
+    if (hooks != NULL) {
+        if (hooks->finished != NULL)
+            hooks->finished(hooks->ctx, r->cluster);
+        goto out;
+    }
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
     else if (a.output == SIM_OUTPUT_TABLE)

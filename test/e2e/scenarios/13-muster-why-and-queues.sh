@@ -6,7 +6,7 @@
 # show team-a's limit and its pending gang. Raise the limit: `why` says bound, `queues` 3 GPUs.
 NS=kuberay-lab
 RC=frac
-REASON="queue team-a: gpu limit 2, in use 0, gang needs 3"
+REASON="queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit"
 
 # kubectl muster ARGS...: through kubectl's plugin lookup, with the admin kubeconfig.
 kubectl_muster() {

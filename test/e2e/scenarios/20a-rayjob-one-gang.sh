@@ -224,7 +224,7 @@ EOF
   local why
   why=$(_20a_field "$g" 'g["reason"]')
   e2e_log "RayJob $loser waits: $why"
-  [[ $why == "RayJob $NS_20A/$loser: queue team-a: gpu limit 4, in use 3, gang needs 3" ]] ||
+  [[ $why == "RayJob $NS_20A/$loser: queue team-a: limit 4 GPUs, 3 GPUs in use, the gang needs 3 GPUs" ]] ||
     { e2e_err "reason of RayJob $loser: '$why'"; return 1; }
   has_event() { kubectl_ -n $NS_20A get events --field-selector reason=GangWaiting -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -q "^RayJob $NS_20A/$loser: queue team-a"; }
   wait_for 30 "a GangWaiting Event naming RayJob $loser" has_event

@@ -136,7 +136,7 @@ scenario() {
   has_pending() { [[ -n $(_20b_status pending) ]]; }
   wait_for 60 "the operator makes the pending cluster of the second upgrade" has_pending
   c=$(_20b_status pending)
-  local want="upgrade of RayService $NS_20B/$SVC waits: queue serve: gpu limit 4, in use 3, gang needs 3"
+  local want="upgrade of RayService $NS_20B/$SVC waits: queue serve: limit 4 GPUs, 3 GPUs in use, the gang needs 3 GPUs"
   says() {
     [[ $(curl -sf "$(e2e_muster_url muster)/debug/state" | python3 -c '
 import json, sys
