@@ -59,7 +59,8 @@ static void missing_reason(const struct policy_cluster *c, const struct pgang *g
             const struct ppod *p = ppod_at(c, g->members[i]);
             bool minimum = p && p->phase == POLICY_POD_PLANNED && !p->extra;
 
-            if (!p || (pass == 0 && !minimum) ||
+            /* Room held for a member to come is no member the barrier waits for. */
+            if (!p || p->held || (pass == 0 && !minimum) ||
                 (p->phase != POLICY_POD_PLANNED && p->phase != POLICY_POD_PENDING))
                 continue;
             if (listed == 4) {

@@ -183,6 +183,7 @@ void policy_expire(struct policy_cluster *c, int64_t now)
     struct pexpiry *e = &c->expiry;
 
     resume_sharing(c, now);
+    phold_expire(c, now);
     if (e->lost)
         reschedule_all(c);
     /* A gang asked again is scheduled at now, which this loop does not take again. */

@@ -39,8 +39,10 @@ static void complete_partial_gangs(struct policy_cluster *c, int64_t now)
         pgang_counts(c, g, NULL, &bound, &holding, NULL);
         if (bound == 0 || bound >= pgang_min(c, g))
             continue;
-        if (!g->planned && pplan_gang(c, g, NULL, now) == 0)
+        if (!g->planned && pplan_gang(c, g, NULL, now) == 0) {
+            pgang_note_bound(c, g); /* all that was missing was room held for a member to come */
             continue;
+        }
         left |= !g->planned;
     }
     c->maybe_partial = left;
@@ -177,6 +179,7 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
     /* The order must not make the other gang wait for this one in turn. */
     g->yields_to = how != YIELD_AHEAD ? ahead->id : -1;
     g->waits_for = ahead->id;
+    powner_explain(c, g, &why);
     w = pgang_set_reason(g, &why);
     pwhy_set(&p->why, w);
     if (!(out->ahead = pstrdup(ahead->key)))

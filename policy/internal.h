@@ -99,6 +99,8 @@ struct psubgroup {
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
+    enum policy_owner_kind owner_kind;
+    char *owner; /* the RayJob's or RayService's "ns/name" this source names; NULL: none */
     char *queue; /* the queue this source names; NULL: none */
     struct ptopo_want want;  /* where the whole gang goes */
     struct ptopo_want other; /* another dialect's word on it, in the same object */
@@ -134,6 +136,9 @@ struct ppod {
     uint64_t refusal; /* c->refusals of the answer that refused it (policy_pod_handed_back) */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
+    /* A stand-in for a member that does not exist yet (phold): it is planned and charged like
+     * a member, but never filtered, bound or evicted, and not one of the pods views list. */
+    bool held;
     uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
@@ -144,6 +149,16 @@ struct ppod {
     struct pplace place;   /* charged placement; node -1 when nothing charged */
     char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
     struct pwhy *why;      /* why it waits (reason.c); NULL: none of its own */
+};
+
+/* Room held in a gang for a member to come (policy_hold_spec): while WAITING its stand-in
+ * (a held ppod, in subgroup sub) is a member of the gang. */
+struct phold {
+    char *sub;
+    char *owner;
+    enum policy_hold_state state;
+    int32_t pod;      /* the stand-in while WAITING; -1 otherwise */
+    int64_t asked_at; /* its pod was asked for then; 0: not yet */
 };
 
 struct pgang {
@@ -158,6 +173,10 @@ struct pgang {
     enum policy_gang_source composed_by;
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
+    enum policy_owner_kind owner_kind; /* from the first source naming one (hold.c) */
+    char *owner;
+    struct phold *holds; /* room held for members to come (hold.c) */
+    size_t nholds;
     int topo_source; /* the source whose constraint is in force (topology.c); -1: none */
     char *topo_conflict; /* its sources (or one object's dialects) disagree on where it goes */
     bool topo_seen;      /* its shape joined the gang shapes (topology.c) */
@@ -219,6 +238,7 @@ struct pqueue {
     uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
+    bool upgrade_burst; /* a RayService's upgrade may go over its limit by the running cluster */
     struct policy_resources allocated, reserved; /* rolled up; saturated (arith.h) */
     struct policy_resources nonpreemptible;      /* of allocated + reserved, rolled up */
     /* charge.c's exact sums behind the three above */
@@ -291,6 +311,8 @@ struct policy_cluster {
     uint64_t change_epoch;
     uint64_t refusals; /* filter answers that turned a pod away, counted */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
+    struct pids owned;    /* gangs with an owner (a RayJob, a RayService): hold.c's siblings */
+    struct pids holding;  /* gangs with holds (hold.c) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
@@ -298,6 +320,7 @@ struct policy_cluster {
     struct policy_subgroup_view *view_subs;
     size_t view_subs_cap;
     char view_text[POLICY_REASON_LEN * 2];
+    struct policy_hold_view view_holds[4];
     char view_domain[POLICY_REASON_LEN * 4], view_topology[POLICY_REASON_LEN * 4];
     char view_conflict[POLICY_REASON_LEN * 4];
     bool maybe_partial;    /* a gang may be bound below its minimum */
@@ -522,6 +545,39 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 /* Every planned (not yet at bind) member gives its place back. */
 void pplan_release(struct policy_cluster *c, struct pgang *g);
+
+/* ---- hold.c: room held for members to come; owners -------------------------- */
+
+/* The owner in force: the first source's (in source order) that names one; g joins or leaves
+ * c->owned. */
+int powner_refresh(struct policy_cluster *c, struct pgang *g);
+/* A RayService's cluster that runs while g (another of its clusters) waits: g is its upgrade.
+ * NULL: g is no upgrade. */
+struct pgang *powner_upgrade_of(const struct policy_cluster *c, const struct pgang *g);
+/* Are a and b clusters of one RayService (the one never evicted for the other)? */
+bool powner_siblings(const struct pgang *a, const struct pgang *b);
+/* Names a waiting gang's owner in why (NULL: nothing), which its text then starts with:
+ * "upgrade of RayService lab/s waits: ", "RayJob lab/j: " (reason.c). */
+void powner_explain(const struct policy_cluster *c, const struct pgang *g, struct preason *why);
+/* What g's upgrade may go over queue q's limit by: what its running sibling holds under q, when
+ * q lets upgrades burst (policy_queue_spec.upgrade_burst); else nothing. */
+void powner_burst(const struct policy_cluster *c, const struct pgang *g, const struct pqueue *q,
+                  struct policy_resources *extra);
+/* Each hold's subgroup joins the composition: minimum 1 while its stand-in waits. */
+int phold_compose(struct pgang *g, struct psubgroup **subs, size_t *nsubs, int32_t *min);
+/* A pod of a held subgroup arrived in g: it takes the stand-in's room, if it fits there. */
+void phold_arrive(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now);
+/* g runs but for its holds (its real minimum bound): a stand-in without a place (its node
+ * went, or the hold came after the gang was bound) is placed on its own, or the room is lost.
+ * True when a stand-in changed. */
+bool phold_settle_gang(struct policy_cluster *c, struct pgang *g);
+/* The same for every gang with holds, each then admitted if that was all it missed. */
+void phold_settle(struct policy_cluster *c);
+/* g neither runs nor is planned: its stand-ins give their room back (planned with it again). */
+void phold_release(struct policy_cluster *c, struct pgang *g);
+/* Holds whose pods were asked for longer than planTTL ago give their room back. */
+void phold_expire(struct policy_cluster *c, int64_t now);
+void phold_free_all(struct pgang *g);
 
 /* ---- expire.c: every deadline ------------------------------------------- */
 
@@ -794,6 +850,16 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
 void pevict_gone(struct policy_cluster *c, struct ppod *p);
 
 /* ---- model.c: upsert and forget ----------------------------------------- */
+
+/* The gang of this key, made (undeclared) if it is not known; NULL when out of memory. */
+struct pgang *pmodel_gang(struct policy_cluster *c, const char *key);
+/* A stand-in member of g (held), from s: in the pods table but in no name index. */
+int pmodel_standin(struct policy_cluster *c, struct pgang *g, const struct policy_pod_spec *s,
+                   int64_t now, int32_t *id);
+/* A pod (a stand-in) leaves the engine: its charge is given back, its gang settles. */
+void pmodel_pod_remove(struct policy_cluster *c, int32_t id);
+/* An undeclared gang with no member left (nor a hold still waiting) goes. */
+void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);

@@ -675,8 +675,11 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
     }
     rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind,
                      why);
-    if (rc == 0 || *kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
-        return rc;
+    if (rc == 0)
+        return 0;
+    if (*kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
+        goto explain;
+    rc = -1;
     if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
                              kind, why) == 0)
         return 0;
@@ -687,7 +690,10 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
                         NULL) == 0)
             return 0;
     }
-    return -1;
+explain:
+    /* A RayJob's or RayService's cluster says whose it is: its key is KubeRay's name. */
+    powner_explain(c, g, why);
+    return rc;
 }
 
 int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *must, int64_t now)

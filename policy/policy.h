@@ -187,6 +187,10 @@ struct policy_queue_spec {
     int32_t priority;
     struct policy_resources quota;  /* -1 = unlimited */
     struct policy_resources limit;  /* -1 = unlimited */
+    /* A RayService's upgrade (its pending cluster, while the active one runs) may go over this
+     * queue's limit (and, for a non-preemptible gang, its quota) by what the active cluster
+     * holds: both run until the operator deletes the old one (docs/gangs.md, "RayService"). */
+    bool upgrade_burst;
     /* Only ratios matter; the decoders give thousandths (1000 = weight 1), so fractional
      * weights keep their ratio. Capped at POLICY_MAX_WEIGHT. */
     struct policy_resources over_quota_weight;
@@ -224,6 +228,21 @@ enum policy_gang_source {
     POLICY_GANG_WORKLOAD_API, /* a Kubernetes Workload (scheduling.k8s.io, KEP-4671) */
     POLICY_GANG_SOURCES
 };
+
+/*
+ * What made a gang's object (a RayCluster's ray.io/originated-from-crd and -cr-name labels).
+ * A RayJob's cluster is one gang with the job's submitter (policy_hold_spec); of a RayService's
+ * clusters, one that waits while another runs is its upgrade: it is never given the running
+ * one's room by eviction, and its reason says "upgrade of RayService ns/name waits: ...".
+ */
+enum policy_owner_kind {
+    POLICY_OWNER_NONE,
+    POLICY_OWNER_RAYJOB,
+    POLICY_OWNER_RAYSERVICE,
+};
+
+/* "RayJob", "RayService"; "" for none. */
+const char *policy_owner_kind_name(enum policy_owner_kind k);
 
 /* ---- topology: where nodes sit, and where a gang wants its members ------- */
 
@@ -293,6 +312,8 @@ struct policy_gang_spec {
      * KAI's annotations): where it disagrees with topology, which is followed, the gang's
      * conflict says so. */
     struct policy_topology_constraint topology_other;
+    enum policy_owner_kind owner_kind; /* what made it; NONE: nothing the engine knows */
+    const char *owner;                 /* that object's "namespace/name" */
 };
 
 enum policy_strategy {
@@ -354,6 +375,32 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
  * waiting pod on its own node event before muster saw the node. */
 uint64_t policy_offer_epoch(const struct policy_cluster *c);
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
+
+/*
+ * Room held in a gang for a member that does not exist yet: a RayJob's submitter, which KubeRay
+ * makes only once the cluster is ready. It is planned with the gang's minimum (in subgroup
+ * `subgroup`, of minimum 1 while held), counted against the queue and kept on a node; the bind
+ * barrier never waits for it, and a gang evicted takes it along. A pod of that subgroup
+ * arriving takes the room (its own ask charged there when it fits); forgotten (the RayJob
+ * ended or was suspended), the room goes. Once `asked` (the operator made the submitter's
+ * Job), its pod comes within planTTL or the room goes. Its ask counts whole GPUs, cpu and
+ * memory; GPU shares are not held.
+ */
+struct policy_hold_spec {
+    const char *gang;     /* "namespace/name" of the gang it belongs to */
+    const char *subgroup; /* the subgroup its pod will carry: "submitter" */
+    const char *owner;    /* who holds it, in words: "RayJob lab/train" */
+    int64_t cpu_milli, memory_bytes, gpus;
+    const struct policy_label *node_selector;
+    size_t nnode_selector;
+    const struct policy_toleration *tolerations;
+    size_t ntolerations;
+    bool asked;
+};
+
+/* A hold kept as it was (nothing changed) is no change. */
+int policy_hold_upsert(struct policy_cluster *c, const struct policy_hold_spec *spec, int64_t now);
+int policy_hold_forget(struct policy_cluster *c, const char *gang, const char *subgroup);
 
 /* A pod seen for the first time gets the next arrival number, and `now` as when it was seen. */
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *spec, int64_t now);
@@ -749,6 +796,13 @@ struct policy_reason {
     const char *holder;
     int held_resource;
     int64_t held, holder_quota, holder_fair, quotas, capacity;
+
+    /* Any kind: the gang is a RayJob's or RayService's cluster (owner "namespace/name", NULL:
+     * none), said first ("RayJob lab/train: ..."); upgrade: a RayService's cluster waiting while
+     * another of its clusters runs ("upgrade of RayService lab/svc waits: ..."). */
+    const char *owner;
+    enum policy_owner_kind owner_kind;
+    bool upgrade;
 };
 
 /*
@@ -838,6 +892,25 @@ struct policy_subgroup_view {
     const struct policy_reason *extra_why;
 };
 
+enum policy_hold_state {
+    POLICY_HOLD_WAITING, /* its pod has not come: the room is held (node set once placed) */
+    POLICY_HOLD_ARRIVED, /* its pod came and took the room */
+    POLICY_HOLD_EXPIRED, /* asked for, its pod did not come within planTTL: the room went */
+    POLICY_HOLD_LOST,    /* its node went, with no room elsewhere: its pod is placed on arrival */
+};
+
+const char *policy_hold_state_name(enum policy_hold_state s);
+
+/* Room held in a gang for a member to come. */
+struct policy_hold_view {
+    const char *subgroup;
+    const char *owner;
+    enum policy_hold_state state;
+    const char *node; /* where it is held; NULL while not placed */
+    int64_t cpu_milli, memory_bytes, gpus;
+    bool asked;
+};
+
 struct policy_gang_view {
     const char *key;
     const char *queue;
@@ -868,6 +941,11 @@ struct policy_gang_view {
     /* The domain its placed members share at the finest of its levels that holds them all,
      * "rack=r07" (the level's alias, else its label); NULL: none placed, or no constraint. */
     const char *domain;
+    enum policy_owner_kind owner_kind;
+    const char *owner;      /* the RayJob's or RayService's "namespace/name"; NULL: none */
+    const char *upgrade_of; /* a RayService's cluster that waits while this one runs; NULL */
+    size_t nholds;          /* room held for members to come (policy_hold_spec) */
+    const struct policy_hold_view *holds;
 };
 
 struct policy_queue_view {

@@ -45,6 +45,15 @@ static int refuse(enum policy_reason_kind kind, const struct pqueue *q, int r, i
     return -1;
 }
 
+/* An upgrade's burst (hold.c) raises what it may hold: never only beyond that. */
+static int refuse_burst(int rc, const struct policy_resources *cap, int r,
+                        const struct policy_resources *need, struct preason *why)
+{
+    if (why)
+        why->r.never = cap->v[r] >= 0 && need->v[r] > cap->v[r];
+    return rc;
+}
+
 int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const char *queue,
                 const struct policy_resources *need, struct preason *why)
 {
@@ -61,16 +70,24 @@ int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const cha
     }
     for (q = leaf, depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH;
          q = pqueue_parent(c, q), depth++) {
-        struct policy_resources used;
+        struct policy_resources used, burst, limit, quota;
 
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
+        /* A RayService's upgrade, where the queue lets it, goes over by what the running
+         * cluster holds (hold.c): counted off what is in use. */
+        powner_burst(c, g, q, &burst);
+        for (int k = 0; k < POLICY_RES_COUNT; k++) {
             used.v[k] = pqueue_used(q, k);
-        if ((r = over(&q->limit, &used, need)) >= 0)
-            return refuse(POLICY_REASON_QUEUE_LIMIT, q, r, q->limit.v[r], used.v[r], g, need,
-                          why);
-        if (g && !g->preemptible && (r = over(&q->quota, &q->nonpreemptible, need)) >= 0)
-            return refuse(POLICY_REASON_QUEUE_QUOTA, q, r, q->quota.v[r], q->nonpreemptible.v[r],
-                          g, need, why);
+            limit.v[k] = q->limit.v[k] < 0 ? -1 : parith_add(q->limit.v[k], burst.v[k]);
+            quota.v[k] = q->quota.v[k] < 0 ? -1 : parith_add(q->quota.v[k], burst.v[k]);
+        }
+        if ((r = over(&limit, &used, need)) >= 0)
+            return refuse_burst(refuse(POLICY_REASON_QUEUE_LIMIT, q, r, q->limit.v[r], used.v[r],
+                                       g, need, why),
+                                &limit, r, need, why);
+        if (g && !g->preemptible && (r = over(&quota, &q->nonpreemptible, need)) >= 0)
+            return refuse_burst(refuse(POLICY_REASON_QUEUE_QUOTA, q, r, q->quota.v[r],
+                                       q->nonpreemptible.v[r], g, need, why),
+                                &quota, r, need, why);
     }
     return 0;
 }

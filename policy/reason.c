@@ -107,15 +107,15 @@ void preason_ask(struct policy_ask *a, const struct ppod *p)
 
 /* ---- kept reasons: one counted block ------------------------------------------ */
 
-#define WHY_STRINGS 10
+#define WHY_STRINGS 11
 
 /* The string fields of a reason, to copy them into the block. */
 static const char **string_slot(struct policy_reason *r, int i)
 {
-    const char **slots[WHY_STRINGS] = {&r->gang,  &r->pod,      &r->subgroup,
-                                       &r->queue, &r->other,    &r->other_queue,
+    const char **slots[WHY_STRINGS] = {&r->gang,   &r->pod,      &r->subgroup,
+                                       &r->queue,  &r->other,    &r->other_queue,
                                        &r->detail, &r->topology, &r->domain,
-                                       &r->holder};
+                                       &r->holder, &r->owner};
 
     return slots[i];
 }
@@ -698,6 +698,12 @@ size_t policy_reason_text(const struct policy_reason *r, char *buf, size_t len)
 
     if (len)
         buf[0] = '\0';
+    if (r && r->owner && r->kind != POLICY_REASON_NONE) {
+        if (r->upgrade)
+            put(&o, "upgrade of RayService %s waits: ", r->owner);
+        else
+            put(&o, "%s %s: ", policy_owner_kind_name(r->owner_kind), r->owner);
+    }
     if (r)
         put_reason(&o, r);
     return o.off;

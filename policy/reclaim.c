@@ -236,6 +236,9 @@ static const struct pqueue *eligible(struct psearch *s, const struct pgang *vg,
     if (vg == s->g || (!assumed && !plan && (!vg->admitted || vg->awaiting > 0)) ||
         (!assumed && vg->refused_until > s->now))
         return NULL;
+    /* A RayService's running cluster is never taken for its own upgrade (hold.c). */
+    if (powner_siblings(vg, s->g))
+        return NULL;
     vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
     if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
         !(lv = leveled(s, vq, vqid, lr)) || !pgang_preemptible(c, vg))
@@ -311,12 +314,13 @@ static int cmp_arrival_desc(const void *a, const void *b)
     return x->arrival > y->arrival ? -1 : x->arrival < y->arrival;
 }
 
-/* Does a pod hold a place this search may take? Bound, or for an assumed gang placed. */
+/* Does a pod hold a place this search may take? Bound, or for an assumed gang placed; a running
+ * gang's room held for a member to come goes with it (hold.c). */
 static bool running_member(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
 {
     if (!p || p->place.node < 0)
         return false;
-    if (p->phase == POLICY_POD_BOUND)
+    if (p->phase == POLICY_POD_BOUND || (p->held && p->phase == POLICY_POD_PLANNED))
         return true;
     return vg == s->assume && p->phase != POLICY_POD_PENDING && p->phase != POLICY_POD_EVICTING;
 }
@@ -936,13 +940,15 @@ int preclaim_decide(struct psearch *s)
          * until it is gone. */
         give_back(s, v);
         for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++)
-            rc = w ? pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, w) : POLICY_ENOMEM;
+            if (!VPOD(s, v, k)->held) /* a stand-in is no pod: its room goes below */
+                rc = w ? pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, w) : POLICY_ENOMEM;
         if (v->unit == UNIT_WHOLE) {
             /* The gang is leaving whole: it takes no new member until it is placed whole
              * again (its planned extras give their room back). It waits again, and says why. */
             pplan_release(s->c, v->g);
             v->g->admitted = false;
             v->g->running_since = 0;
+            phold_release(s->c, v->g); /* room held for a member to come goes with it */
             pgang_tell_pending(s->c, v->g, pgang_set_reason(v->g, &why));
         }
         pwhy_drop(w);
@@ -1006,7 +1012,7 @@ bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
     const char *wq = pgang_queue(c, w), *uq = pgang_queue(c, u);
     const struct pqueue *q = pqueue_find(c, uq), *lw, *lu;
 
-    if (!q)
+    if (!q || powner_siblings(w, u))
         return false;
     if (strcmp(wq, uq) == 0) {
         *kind = POLICY_EVICT_PREEMPT;

@@ -310,6 +310,36 @@ static void add_subgroups(cJSON *g, const struct policy_gang_view *v)
     }
 }
 
+/* The RayJob or RayService that made it ({"kind", "name"} or null), the running cluster it is
+ * an upgrade of, and the room held for members to come (a RayJob's submitter). */
+static void add_owner(cJSON *g, const struct policy_gang_view *v)
+{
+    cJSON *owner, *held;
+
+    if (v->owner_kind != POLICY_OWNER_NONE && v->owner &&
+        (owner = cJSON_AddObjectToObject(g, "owner"))) {
+        cJSON_AddStringToObject(owner, "kind", policy_owner_kind_name(v->owner_kind));
+        cJSON_AddStringToObject(owner, "name", v->owner);
+    } else {
+        cJSON_AddNullToObject(g, "owner");
+    }
+    add_text(g, "upgradeOf", v->upgrade_of);
+    held = cJSON_AddArrayToObject(g, "held");
+    for (size_t i = 0; held && i < v->nholds; i++) {
+        const struct policy_hold_view *h = &v->holds[i];
+        cJSON *o = cJSON_CreateObject();
+        struct policy_resources ask = {{h->cpu_milli, h->memory_bytes, h->gpus * POLICY_GPU_MILLI}};
+
+        cJSON_AddStringToObject(o, "subgroup", h->subgroup);
+        add_text(o, "for", h->owner);
+        cJSON_AddStringToObject(o, "state", policy_hold_state_name(h->state));
+        add_text(o, "node", h->node);
+        add_resources(o, "ask", &ask);
+        cJSON_AddBoolToObject(o, "asked", h->asked);
+        cJSON_AddItemToArray(held, o);
+    }
+}
+
 static void state_gang(const struct policy_gang_view *v, void *ctx)
 {
     cJSON *g = cJSON_CreateObject();
@@ -331,6 +361,7 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     add_text(g, "topology", v->topology);
     add_text(g, "domain", v->domain);
     add_subgroups(g, v);
+    add_owner(g, v);
     cJSON_AddItemToArray(ctx, g);
 }
 

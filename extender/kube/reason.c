@@ -174,6 +174,14 @@ cJSON *kube_reason_json(const struct policy_reason *r)
     add_text(o, "domain", r->domain);
     if (r->domains > 0)
         cJSON_AddNumberToObject(o, "domains", r->domains);
+    if (r->owner) { /* "owner": "RayJob lab/train"; "upgrade": a RayService's waiting cluster */
+        char owner[600];
+
+        snprintf(owner, sizeof(owner), "%s %s", policy_owner_kind_name(r->owner_kind), r->owner);
+        add_text(o, "owner", owner);
+        if (r->upgrade)
+            cJSON_AddTrueToObject(o, "upgrade");
+    }
     add_figures(o, r);
     return o;
 }

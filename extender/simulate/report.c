@@ -203,6 +203,8 @@ static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
 /* One gang as printed: copies, since a view lives only during its callback. */
 struct sim_gang_row {
     char *key, *queue, *composition, *conflict, *reason, *topology, *domain;
+    char *owner, *upgrade_of, *held; /* "RayJob lab/train"; the running sibling; the held room */
+    char *label;                     /* the key, and its owner in brackets */
     cJSON *why;
     const char *state;
 };
@@ -241,6 +243,31 @@ static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
     row->topology = sim_dup(g->topology);
     row->domain = sim_dup(g->domain);
     row->state = policy_gang_state_name(g->state);
+    row->owner = row->upgrade_of = row->held = row->label = NULL;
+    if (g->owner_kind != POLICY_OWNER_NONE && g->owner != NULL) {
+        char text[600];
+
+        snprintf(text, sizeof(text), "%s %s", policy_owner_kind_name(g->owner_kind), g->owner);
+        row->owner = strdup(text);
+        snprintf(text, sizeof(text), "%s (%s %s)", g->key, policy_owner_kind_name(g->owner_kind),
+                 g->owner);
+        row->label = strdup(text);
+    }
+    row->upgrade_of = sim_dup(g->upgrade_of);
+    if (g->nholds > 0) {
+        const struct policy_hold_view *h = &g->holds[0];
+        char text[600], cpu[32], mem[32];
+
+        kube_quantity_format(h->cpu_milli, KUBE_QUANTITY_MILLI, cpu, sizeof(cpu));
+        kube_quantity_format(h->memory_bytes, KUBE_QUANTITY_BINARY, mem, sizeof(mem));
+        if (h->state == POLICY_HOLD_WAITING)
+            snprintf(text, sizeof(text), "%s (%s cpu, %s memory) held %s%s", h->subgroup, cpu,
+                     mem, h->node ? "on " : "", h->node ? h->node : "with the gang's plan");
+        else
+            snprintf(text, sizeof(text), "%s: %s", h->subgroup,
+                     policy_hold_state_name(h->state));
+        row->held = strdup(text);
+    }
 }
 
 static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
@@ -251,6 +278,10 @@ static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
         free(rows->v[i].composition);
         free(rows->v[i].conflict);
         free(rows->v[i].reason);
+        free(rows->v[i].owner);
+        free(rows->v[i].upgrade_of);
+        free(rows->v[i].held);
+        free(rows->v[i].label);
         cJSON_Delete(rows->v[i].why);
         free(rows->v[i].topology);
         free(rows->v[i].domain);
@@ -336,6 +367,9 @@ static cJSON *sim_gang_json(const struct sim_gang_row *g)
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
     cJSON_AddItemToObject(o, "why", g->why != NULL ? cJSON_Duplicate(g->why, true)
                                                    : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "owner", sim_string_or_null(g->owner));
+    cJSON_AddItemToObject(o, "upgradeOf", sim_string_or_null(g->upgrade_of));
+    cJSON_AddItemToObject(o, "held", sim_string_or_null(g->held));
     return o;
 }
 
@@ -520,7 +554,7 @@ static void sim_gangs_table(struct sim_run *r, FILE *out)
         for (size_t i = 0; i < gs.n; i++) {
             const char **c = &cells[(i + 1) * NCOLS];
 
-            c[0] = sim_or_none(gs.v[i].key);
+            c[0] = sim_or_none(gs.v[i].label ? gs.v[i].label : gs.v[i].key);
             c[1] = sim_or_none(gs.v[i].queue);
             c[2] = gs.v[i].state;
             c[3] = sim_or_none(gs.v[i].composition);

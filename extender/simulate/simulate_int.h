@@ -77,6 +77,15 @@ struct sim_hooks {
     void *ctx;
 };
 
+/* A RayJob whose submitter KubeRay makes once its cluster is ready (K8sJobMode). */
+struct sim_rayjob {
+    const struct cfg_docs *d;
+    const cJSON *doc;
+    struct kube_rayjob job;  /* points into the run's arena and doc */
+    const char *cluster_key; /* the gang whose being bound makes the submitter; NULL: none */
+    bool made;               /* its submitter pod was made */
+};
+
 struct sim_run {
     const struct sim_hooks *hooks; /* NULL: none */
     struct cfg_docs docs[SIM_MAX_FILES];
@@ -100,6 +109,9 @@ struct sim_run {
     size_t nnamed, capnamed;
     struct sim_eviction *evictions; /* in the order they were decided */
     size_t nevictions, capevictions;
+    struct sim_rayjob *rayjobs; /* whose submitters are still to be made */
+    size_t nrayjobs, caprayjobs;
+    cJSON *holder; /* owns the documents the run makes (a RayJob's submitter pod) */
 
     /* The timeline: on when any object says when it comes or how long it runs, or --until. */
     bool timeline;

@@ -75,7 +75,7 @@ scenario() {
   # No such object: exit 1. No cluster: exit 2 and one line.
   rc=0
   kubectl_muster why $NS/no-such-thing > /dev/null 2> "$out/missing.err" || rc=$?
-  [[ $rc == 1 ]] && grep -q "no RayCluster, PodGroup or Pod named kuberay-lab/no-such-thing" "$out/missing.err" ||
+  [[ $rc == 1 ]] && grep -q "no RayCluster, PodGroup, Pod, RayJob or RayService named kuberay-lab/no-such-thing" "$out/missing.err" ||
     { e2e_err "why of a missing object: exit $rc: $(cat "$out/missing.err")"; return 1; }
   sed -E 's#(server: https?://[^:]+):[0-9]+#\1:1#' "$MUSTER_E2E_DIR/admin.kubeconfig" > "$out/dead.kubeconfig"
   rc=0
