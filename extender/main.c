@@ -23,7 +23,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"queues", queues_main, true, "the queue tree: quota, limit, fair share, allocated, pending"},
-    {"why", why_main, true, "why a RayCluster, PodGroup or Pod waits (or that it runs)"},
+    {"why", why_main, true, "why a RayCluster, PodGroup, Pod, RayJob or RayService waits (or that it runs)"},
     {"simulate", simulate_main, true, "show what muster would do with a set of manifests"},
     {"serve", serve_main, false, "run the scheduler extender beside kube-scheduler"},
     {"reserve", reserve_main, false, "hold a GPU for a shared group (runs in reservation pods)"},

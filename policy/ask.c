@@ -86,24 +86,6 @@ bool ppod_same_shape(const struct ppod *a, const struct ppod *b)
            a->devices == b->devices && pselector_equal(&a->sel, &b->sel);
 }
 
-void ppod_ask_text(const struct ppod *p, char *buf, size_t len)
-{
-    if (p->gpus > 0)
-        snprintf(buf, len, "%lld GPU%s", (long long)p->gpus, p->gpus > 1 ? "s" : "");
-    else if (p->share > 0) {
-        char frac[8];
-        int n = snprintf(frac, sizeof(frac), "%03d", p->share % 1000);
-
-        while (n > 1 && frac[n - 1] == '0')
-            frac[--n] = '\0';
-        snprintf(buf, len, "%d.%s GPU%s", p->share / 1000, frac,
-                 p->devices > 1 ? " on each of several devices" : "");
-    } else if (p->gpu_memory_mib > 0)
-        snprintf(buf, len, "%lld MiB of GPU memory", (long long)p->gpu_memory_mib);
-    else
-        snprintf(buf, len, "%lldm cpu", (long long)p->cpu);
-}
-
 bool ppod_ask_valid(const struct ppod *p, char *why, size_t len)
 {
     struct policy_pod_spec s = {.gpus = p->gpus,

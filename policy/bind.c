@@ -33,12 +33,13 @@ static int reject(struct policy_bind_result *out, const char *why)
     return out->reason ? POLICY_OK : POLICY_ENOMEM;
 }
 
-/* "gang lab/demo: 2 of 5 members at bind; waiting for demo-head, demo-w-1" */
-static void missing_text(const struct policy_cluster *c, const struct pgang *g, char *why,
-                         size_t len)
+/* "gang lab/demo: 2 of 5 members at bind or bound; waiting for demo-head, demo-w-1" */
+static void missing_reason(const struct policy_cluster *c, const struct pgang *g,
+                           struct preason *why)
 {
     int32_t members, bound, ready = 0;
-    size_t off;
+    size_t off = 0, len = sizeof(why->detail);
+    char *out = why->detail;
     int listed = 0;
 
     pgang_counts(c, g, &members, &bound, NULL, NULL);
@@ -47,25 +48,26 @@ static void missing_text(const struct policy_cluster *c, const struct pgang *g, 
 
         ready += p && (p->phase == POLICY_POD_WAITING || p->phase == POLICY_POD_BINDING);
     }
-    off = (size_t)snprintf(why, len, "gang %s: %d of %d members at bind or bound", g->key,
-                           ready + bound, pgang_min(c, g));
-    if (members < pgang_min(c, g) && off < len)
-        off +=
-            (size_t)snprintf(why + off, len - off, " (%d of %d exist)", members, pgang_min(c, g));
+    preason_init(why, POLICY_REASON_AT_BIND, g->key);
+    why->r.have = ready + bound;
+    why->r.want = pgang_min(c, g);
+    if (members < pgang_min(c, g))
+        off += (size_t)snprintf(out, len, " (%d of %d exist)", members, pgang_min(c, g));
     /* The members planned for the minimum; without a plan for them, whoever is not at bind. */
     for (int pass = 0; pass < 2 && listed == 0; pass++) {
         for (size_t i = 0; i < g->nmembers && off < len; i++) {
             const struct ppod *p = ppod_at(c, g->members[i]);
             bool minimum = p && p->phase == POLICY_POD_PLANNED && !p->extra;
 
-            if (!p || (pass == 0 && !minimum) ||
+            /* Room held for a member to come is no member the barrier waits for. */
+            if (!p || p->held || (pass == 0 && !minimum) ||
                 (p->phase != POLICY_POD_PLANNED && p->phase != POLICY_POD_PENDING))
                 continue;
             if (listed == 4) {
-                off += (size_t)snprintf(why + off, len - off, ", ...");
+                off += (size_t)snprintf(out + off, len - off, ", ...");
                 break;
             }
-            off += (size_t)snprintf(why + off, len - off, "%s %s", listed++ ? "," : "; waiting for",
+            off += (size_t)snprintf(out + off, len - off, "%s %s", listed++ ? "," : "; waiting for",
                                     p->name);
         }
     }
@@ -122,6 +124,7 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
 {
     const struct pnode *planned = pnode_at(c, p->place.node);
     const char *one[1] = {node};
+    struct preason r;
 
     if (planned && strcmp(planned->name, node) == 0)
         return 0;
@@ -133,7 +136,10 @@ static int hold_on(struct policy_cluster *c, struct ppod *p, struct pgang *g, co
         return -1;
     }
     /* Checked against the queue with the share on that very node. */
-    return pplan_move(c, p, one, 1, why, len);
+    if (pplan_move(c, p, one, 1, &r) == 0)
+        return 0;
+    preason_text(&r, why, len);
+    return -1;
 }
 
 int policy_bind(struct policy_cluster *c, const char *ns, const char *name, const char *node,
@@ -176,8 +182,22 @@ int policy_bind(struct policy_cluster *c, const char *ns, const char *name, cons
     pgang_plan_renew(c, g, now);
     if (g->singleton || g->admitted || pgang_satisfied(c, g, PGANG_AT_BIND))
         return commit(c, p, g, out);
-    missing_text(c, g, why, sizeof(why));
-    pset_str(&p->reason, why);
+    {
+        struct preason r;
+        struct pwhy *w;
+
+        missing_reason(c, g, &r);
+        preason_text(&r, why, sizeof(why));
+        /* Every member held at the barrier waits for the same ones: they all say so now. */
+        w = pwhy_new(&r);
+        for (size_t i = 0; i < g->nmembers; i++) {
+            struct ppod *m = ppod_at(c, g->members[i]);
+
+            if (m && m->phase == POLICY_POD_WAITING)
+                pwhy_set(&m->why, w);
+        }
+        pwhy_drop(w);
+    }
     out->outcome = POLICY_BIND_WAIT;
     out->reason = pstrdup(why);
     return out->reason ? POLICY_OK : POLICY_ENOMEM;
@@ -192,8 +212,13 @@ int policy_bind_cancel(struct policy_cluster *c, const char *ns, const char *nam
     if (!p)
         return POLICY_ENOENT;
     g = ppod_gang(c, p);
-    if (why && len)
-        missing_text(c, g, why, len); /* as it stood when the wait ran out */
+    if (why && len) { /* as it stood when the wait ran out; the pod says so too */
+        struct preason r;
+
+        missing_reason(c, g, &r);
+        preason_text(&r, why, len);
+        ppod_say(p, &r);
+    }
     if (p->phase == POLICY_POD_WAITING)
         p->phase = POLICY_POD_PLANNED;
     return POLICY_OK;
@@ -217,14 +242,22 @@ int policy_bind_done(struct policy_cluster *c, const char *ns, const char *name,
             pset_str(&p->bound_node, n->name);
         pcharge_mark_bound(c, p, true);
         p->phase = POLICY_POD_BOUND;
-        pset_str(&p->reason, NULL);
+        pwhy_set(&p->why, NULL);
         pgang_note_bound(c, g);
         return POLICY_OK;
     }
     puncharge(c, p);
     p->phase = POLICY_POD_PENDING;
     p->extra = false;
-    pset_str(&p->reason, why ? why : "the API server refused its Binding");
+    {
+        struct preason r;
+
+        preason_init(&r, POLICY_REASON_BIND_FAILED, g->key);
+        r.r.pod = p->name;
+        if (why)
+            preason_detail(&r, "%s", why);
+        ppod_say(p, &r);
+    }
     pgang_note_bound(c, g);
     pgang_settle(c, g);
     return POLICY_OK;

@@ -117,6 +117,7 @@ void pcharge(struct policy_cluster *c, struct ppod *p, const struct pplace *pl)
     if (!n)
         return;
     p->place = *pl;
+    c->charge_epoch++;
     node_add(n, p, +1);
     for (int32_t i = 0; i < pl->ngroups; i++) {
         struct pgroup *g = pgroup_get(n, pl->groups[i]);
@@ -175,6 +176,7 @@ void pcharge_mark_bound(struct policy_cluster *c, struct ppod *p, bool bound)
 /* The pod leaves its queues but keeps its node: it is being evicted. */
 void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p)
 {
+    c->charge_epoch++;
     if (p->place.node >= 0)
         pod_account(c, p, p->phase == POLICY_POD_BOUND, -1);
     p->phase = POLICY_POD_EVICTING;
@@ -183,6 +185,7 @@ void pcharge_mark_evicting(struct policy_cluster *c, struct ppod *p)
 /* An eviction was refused: the pod is bound again and counts in its queues. */
 void pcharge_mark_staying(struct policy_cluster *c, struct ppod *p)
 {
+    c->charge_epoch++;
     p->phase = POLICY_POD_BOUND;
     if (p->place.node >= 0)
         pod_account(c, p, true, +1);

@@ -21,12 +21,13 @@ void policy_evictions_free(struct policy_eviction *v, size_t n)
         free(v[i].by);
         free(v[i].by_queue);
         free(v[i].reason);
+        pwhy_drop(v[i].why_);
     }
     free(v);
 }
 
 int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by,
-                 enum policy_eviction_kind kind, const char *reason)
+                 enum policy_eviction_kind kind, struct pwhy *why)
 {
     const struct pgang *vg = ppod_gang(c, victim);
     struct policy_eviction *e;
@@ -49,7 +50,9 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
                                   .by = pstrdup(by->key),
                                   .by_queue = pstrdup(pgang_queue(c, by)),
                                   .kind = kind,
-                                  .reason = pstrdup(reason)};
+                                  .reason = pstrdup(why->text),
+                                  .why = &why->r,
+                                  .why_ = why};
     if (!e->namespace_ || !e->name || !e->uid || !e->gang || !e->queue || !e->by || !e->by_queue ||
         !e->reason) {
         free(e->namespace_);
@@ -63,9 +66,10 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
         return POLICY_ENOMEM;
     }
     c->nevictions++;
+    pwhy_hold(why);
     pcharge_mark_evicting(c, victim);
     victim->evict_by = by->id;
-    pset_str(&victim->reason, reason);
+    pwhy_set(&victim->why, why);
     by->awaiting++;
     return POLICY_OK;
 }
@@ -101,7 +105,7 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
 {
     struct ppod *p = ppod_find(c, ns, name);
     struct pgang *by, *g;
-    char text[POLICY_REASON_LEN];
+    struct preason text;
 
     if (!p)
         return POLICY_ENOENT;
@@ -110,7 +114,7 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     /* Refused: it stays, and the plan made on its room is abandoned. */
     by = release_reclaimer(c, p);
     pcharge_mark_staying(c, p);
-    pset_str(&p->reason, NULL);
+    pwhy_set(&p->why, NULL);
     if ((g = ppod_gang(c, p))) {
         pgang_note_bound(c, g);
         g->refused_until = now + c->opts.refused_victim_ms;
@@ -120,14 +124,18 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     /* A gang's minimum, or a member beyond a bound gang's minimum (preclaim with x), was
      * planned on the victim's room: that plan goes. */
     if (by && (by->planned || by->admitted)) {
+        struct pwhy *w;
+
         pplan_release(c, by);
-        snprintf(text, sizeof(text),
-                 "gang %s: room was being made for it, but evicting %s was "
-                 "refused: %s",
-                 by->key, p->key, why && *why ? why : "no reason given");
+        preason_init(&text, POLICY_REASON_VICTIM_REFUSED, by->key);
+        text.r.other = p->key;
+        if (why && *why)
+            preason_detail(&text, "%s", why);
+        w = pwhy_new(&text);
         if (!by->admitted)
-            pgang_set_reason(by, PREASON_CAPACITY, text);
-        pgang_tell_pending(c, by, text);
+            pgang_set_reason(by, &text);
+        pgang_tell_pending(c, by, w);
+        pwhy_drop(w);
     }
     c->fair_dirty = true;
     return POLICY_OK;

@@ -151,9 +151,12 @@ static bool plan_ran_out(struct policy_cluster *c, struct pgang *g)
     /* kube-scheduler did not bind what muster planned (a constraint muster does not model,
      * say): the unasked look must not make room for it again at once. */
     pgang_pause_look(c, g, c->clock);
-    if (!g->admitted)
-        pgang_set_reason(g, PREASON_CAPACITY,
-                         "its plan expired before kube-scheduler bound it; planning again");
+    if (!g->admitted) {
+        struct preason why;
+
+        preason_init(&why, POLICY_REASON_PLAN_EXPIRED, g->key);
+        pgang_waits_for(c, g, &why);
+    }
     return true;
 }
 
@@ -180,6 +183,7 @@ void policy_expire(struct policy_cluster *c, int64_t now)
     struct pexpiry *e = &c->expiry;
 
     resume_sharing(c, now);
+    phold_expire(c, now);
     if (e->lost)
         reschedule_all(c);
     /* A gang asked again is scheduled at now, which this loop does not take again. */

@@ -19,6 +19,7 @@ void policy_filter_result_cleanup(struct policy_filter_result *r)
     free(r->reason);
     free(r->ahead);
     free(r->detail_);
+    pwhy_drop(r->why_);
     memset(r, 0, sizeof(*r));
 }
 
@@ -38,8 +39,10 @@ static void complete_partial_gangs(struct policy_cluster *c, int64_t now)
         pgang_counts(c, g, NULL, &bound, &holding, NULL);
         if (bound == 0 || bound >= pgang_min(c, g))
             continue;
-        if (!g->planned && pplan_gang(c, g, NULL, now) == 0)
+        if (!g->planned && pplan_gang(c, g, NULL, now) == 0) {
+            pgang_note_bound(c, g); /* all that was missing was room held for a member to come */
             continue;
+        }
         left |= !g->planned;
     }
     c->maybe_partial = left;
@@ -53,15 +56,40 @@ static bool in_candidates(const char *name, const char *const *cands, size_t n)
     return false;
 }
 
-/* Every candidate fails for one reason. */
-static int all_fail(struct policy_filter_result *out, enum policy_fit fit, const char *reason)
+/* Every candidate fails for one answer that is no reason to wait (the pod is bound, its bind
+ * is held). */
+static int all_fail_text(struct policy_filter_result *out, enum policy_fit fit, const char *text)
 {
-    out->reason = pstrdup(reason);
+    out->reason = pstrdup(text);
     if (!out->reason)
         return POLICY_ENOMEM;
     for (size_t i = 0; i < out->n; i++)
         out->verdicts[i] = (struct policy_node_verdict){fit, out->reason};
     return POLICY_OK;
+}
+
+/* Every candidate fails for one reason; the result holds it as data too. */
+static int all_fail(struct policy_filter_result *out, enum policy_fit fit, struct pwhy *why)
+{
+    if (!why)
+        return POLICY_ENOMEM;
+    out->why_ = pwhy_hold(why);
+    out->why = &why->r;
+    return all_fail_text(out, fit, why->text);
+}
+
+/* all_fail for a reason made now; it is p's too when keep. */
+static int fail_with(struct policy_filter_result *out, enum policy_fit fit, struct ppod *p,
+                     bool keep, const struct preason *r)
+{
+    struct pwhy *w = pwhy_new(r);
+    int rc;
+
+    if (keep)
+        pwhy_set(&p->why, w);
+    rc = all_fail(out, fit, w);
+    pwhy_drop(w);
+    return rc;
 }
 
 /*
@@ -86,44 +114,44 @@ static int answer_planned(struct policy_cluster *c, const struct ppod *p, const 
 
 /* kube-scheduler did not offer the planned node: move the member within the offer. */
 static int move_within(struct policy_cluster *c, struct ppod *p, const char *const *cands, size_t n,
-                       char *why, size_t len)
+                       struct preason *why)
 {
     const char *was = pnode_at(c, p->place.node)->name;
-    char detail[POLICY_REASON_LEN];
+    struct preason inner;
 
-    if (pplan_move(c, p, cands, n, detail, sizeof(detail)) == 0)
+    if (pplan_move(c, p, cands, n, &inner) == 0)
         return 0;
-    snprintf(why, len, "planned on node %s, which was not offered; no offered node fits: %s", was,
-             detail);
+    preason_init(why, POLICY_REASON_NOT_OFFERED, ppod_gang(c, p)->key);
+    why->r.pod = p->name;
+    why->r.other = was;
+    preason_text(&inner, why->detail, sizeof(why->detail));
     return -1;
 }
 
 /* move_within, over the offered nodes in the domains its gang, subgroup and replica keep to:
  * those it prefers (its fellows' finer domain) first. All of them without a constraint. */
 static int move_within_domain(struct policy_cluster *c, const struct pgang *g, struct ppod *p,
-                              const char *const *cands, size_t n, char *why, size_t len)
+                              const char *const *cands, size_t n, struct preason *why)
 {
     const char **mine;
     size_t k;
     int rc = -1;
 
     if (!ptopo_constrained(g))
-        return move_within(c, p, cands, n, why, len);
+        return move_within(c, p, cands, n, why);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine)))) {
-        snprintf(why, len, "out of memory while planning");
+        preason_init(why, POLICY_REASON_NO_MEMORY, g->key);
         return -1;
     }
     k = ptopo_within(c, g, p, cands, n, true, mine);
     if (k > 0)
-        rc = move_within(c, p, mine, k, why, len);
+        rc = move_within(c, p, mine, k, why);
     if (rc != 0)
-        rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, false, mine), why, len);
+        rc = move_within(c, p, mine, ptopo_within(c, g, p, cands, n, false, mine), why);
     free(mine);
     return rc;
 }
 
-/* Turned away for a gang ahead of it (or one that would evict it at once): say so, and name
- * it so the caller hands it back. */
 /* Why a gang is turned away for another (the order's, or stable.c's). */
 enum yield {
     YIELD_AHEAD,       /* ahead in the order */
@@ -131,28 +159,32 @@ enum yield {
     YIELD_NO_VICTIMS,  /* would evict it at once were it placed on victims' room */
 };
 
+/* Turned away for a gang ahead of it (or one that would evict it at once): say so, and name
+ * it so the caller hands it back. */
 static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p,
                        const struct pgang *ahead, enum yield how,
                        struct policy_filter_result *out)
 {
-    static const char *const text[] = {
-        [YIELD_AHEAD] = "waits: gang %s of queue %s is ahead",
-        [YIELD_GOES_FIRST] = "waits: gang %s of queue %s goes first: it would evict this one "
-                             "at once",
-        [YIELD_NO_VICTIMS] = "waits: gang %s of queue %s would evict this one at once, so "
-                             "nothing is evicted to make room for it",
+    static const enum policy_reason_kind kind[] = {
+        [YIELD_AHEAD] = POLICY_REASON_AHEAD,
+        [YIELD_GOES_FIRST] = POLICY_REASON_YIELD,
+        [YIELD_NO_VICTIMS] = POLICY_REASON_NO_VICTIMS,
     };
-    char why[POLICY_REASON_LEN];
+    struct preason why;
+    struct pwhy *w;
 
-    snprintf(why, sizeof(why), text[how], ahead->key, pgang_queue(c, ahead));
+    preason_init(&why, kind[how], g->key);
+    why.r.other = ahead->key;
+    why.r.other_queue = pgang_queue(c, ahead);
     /* The order must not make the other gang wait for this one in turn. */
     g->yields_to = how != YIELD_AHEAD ? ahead->id : -1;
     g->waits_for = ahead->id;
-    pgang_set_reason(g, PREASON_AHEAD, why);
-    pset_str(&p->reason, why);
+    powner_explain(c, g, &why);
+    w = pgang_set_reason(g, &why);
+    pwhy_set(&p->why, w);
     if (!(out->ahead = pstrdup(ahead->key)))
         return POLICY_ENOMEM;
-    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    return all_fail(out, POLICY_UNSCHEDULABLE, w);
 }
 
 /* An extra turned away for a member of a subgroup of its own gang that goes first. Nothing
@@ -161,23 +193,21 @@ static int turned_away(struct policy_cluster *c, struct pgang *g, struct ppod *p
 static int turned_away_in_gang(struct policy_cluster *c, struct pgang *g, struct ppod *p,
                                const struct ppod *first, struct policy_filter_result *out)
 {
-    char why[POLICY_REASON_LEN], sub[64];
+    struct preason why;
 
     (void)c;
-    pgang_sub_label(g, first->sub, sub, sizeof(sub));
-    snprintf(why, sizeof(why),
-             "waits: gang %s places %s of %s first: its subgroups take members beyond their "
-             "minimums in turn",
-             g->key, first->name, sub);
-    pset_str(&p->reason, why);
-    return all_fail(out, POLICY_UNSCHEDULABLE, why);
+    preason_init(&why, POLICY_REASON_IN_TURN, g->key);
+    pgang_sub_label(g, first->sub, why.sub, sizeof(why.sub));
+    why.r.pod = p->name;
+    why.r.other = first->name;
+    return fail_with(out, POLICY_UNSCHEDULABLE, p, true, &why);
 }
 
 /* Room is being made for g by evictions: it waits for its victims to leave. */
 static int awaiting_victims(struct policy_cluster *c, struct pgang *g, struct policy_filter_result *out)
 {
     pgang_note_awaiting(c, g);
-    return all_fail(out, POLICY_UNSCHEDULABLE, g->reason);
+    return all_fail(out, POLICY_UNSCHEDULABLE, g->why);
 }
 
 /* Capacity ran out for a whole gang, a gang of one, or x, a member beyond the minimum of a
@@ -199,25 +229,30 @@ static int try_evictions(struct policy_cluster *c, struct pgang *g, struct ppod 
     return awaiting_victims(c, g, out);
 }
 
-/* A gang of one, or a member past a bound gang's minimum, placed alone within the offer. */
+/* A gang of one, or a member past a bound gang's minimum, placed alone within the offer (the
+ * offered nodes of its gang's topology domain, when it has one: no node elsewhere is said to
+ * have been looked at). */
 static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *g,
-                        const char *const *cands, size_t n, int64_t now,
+                        const char *const *cands, size_t n, const char *domain, int64_t now,
                         struct policy_filter_result *out)
 {
     struct pstatement st = {0};
-    char why[POLICY_REASON_LEN];
+    struct preason why;
     struct pgang *ahead;
     struct ppod *first;
 
     if (g->singleton)
         ptopo_observe(c, g); /* a pod alone is a gang shape of one, as domains are priced */
-    if (pplan_one_try(c, p, cands, n, &st, why, sizeof(why)) != 0) {
+    if (pplan_one_try(c, p, cands, n, &st, &why) != 0) {
         pstatement_discard(c, &st);
-        pgang_set_reason(g, pplan_reason_kind(why), why);
+        if (domain && why.r.kind == POLICY_REASON_NO_NODE)
+            why.r.domain = domain;
+        pgang_set_reason(g, &why);
         if (try_evictions(c, g, p, g->singleton ? NULL : p, now, out) == 0)
             return POLICY_OK;
-        pset_str(&p->reason, why);
-        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        preason_holders(c, g, &why);
+        pwhy_set(&p->why, pgang_set_reason(g, &why));
+        return all_fail(out, POLICY_UNSCHEDULABLE, p->why);
     }
     if ((ahead = porder_blocker(c, g, g->singleton ? NULL : p, &st, now))) {
         pstatement_discard(c, &st);
@@ -246,8 +281,25 @@ static int filter_alone(struct policy_cluster *c, struct ppod *p, struct pgang *
         g->planned = true;
         pgang_unmark_waiting(c, g);
     }
-    pgang_set_reason(g, PREASON_NONE, NULL);
+    pgang_set_reason(g, NULL);
     return POLICY_OK;
+}
+
+/* The domains g's members keep to, in words: "in rack=r07", or with none placed yet what it
+ * asks ("within one rack (required)"); NULL: nothing to say. */
+static const char *keep_words(const struct policy_cluster *c, const struct pgang *g, char *buf,
+                              size_t len)
+{
+    char words[POLICY_REASON_LEN - 16];
+    const char *key;
+
+    if (ptopo_domain_text(c, g, words, sizeof(words)))
+        snprintf(buf, len, "in %s", words);
+    else if (ptopo_want_text(c, g, words, sizeof(words), &key))
+        snprintf(buf, len, "within %s", words);
+    else
+        return NULL;
+    return buf;
 }
 
 /* filter_alone over the offered nodes in the domains a member of its gang keeps to (a member
@@ -258,25 +310,26 @@ static int filter_alone_in_domain(struct policy_cluster *c, struct ppod *p, stru
                                   struct policy_filter_result *out)
 {
     const char **mine;
+    char domain[POLICY_REASON_LEN];
     size_t k;
     int rc;
 
     if (g->singleton || !ptopo_constrained(g))
-        return filter_alone(c, p, g, cands, n, now, out);
+        return filter_alone(c, p, g, cands, n, NULL, now, out);
     if (!(mine = malloc((n ? n : 1) * sizeof(*mine))))
         return POLICY_ENOMEM;
     k = ptopo_within(c, g, p, cands, n, true, mine);
     if (k > 0) { /* room in its fellows' domain: it goes there (decided as usual) */
         struct pstatement st = {0};
-        char why[POLICY_REASON_LEN];
 
-        if (pplan_one_try(c, p, mine, k, &st, why, sizeof(why)) != 0)
+        if (pplan_one_try(c, p, mine, k, &st, NULL) != 0)
             k = 0;
         pstatement_discard(c, &st);
     }
     if (k == 0)
         k = ptopo_within(c, g, p, cands, n, false, mine);
-    rc = filter_alone(c, p, g, mine, k, now, out);
+    /* p is pending: what it is told is said of the domains its gang keeps to */
+    rc = filter_alone(c, p, g, mine, k, keep_words(c, g, domain, sizeof(domain)), now, out);
     free(mine);
     return rc;
 }
@@ -286,7 +339,7 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
                        int64_t now, struct policy_filter_result *out)
 {
     struct pstatement st = {0};
-    char why[POLICY_REASON_LEN];
+    struct preason why;
     enum preason_kind kind;
     struct pgang *ahead;
 
@@ -298,16 +351,19 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
                                : all_fail(out,
                                           g->reason_kind == PREASON_INVALID ? POLICY_UNRESOLVABLE
                                                                             : POLICY_UNSCHEDULABLE,
-                                          g->reason);
-    if (pplan_gang_try(c, g, p, &st, &kind, why, sizeof(why)) != 0) {
+                                          g->why);
+    if (pplan_gang_try(c, g, p, &st, &kind, &why) != 0) {
         pstatement_discard(c, &st);
-        pgang_set_reason(g, kind, why);
+        pgang_set_reason(g, &why);
+        g->reason_kind = kind;
         if (try_evictions(c, g, p, NULL, now, out) == 0)
             return POLICY_OK;
-        pgang_tell_pending(c, g, why);
+        preason_holders(c, g, &why);
+        pgang_tell_pending(c, g, pgang_set_reason(g, &why));
+        g->reason_kind = kind;
         punplaceable_note(c, g, now);
         return all_fail(out, kind == PREASON_INVALID ? POLICY_UNRESOLVABLE : POLICY_UNSCHEDULABLE,
-                        why);
+                        g->why);
     }
     g->unplaceable_at = 0;
     if ((ahead = porder_blocker(c, g, NULL, &st, now))) {
@@ -323,14 +379,11 @@ static int filter_gang(struct policy_cluster *c, struct ppod *p, struct pgang *g
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);
-    pgang_set_reason(g, PREASON_NONE, NULL);
+    pgang_set_reason(g, NULL);
     if (p->phase == POLICY_POD_PENDING) {
-        snprintf(why, sizeof(why),
-                 "gang %s: this pod is beyond the gang's minimum and is placed once the gang "
-                 "is bound",
-                 g->key);
-        pset_str(&p->reason, why);
-        return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        preason_init(&why, POLICY_REASON_EXTRA, g->key);
+        why.r.pod = p->name;
+        return fail_with(out, POLICY_UNSCHEDULABLE, p, true, &why);
     }
     return POLICY_OK;
 }
@@ -355,6 +408,7 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
 {
     struct pgang *g;
     char why[POLICY_REASON_LEN];
+    struct preason r;
     int rc;
 
     out->n = n;
@@ -371,11 +425,16 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
         snprintf(why, sizeof(why), "pod is already bound to node %s%s",
                  p->bound_node ? p->bound_node : "?",
                  p->phase == POLICY_POD_EVICTING ? " and being evicted" : "");
-        return all_fail(out, POLICY_UNRESOLVABLE, why);
+        return all_fail_text(out, POLICY_UNRESOLVABLE, why);
     }
-    if (!ppod_ask_valid(p, why, sizeof(why))) {
-        pset_str(&p->reason, why);
-        return all_fail(out, POLICY_UNRESOLVABLE, why);
+    if (!ppod_ask_valid(p, r.detail, sizeof(r.detail))) {
+        char detail[POLICY_REASON_LEN];
+
+        snprintf(detail, sizeof(detail), "%s", r.detail);
+        preason_init(&r, POLICY_REASON_INVALID, g->key);
+        r.r.never = true;
+        preason_detail(&r, "%s", detail);
+        return fail_with(out, POLICY_UNRESOLVABLE, p, true, &r);
     }
     if (!g->singleton && !g->admitted)
         complete_partial_gangs(c, now);
@@ -394,16 +453,20 @@ static int filter_pod(struct policy_cluster *c, struct ppod *p, const char *cons
                  : p->bound_node    ? p->bound_node
                                     : "?");
         if (p->place.node < 0 || !in_candidates(pnode_at(c, p->place.node)->name, cands, n))
-            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+            return all_fail_text(out, POLICY_UNSCHEDULABLE, why);
         return answer_planned(c, p, cands, out);
     }
     if (!in_candidates(pnode_at(c, p->place.node)->name, cands, n)) {
         /* One of kube-scheduler's placements without the plan's domain: answered from the
          * plan (topology.c); else the member moves, within its gang's domain. */
-        if (ptopo_elsewhere(c, g, p, cands, n, why, sizeof(why)))
-            return all_fail(out, POLICY_UNSCHEDULABLE, why);
-        if (move_within_domain(c, g, p, cands, n, why, sizeof(why)) != 0)
-            return all_fail(out, POLICY_UNSCHEDULABLE, why);
+        if (ptopo_elsewhere(c, g, p, cands, n, why, sizeof(why))) {
+            preason_init(&r, POLICY_REASON_TOPOLOGY, g->key);
+            r.r.pod = p->name;
+            preason_detail(&r, "%s", why);
+            return fail_with(out, POLICY_UNSCHEDULABLE, p, false, &r);
+        }
+        if (move_within_domain(c, g, p, cands, n, &r) != 0)
+            return fail_with(out, POLICY_UNSCHEDULABLE, p, false, &r);
     }
     return answer_planned(c, p, cands, out);
 }

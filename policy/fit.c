@@ -5,47 +5,24 @@
 #include "arith.h"
 #include "internal.h"
 
-static const struct {
-    const char *text;    /* for one node */
-    const char *summary; /* for "no node ...": read after "no node " */
-    bool unresolvable;
-} fit_table[PFIT_COUNT] = {
-    [PFIT_OK] = {"fits", "fits", false},
-    [PFIT_UNSCHEDULABLE_NODE] = {"node is cordoned", "is schedulable", true},
-    [PFIT_SELECTOR] = {"node does not match the pod's nodeSelector", "matches the nodeSelector",
-                       true},
-    [PFIT_AFFINITY] = {"node does not match the pod's required node affinity",
-                       "matches the required node affinity", true},
-    [PFIT_TAINT] = {"node has a taint the pod does not tolerate", "has only tolerated taints",
-                    true},
-    [PFIT_CPU] = {"insufficient cpu", "has enough free cpu", false},
-    [PFIT_MEMORY] = {"insufficient memory", "has enough free memory", false},
-    [PFIT_PODS] = {"too many pods", "has room for another pod", false},
-    [PFIT_GPU] = {"not enough free GPUs", "has a free GPU", false},
-    [PFIT_GPU_SHARE] = {"no GPU has room for the share", "has a GPU with room for the share",
-                        false},
-    [PFIT_SHARING_PAUSED] = {"GPU sharing paused: a reservation pod here did not report its device",
-                             "may open a shared GPU (sharing paused after reservation failures)",
-                             false},
-    [PFIT_GPU_MEMORY_UNKNOWN] = {"node has no nvidia.com/gpu.memory label for a gpu-memory ask",
-                                 "has an nvidia.com/gpu.memory label", true},
-    [PFIT_GPU_MEMORY_TOO_BIG] = {"gpu-memory ask exceeds one GPU's memory",
-                                 "has GPUs with that much memory", true},
+/* A node's check failed: does retrying it help (room may come), or not (its labels, taints,
+ * cordon and device memory stay)? The reasons name these checks by the public enum. */
+static const bool unresolvable[PFIT_COUNT] = {
+    [PFIT_UNSCHEDULABLE_NODE] = true, [PFIT_SELECTOR] = true,
+    [PFIT_AFFINITY] = true,           [PFIT_TAINT] = true,
+    [PFIT_GPU_MEMORY_UNKNOWN] = true, [PFIT_GPU_MEMORY_TOO_BIG] = true,
 };
 
-const char *pfit_text(enum pfit_why why)
-{
-    return fit_table[why].text;
-}
-
-const char *pfit_summary_text(enum pfit_why why)
-{
-    return fit_table[why].summary;
-}
+_Static_assert(PFIT_COUNT == (int)POLICY_CHECKS && PFIT_TAINT == (int)POLICY_CHECK_TAINT &&
+                   PFIT_GPU == (int)POLICY_CHECK_GPU &&
+                   PFIT_GPU_MEMORY_TOO_BIG == (int)POLICY_CHECK_GPU_MEMORY_TOO_BIG &&
+                   PFIT_UNSCHEDULABLE_NODE == (int)POLICY_CHECK_CORDONED &&
+                   PFIT_SHARING_PAUSED == (int)POLICY_CHECK_SHARING_PAUSED,
+               "enum pfit_why follows enum policy_node_check");
 
 bool pfit_unresolvable(enum pfit_why why)
 {
-    return fit_table[why].unresolvable;
+    return unresolvable[why];
 }
 
 static const char *label_get(const struct pnode *n, const char *key)

@@ -125,9 +125,12 @@ void pgang_sub_label(const struct pgang *g, int32_t sub, char *buf, size_t len)
 {
     static const char *const kind[POLICY_GANG_SOURCES] = {"worker group", "subgroup", "pod group"};
     const char *name = sub >= 0 && (size_t)sub < g->nsubs ? g->subs[sub].name : "";
+    bool held = false;
 
-    if (g->composed_by == POLICY_GANG_WORKLOAD && strcmp(name, "head") == 0)
-        snprintf(buf, len, "head");
+    for (size_t i = 0; i < g->nholds && !held; i++)
+        held = strcmp(g->holds[i].sub, name) == 0;
+    if (held || (g->composed_by == POLICY_GANG_WORKLOAD && strcmp(name, "head") == 0))
+        snprintf(buf, len, "%s", name); /* "head", "submitter" */
     else
         snprintf(buf, len, "%s %s", kind[g->composed_by], name);
 }
@@ -264,6 +267,9 @@ int pgang_compose(struct policy_cluster *c, struct pgang *g)
         compose_conflict(g, s);
     else
         pset_str(&g->conflict, NULL);
+    /* The holds after the sources are weighed: a source does not declare what is held. */
+    if (phold_compose(g, &g->subs, &g->nsubs, &g->min) != POLICY_OK)
+        return POLICY_ENOMEM;
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
@@ -304,6 +310,8 @@ void pgang_counts(const struct policy_cluster *c, const struct pgang *g, int32_t
 
 static bool phase_counts(enum policy_pod_phase ph, enum pgang_count what)
 {
+    /* (a held stand-in, placed, counts whatever is asked: the barrier and admission never wait
+     * for a member that cannot exist yet; see member_counts) */
     switch (what) {
     case PGANG_BOUND:
         return ph == POLICY_POD_BOUND;
@@ -326,7 +334,7 @@ int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum 
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (!p || !phase_counts(p->phase, what))
+        if (!p || !(phase_counts(p->phase, what) || (p->held && p->phase == POLICY_POD_PLANNED)))
             continue;
         total++;
         if (per_sub && p->sub >= 0 && (size_t)p->sub < g->nsubs)
@@ -493,9 +501,17 @@ void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g)
  */
 void pgang_settle(struct policy_cluster *c, struct pgang *g)
 {
-    int32_t bound, holding;
+    int32_t bound = 0, holding = 0;
 
-    pgang_counts(c, g, NULL, &bound, &holding, NULL);
+    /* What its real members hold: a stand-in alone keeps no gang planned or running. */
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (!p || p->held || p->phase == POLICY_POD_EVICTING || p->phase == POLICY_POD_PENDING)
+            continue;
+        bound += p->phase == POLICY_POD_BOUND;
+        holding += p->phase != POLICY_POD_BOUND;
+    }
     if (holding == 0 && g->awaiting == 0)
         g->planned = false;
     if (bound == 0 && holding == 0) {
@@ -503,28 +519,40 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g)
         g->running_since = 0;
         g->entered = false;
     }
-    if (!g->planned && !g->admitted)
+    if (!g->planned && !g->admitted) {
+        phold_release(c, g); /* a stand-in's room goes with the gang's */
         pgang_mark_waiting(c, g);
+    }
 }
 
-void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text)
+struct pwhy *pgang_set_reason(struct pgang *g, const struct preason *r)
 {
-    g->reason_kind = kind;
-    pset_str(&g->reason, text);
+    struct pwhy *w = r ? pwhy_new(r) : NULL;
+
+    g->reason_kind = r ? preason_class(r->r.kind) : PREASON_NONE;
+    pwhy_set(&g->why, w);
+    pwhy_drop(w);
+    return g->why;
+}
+
+void pgang_waits_for(struct policy_cluster *c, struct pgang *g, const struct preason *r)
+{
+    pgang_tell_pending(c, g, pgang_set_reason(g, r));
 }
 
 void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g)
 {
-    char why[POLICY_REASON_LEN];
+    struct preason r;
+    struct pwhy *w;
 
-    snprintf(why, sizeof(why), "gang %s: waits for %d evicted pod%s to leave (its room is held)",
-             g->key, g->awaiting, g->awaiting == 1 ? "" : "s");
-    pgang_set_reason(g, PREASON_EVICTING, why);
+    preason_init(&r, POLICY_REASON_VICTIMS, g->key);
+    r.r.have = g->awaiting;
+    w = pgang_set_reason(g, &r);
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *m = ppod_at(c, g->members[i]);
 
         if (m && m->phase != POLICY_POD_BOUND)
-            pset_str(&m->reason, why);
+            pwhy_set(&m->why, w);
     }
 }
 
@@ -533,7 +561,8 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
-        if (p && p->phase == POLICY_POD_PLANNED) {
+        /* A running gang keeps the room it holds for a member to come. */
+        if (p && p->phase == POLICY_POD_PLANNED && !(p->held && g->admitted)) {
             puncharge(c, p);
             p->phase = POLICY_POD_PENDING;
             p->extra = false;
@@ -545,14 +574,22 @@ void pplan_release(struct policy_cluster *c, struct pgang *g)
     pgang_mark_waiting(c, g);
 }
 
-void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why)
+void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, struct pwhy *why)
 {
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
         if (p && p->phase == POLICY_POD_PENDING)
-            pset_str(&p->reason, why);
+            pwhy_set(&p->why, why);
     }
+}
+
+void ppod_say(struct ppod *p, const struct preason *r)
+{
+    struct pwhy *w = r ? pwhy_new(r) : NULL;
+
+    pwhy_set(&p->why, w);
+    pwhy_drop(w);
 }
 
 /*
@@ -580,6 +617,8 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
 {
     if (!g)
         return;
+    if (!g->admitted)
+        phold_settle_gang(c, g); /* bound but for room held for a member to come */
     if (pgang_satisfied(c, g, PGANG_BOUND)) {
         if (!g->admitted) {
             g->running_since = bound_since(c, g);
@@ -597,7 +636,7 @@ void pgang_note_bound(struct policy_cluster *c, struct pgang *g)
         }
         g->admitted = true;
         g->planned = false;
-        pgang_set_reason(g, PREASON_NONE, NULL);
+        pgang_set_reason(g, NULL);
         /* Its members beyond the minimum still pending wait with the others (the order and
          * the evictions look for them in the waiting set). */
         if (has_pending(c, g))

@@ -71,6 +71,7 @@ struct pplace {
     int32_t groups[POLICY_MAX_DEVICES];
 };
 
+/* What the engine's own decisions read of a reason (policy_reason_kind is what it says). */
 enum preason_kind {
     PREASON_NONE,
     PREASON_MEMBERS,   /* not every member exists yet */
@@ -98,6 +99,8 @@ struct psubgroup {
 /* What one source says about a gang. */
 struct pdecl {
     bool on;
+    enum policy_owner_kind owner_kind;
+    char *owner; /* the RayJob's or RayService's "ns/name" this source names; NULL: none */
     char *queue; /* the queue this source names; NULL: none */
     struct ptopo_want want;  /* where the whole gang goes */
     struct ptopo_want other; /* another dialect's word on it, in the same object */
@@ -133,6 +136,9 @@ struct ppod {
     uint64_t refusal; /* c->refusals of the answer that refused it (policy_pod_handed_back) */
     enum policy_preemptible preemptible;
     bool extra;     /* placed beyond its gang's minimum */
+    /* A stand-in for a member that does not exist yet (phold): it is planned and charged like
+     * a member, but never filtered, bound or evicted, and not one of the pods views list. */
+    bool held;
     uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
@@ -142,7 +148,17 @@ struct ppod {
     int64_t bound_at;      /* when it was bound, as its spec said; 0 = not known */
     struct pplace place;   /* charged placement; node -1 when nothing charged */
     char *groups_text;     /* "g0,g3" while it holds GPU groups; NULL otherwise */
-    char *reason;
+    struct pwhy *why;      /* why it waits (reason.c); NULL: none of its own */
+};
+
+/* Room held in a gang for a member to come (policy_hold_spec): while WAITING its stand-in
+ * (a held ppod, in subgroup sub) is a member of the gang. */
+struct phold {
+    char *sub;
+    char *owner;
+    enum policy_hold_state state;
+    int32_t pod;      /* the stand-in while WAITING; -1 otherwise */
+    int64_t asked_at; /* its pod was asked for then; 0: not yet */
 };
 
 struct pgang {
@@ -157,6 +173,10 @@ struct pgang {
     enum policy_gang_source composed_by;
     char *conflict; /* its sources disagree: how */
     char *queue;    /* from the spec; NULL = its members' */
+    enum policy_owner_kind owner_kind; /* from the first source naming one (hold.c) */
+    char *owner;
+    struct phold *holds; /* room held for members to come (hold.c) */
+    size_t nholds;
     int topo_source; /* the source whose constraint is in force (topology.c); -1: none */
     char *topo_conflict; /* its sources (or one object's dialects) disagree on where it goes */
     bool topo_seen;      /* its shape joined the gang shapes (topology.c) */
@@ -186,12 +206,12 @@ struct pgang {
     /* Its last plan failed at unplaceable_at (0: no such verdict kept), with the room, node and
      * change epochs then: unplaceable.c answers from that verdict while they hold. */
     int64_t unplaceable_at;
-    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change;
+    uint64_t unplaceable_room, unplaceable_nodes, unplaceable_change, unplaceable_charge;
     int64_t unasked_backoff; /* ... after this long, doubled by each look that decided nothing */
     bool could_run;             /* pgang_could_run, valid for could_run_epoch */
     uint64_t could_run_epoch;
-    enum preason_kind reason_kind;
-    char *reason;
+    enum preason_kind reason_kind; /* preason_class of why's kind */
+    struct pwhy *why;              /* why it waits (reason.c) */
     int32_t *members; /* &first until a second member comes */
     int32_t first;
     size_t nmembers, members_cap;
@@ -218,6 +238,7 @@ struct pqueue {
     uint64_t parent_epoch;
     struct policy_resources quota, limit, weight;
     int64_t reclaim_min_runtime, preempt_min_runtime;
+    bool upgrade_burst; /* a RayService's upgrade may go over its limit by the running cluster */
     struct policy_resources allocated, reserved; /* rolled up; saturated (arith.h) */
     struct policy_resources nonpreemptible;      /* of allocated + reserved, rolled up */
     /* charge.c's exact sums behind the three above */
@@ -281,6 +302,8 @@ struct policy_cluster {
     int64_t gpu_mib_max;  /* the largest labelled device memory, valid for gpu_mib_epoch */
     uint64_t gpu_mib_epoch;
     uint64_t room_epoch;  /* bumped when a charge is given back (puncharge) */
+    uint64_t charge_epoch; /* bumped when a charge is taken or leaves a queue: what a reason
+                            * says of free room and who holds it changes */
     uint64_t queues_epoch; /* bumped when a queue comes or goes: names resolve again */
     /* Bumped by every change from outside the engine (a pod made or gone, a node, queue or gang
      * changed), never by its own decisions: what it placed since the last one is no victim
@@ -288,6 +311,8 @@ struct policy_cluster {
     uint64_t change_epoch;
     uint64_t refusals; /* filter answers that turned a pod away, counted */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
+    struct pids owned;    /* gangs with an owner (a RayJob, a RayService): hold.c's siblings */
+    struct pids holding;  /* gangs with holds (hold.c) */
     bool waiting_lost;    /* out of memory once: a gang may be missing from waiting */
     struct policy_eviction *evictions; /* decided, not yet taken */
     size_t nevictions, evictions_cap;
@@ -295,6 +320,7 @@ struct policy_cluster {
     struct policy_subgroup_view *view_subs;
     size_t view_subs_cap;
     char view_text[POLICY_REASON_LEN * 2];
+    struct policy_hold_view view_holds[4];
     char view_domain[POLICY_REASON_LEN * 4], view_topology[POLICY_REASON_LEN * 4];
     char view_conflict[POLICY_REASON_LEN * 4];
     bool maybe_partial;    /* a gang may be bound below its minimum */
@@ -311,6 +337,55 @@ struct policy_cluster {
     size_t topo_fence_n;
     char scratch[POLICY_REASON_LEN];
 };
+
+/* ---- reason.c, explain.c: why a gang or pod waits, as data ---------------- */
+
+/* A reason being made: its figures, strings borrowed from the engine's objects (they must
+ * outlive it until it is kept or shown), and buffers for the words it makes itself. */
+struct preason {
+    struct policy_reason r;   /* r.detail and r.subgroup come from the buffers when set */
+    char detail[POLICY_REASON_LEN];
+    char sub[128];
+};
+
+/* A reason kept: counted, its figures, copies of their strings and its line in one block. */
+struct pwhy {
+    uint32_t refs;
+    struct policy_reason r;
+    char *text; /* policy_reason_text of r */
+};
+
+/* Clear r to kind about gang (borrowed). */
+void preason_init(struct preason *r, enum policy_reason_kind kind, const char *gang);
+void preason_detail(struct preason *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void preason_ask(struct policy_ask *a, const struct ppod *p);
+enum preason_kind preason_class(enum policy_reason_kind k);
+size_t preason_text(const struct preason *r, char *buf, size_t len);
+/* Kept (refs 1); NULL when out of memory. */
+struct pwhy *pwhy_new(const struct preason *r);
+struct pwhy *pwhy_hold(struct pwhy *w);
+void pwhy_drop(struct pwhy *w);
+/* *slot holds w (a reference taken) instead of what it held. */
+void pwhy_set(struct pwhy **slot, struct pwhy *w);
+/* A reason kept for p alone (NULL: it has none of its own). */
+void ppod_say(struct ppod *p, const struct preason *r);
+
+/* Which nodes of order take p, as the cluster stands: r's pod, ask, nodes, failing and
+ * most_free; true when some node takes it. */
+bool preason_nodes(const struct policy_cluster *c, const struct ppod *p, const int32_t *order,
+                   size_t n, struct policy_reason *r);
+/* p fits no node of order (NULL: of the cluster) even empty. */
+bool preason_fits_nowhere(const struct policy_cluster *c, const struct ppod *p,
+                          const int32_t *order, size_t n);
+/* The members g's minimum misses (missing_sub per subgroup, total in all, from pool) do not fit
+ * on the nodes of order: failed (of subgroup sub, -1: none) fits none alone, or what they ask
+ * together exceeds what is free, or they do not fit together. Into why, as the cluster stands. */
+void preason_gang_room(const struct policy_cluster *c, const struct pgang *g,
+                       struct ppod *const *pool, size_t npool, const int32_t *missing_sub,
+                       int32_t total, const struct ppod *failed, int32_t sub,
+                       const int32_t *order, size_t n, struct preason *why);
+/* No eviction made room for g: name the queue holding most of what it is short of. */
+void preason_holders(struct policy_cluster *c, const struct pgang *g, struct preason *why);
 
 /* ---- table.c: object tables, lookups, owned strings, selector copies ---- */
 
@@ -359,7 +434,6 @@ int64_t pask_counted(int64_t v, int64_t cap);
 /* policy_pod_spec_valid on the pod's copy of its ask. */
 bool ppod_ask_valid(const struct ppod *p, char *why, size_t len);
 bool ppod_same_shape(const struct ppod *a, const struct ppod *b);
-void ppod_ask_text(const struct ppod *p, char *buf, size_t len);
 
 /* ---- fit.c: may this pod go to this node? ------------------------------- */
 
@@ -384,8 +458,6 @@ bool pfit_static(const struct pnode *n, const struct ppod *p, enum pfit_why *why
 bool pfit_resources(const struct pnode *n, const struct ppod *p, enum policy_strategy s,
                     struct pplace *out, enum pfit_why *why);
 bool pfit_unresolvable(enum pfit_why why);
-const char *pfit_text(enum pfit_why why);
-const char *pfit_summary_text(enum pfit_why why);
 int32_t pfit_share_on(const struct pnode *n, const struct ppod *p);
 
 /* ---- groups.c: a node's GPU groups (shared devices) ---------------------- */
@@ -461,15 +533,51 @@ void pgang_unmark_waiting(struct policy_cluster *c, struct pgang *g);
 /* Before c->waiting is read: after running out of memory marking a gang, every gang with a
  * pending member goes back in (and the next read tries again if that runs out too). */
 void pgang_waiting_refill(struct policy_cluster *c);
-void pgang_set_reason(struct pgang *g, enum preason_kind kind, const char *text);
+/* g waits for r (NULL: it no longer waits for anything); the reason it keeps, or NULL. */
+struct pwhy *pgang_set_reason(struct pgang *g, const struct preason *r);
 /* Every pending member of g is told why it waits (NULL: that it no longer waits for it). */
-void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, const char *why);
+void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, struct pwhy *why);
+/* g waits for r, and so do its pending members. */
+void pgang_waits_for(struct policy_cluster *c, struct pgang *g, const struct preason *r);
 /* Evictions were decided for g: it and its pending members say they wait for the victims. */
 void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g);
 void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 /* Every planned (not yet at bind) member gives its place back. */
 void pplan_release(struct policy_cluster *c, struct pgang *g);
+
+/* ---- hold.c: room held for members to come; owners -------------------------- */
+
+/* The owner in force: the first source's (in source order) that names one; g joins or leaves
+ * c->owned. */
+int powner_refresh(struct policy_cluster *c, struct pgang *g);
+/* A RayService's cluster that runs while g (another of its clusters) waits: g is its upgrade.
+ * NULL: g is no upgrade. */
+struct pgang *powner_upgrade_of(const struct policy_cluster *c, const struct pgang *g);
+/* Are a and b clusters of one RayService (the one never evicted for the other)? */
+bool powner_siblings(const struct pgang *a, const struct pgang *b);
+/* Names a waiting gang's owner in why (NULL: nothing), which its text then starts with:
+ * "upgrade of RayService lab/s waits: ", "RayJob lab/j: " (reason.c). */
+void powner_explain(const struct policy_cluster *c, const struct pgang *g, struct preason *why);
+/* What g's upgrade may go over queue q's limit by: what its running sibling holds under q, when
+ * q lets upgrades burst (policy_queue_spec.upgrade_burst); else nothing. */
+void powner_burst(const struct policy_cluster *c, const struct pgang *g, const struct pqueue *q,
+                  struct policy_resources *extra);
+/* Each hold's subgroup joins the composition: minimum 1 while its stand-in waits. */
+int phold_compose(struct pgang *g, struct psubgroup **subs, size_t *nsubs, int32_t *min);
+/* A pod of a held subgroup arrived in g: it takes the stand-in's room, if it fits there. */
+void phold_arrive(struct policy_cluster *c, struct pgang *g, struct ppod *p, int64_t now);
+/* g runs but for its holds (its real minimum bound): a stand-in without a place (its node
+ * went, or the hold came after the gang was bound) is placed on its own, or the room is lost.
+ * True when a stand-in changed. */
+bool phold_settle_gang(struct policy_cluster *c, struct pgang *g);
+/* The same for every gang with holds, each then admitted if that was all it missed. */
+void phold_settle(struct policy_cluster *c);
+/* g neither runs nor is planned: its stand-ins give their room back (planned with it again). */
+void phold_release(struct policy_cluster *c, struct pgang *g);
+/* Holds whose pods were asked for longer than planTTL ago give their room back. */
+void phold_expire(struct policy_cluster *c, int64_t now);
+void phold_free_all(struct pgang *g);
 
 /* ---- expire.c: every deadline ------------------------------------------- */
 
@@ -489,11 +597,12 @@ int64_t pqueue_used(const struct pqueue *q, int r);
 /* May `need` more be charged to queue (limits through every ancestor; quota
  * for a non-preemptible gang g)? On refusal kind and why say why. */
 int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const char *queue,
-                const struct policy_resources *need, enum preason_kind *kind, char *why,
-                size_t len);
+                const struct policy_resources *need, struct preason *why);
 int64_t pqueue_allocatable(const struct pqueue *q, int r);
 double pqueue_saturation(const struct pqueue *q, const struct policy_resources *used);
-void pamount_text(int r, int64_t v, char *buf, size_t len);
+/* A queue refusal made while a trial held placements: its use and ask as the cluster stands
+ * (the trial rolled back), what the trial had charged counted into the ask. */
+void pqueue_reason_settle(const struct policy_cluster *c, struct preason *why);
 
 /* ---- fairshare.c: every queue's fair share ------------------------------- */
 
@@ -634,21 +743,20 @@ size_t ptopo_search_fences(struct policy_cluster *c, struct pgang *g, uint8_t **
 
 /* Plan every missing minimum member of a gang into st; the rest of the
  * cluster's reservations are taken. On failure nothing of it stays in st and
- * kind/why say why. The gang's own state is not touched. */
+ * kind/why say why (why NULL: not wanted, the figures cost a look at every node).
+ * The gang's own state is not touched. */
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
-                   struct pstatement *st, enum preason_kind *kind, char *why, size_t len);
+                   struct pstatement *st, enum preason_kind *kind, struct preason *why);
 /* The same, made the gang's plan (or its reason). */
 int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *must, int64_t now);
 /* Place one pod on its own within candidates (NULL: every node), into st. */
 int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-                  size_t ncandidates, struct pstatement *st, char *why, size_t len);
+                  size_t ncandidates, struct pstatement *st, struct preason *why);
 /* Move p (pending, or planned elsewhere) onto one of the candidates, its queue checked with
  * its share there; it keeps its phase (a pending pod is planned). On failure it stays as it
  * was and why says why. */
 int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-               size_t ncandidates, char *why, size_t len);
-/* What a failed pplan_one_try's why says held the pod back: its queue, or room. */
-enum preason_kind pplan_reason_kind(const char *why);
+               size_t ncandidates, struct preason *why);
 /* What members ask together: with their planned shares, or the shares they ask. */
 void pmembers_need(const struct policy_cluster *c, const struct ppod *const *members, size_t n,
                    bool placed, struct policy_resources *need);
@@ -735,13 +843,23 @@ int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_
 
 /* ---- evict.c: evictions handed out and their outcomes -------------------- */
 
-/* Queue the eviction of victim for gang by, with its reason. */
+/* Queue the eviction of victim for gang by, with its reason (a reference is taken). */
 int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by,
-                 enum policy_eviction_kind kind, const char *reason);
+                 enum policy_eviction_kind kind, struct pwhy *why);
 /* An evicting pod is gone: its reclaimer awaits one fewer. */
 void pevict_gone(struct policy_cluster *c, struct ppod *p);
 
 /* ---- model.c: upsert and forget ----------------------------------------- */
+
+/* The gang of this key, made (undeclared) if it is not known; NULL when out of memory. */
+struct pgang *pmodel_gang(struct policy_cluster *c, const char *key);
+/* A stand-in member of g (held), from s: in the pods table but in no name index. */
+int pmodel_standin(struct policy_cluster *c, struct pgang *g, const struct policy_pod_spec *s,
+                   int64_t now, int32_t *id);
+/* A pod (a stand-in) leaves the engine: its charge is given back, its gang settles. */
+void pmodel_pod_remove(struct policy_cluster *c, int32_t id);
+/* An undeclared gang with no member left (nor a hold still waiting) goes. */
+void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);

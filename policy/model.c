@@ -41,6 +41,7 @@ static struct pqueue *queue_make(const struct policy_queue_spec *s, bool implici
     queue_amounts(s, &q->quota, &q->limit, &q->weight);
     q->reclaim_min_runtime = s->reclaim_min_runtime_ms;
     q->preempt_min_runtime = s->preempt_min_runtime_ms;
+    q->upgrade_burst = s->upgrade_burst;
     q->implicit = implicit;
     if (!q->name || (s->parent && *s->parent && !q->parent)) {
         queue_free(q);
@@ -129,7 +130,7 @@ static void pod_free(struct ppod *p)
     free(p->replica);
     free(p->bound_node);
     free(p->gpu_groups_hint);
-    free(p->reason);
+    pwhy_drop(p->why);
     free(p->groups_text);
     free(p);
 }
@@ -143,15 +144,18 @@ static void gang_free(struct pgang *g)
         free(g->decl[s].queue);
         ptopo_want_free(&g->decl[s].want);
         ptopo_want_free(&g->decl[s].other);
+        free(g->decl[s].owner);
     }
     free(g->topo_conflict);
+    free(g->owner);
+    phold_free_all(g);
     free(g->decl);
     psubs_free(g->subs, g->nsubs);
     free(g->conflict);
     if (!g->singleton)
         free(g->key);
     free(g->queue);
-    free(g->reason);
+    pwhy_drop(g->why);
     if (g->members != &g->first)
         free(g->members);
     free(g);
@@ -180,6 +184,8 @@ void policy_cluster_free(struct policy_cluster *c)
     pidx_cleanup(&c->queue_ix);
     pexpiry_cleanup(&c->expiry);
     pids_cleanup(&c->waiting);
+    pids_cleanup(&c->owned);
+    pids_cleanup(&c->holding);
     free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
     pfrag_cleanup(c);
@@ -374,6 +380,7 @@ int policy_node_forget(struct policy_cluster *c, const char *name)
     ptable_remove(&c->nodes, id);
     pnode_order_touch(c, id);
     node_free(n);
+    phold_settle(c); /* a running gang's room held on it is held elsewhere, or lost */
     return POLICY_OK;
 }
 
@@ -435,7 +442,8 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
            memcmp(&q->limit, &limit, sizeof(q->limit)) != 0 ||
            memcmp(&q->weight, &weight, sizeof(q->weight)) != 0 ||
            q->reclaim_min_runtime != s->reclaim_min_runtime_ms ||
-           q->preempt_min_runtime != s->preempt_min_runtime_ms;
+           q->preempt_min_runtime != s->preempt_min_runtime_ms ||
+           q->upgrade_burst != s->upgrade_burst;
 }
 
 /* A spec's queue as a declaration keeps it: an empty name is none. */
@@ -444,13 +452,19 @@ static const char *spec_queue(const struct policy_gang_spec *s)
     return s->queue && *s->queue ? s->queue : NULL;
 }
 
+static const char *spec_owner(const struct policy_gang_spec *s)
+{
+    return s->owner_kind != POLICY_OWNER_NONE && s->owner && *s->owner ? s->owner : NULL;
+}
+
 static bool decl_same(const struct pdecl *d, const struct policy_gang_spec *s)
 {
     if (!d->on || d->min != s->min_members || d->nsubs != s->nsubgroups ||
         !same_text(d->queue, spec_queue(s)) || !ptopo_want_same(&d->want, &s->topology) ||
         !ptopo_want_same(&d->other, &s->topology_other) ||
         d->has_priority != s->has_priority || (s->has_priority && d->priority != s->priority) ||
-        d->preemptible != s->preemptible)
+        d->preemptible != s->preemptible || !same_text(d->owner, spec_owner(s)) ||
+        (spec_owner(s) && d->owner_kind != s->owner_kind))
         return false;
     for (size_t i = 0; i < d->nsubs; i++)
         if (!same_text(d->subs[i].name, s->subgroups[i].name) ||
@@ -524,6 +538,8 @@ static void gang_drop_if_empty(struct policy_cluster *c, int32_t id)
     if (!g || g->nmembers > 0 || pgang_declared(g))
         return;
     pgang_unmark_waiting(c, g);
+    pids_remove(&c->owned, id);
+    pids_remove(&c->holding, id);
     if (!g->singleton)
         pidx_del(&c->gang_ix, g->key);
     pgang_expiry_cancel(c, g);
@@ -568,6 +584,7 @@ static void gang_remove_member(struct pgang *g, int32_t pod)
 static void decl_clear(struct pdecl *d)
 {
     free(d->queue);
+    free(d->owner);
     ptopo_want_free(&d->want);
     ptopo_want_free(&d->other);
     psubs_free(d->subs, d->nsubs);
@@ -579,9 +596,10 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 {
     struct psubgroup *subs = s->nsubgroups ? calloc(s->nsubgroups, sizeof(*subs)) : NULL;
     char *queue = spec_queue(s) ? pstrdup(s->queue) : NULL;
+    char *owner = spec_owner(s) ? pstrdup(s->owner) : NULL;
     struct ptopo_want want = {0}, other = {0};
 
-    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) ||
+    if ((s->nsubgroups && !subs) || (spec_queue(s) && !queue) || (spec_owner(s) && !owner) ||
         ptopo_want_copy(&want, &s->topology) != POLICY_OK ||
         ptopo_want_copy(&other, &s->topology_other) != POLICY_OK)
         goto fail;
@@ -597,6 +615,8 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
     }
     decl_clear(d);
     *d = (struct pdecl){.on = true,
+                        .owner_kind = owner ? s->owner_kind : POLICY_OWNER_NONE,
+                        .owner = owner,
                         .queue = queue,
                         .want = want,
                         .other = other,
@@ -610,6 +630,7 @@ static int decl_set(struct pdecl *d, const struct policy_gang_spec *s)
 fail:
     free(subs);
     free(queue);
+    free(owner);
     ptopo_want_free(&want);
     ptopo_want_free(&other);
     return POLICY_ENOMEM;
@@ -666,7 +687,8 @@ int policy_gang_upsert(struct policy_cluster *c, const struct policy_gang_spec *
         gang_drop_if_empty(c, id); /* one made just now for this declaration goes again */
         return POLICY_ENOMEM;
     }
-    if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK)
+    if (decl_set(&g->decl[s->source], s) != POLICY_OK || pgang_compose(c, g) != POLICY_OK ||
+        powner_refresh(c, g) != POLICY_OK)
         return POLICY_ENOMEM;
     gang_queue_refresh(c, g);
     ptopo_refresh(c, g);
@@ -692,6 +714,7 @@ int policy_gang_forget(struct policy_cluster *c, const char *key, enum policy_ga
     }
     decl_clear(&g->decl[source]);
     pgang_compose(c, g);
+    powner_refresh(c, g);
     gang_queue_refresh(c, g);
     ptopo_refresh(c, g);
     c->fair_dirty = true;
@@ -841,7 +864,7 @@ static void pod_observe_bound(struct policy_cluster *c, struct ppod *p)
         if (pplace_bound(c, p, node) != POLICY_OK)
             c->bound_unplaced++; /* its node is not known yet */
     }
-    pset_str(&p->reason, NULL);
+    pwhy_set(&p->why, NULL);
     pgang_note_bound(c, ppod_gang(c, p));
 }
 
@@ -868,7 +891,8 @@ void policy_pod_handed_back(struct policy_cluster *c, const char *ns, const char
     }
 }
 
-static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id)
+static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id,
+                           int64_t now)
 {
     struct pgang *g;
     int32_t gid = p->gang_key ? pidx_get(&c->gang_ix, p->gang_key) : -1;
@@ -887,6 +911,8 @@ static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod
     if (!p->bound_node)
         pgang_mark_waiting(c, g);
     c->fair_dirty = true;
+    if (g->nholds > 0 && !p->held)
+        phold_arrive(c, g, p, now);
     return POLICY_OK;
 }
 
@@ -916,7 +942,8 @@ static void pod_remove(struct policy_cluster *c, int32_t id)
     if (p->phase == POLICY_POD_EVICTING)
         pevict_gone(c, p);
     pod_detach_gang(c, p, id);
-    pidx_del(&c->pod_ix, p->key);
+    if (!p->held) /* a stand-in is in no index */
+        pidx_del(&c->pod_ix, p->key);
     if (*p->uid && pidx_get(&c->uid_ix, p->uid) == id)
         pidx_del(&c->uid_ix, p->uid);
     ptable_remove(&c->pods, id);
@@ -985,7 +1012,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     id = ptable_add(&c->pods, p);
     if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
         (*p->uid && pidx_put(&c->uid_ix, p->uid, id) != POLICY_OK) ||
-        pod_attach_gang(c, p, id) != POLICY_OK) {
+        pod_attach_gang(c, p, id, now) != POLICY_OK) {
         if (id >= 0) {
             pidx_del(&c->pod_ix, p->key);
             if (*p->uid)
@@ -1013,4 +1040,52 @@ int policy_pod_forget(struct policy_cluster *c, const char *ns, const char *name
         c->change_epoch++;
     pod_remove(c, pidx_get(&c->pod_ix, p->key));
     return POLICY_OK;
+}
+
+/* ---- stand-ins: members held for before they exist (hold.c) --------------- */
+
+struct pgang *pmodel_gang(struct policy_cluster *c, const char *key)
+{
+    int32_t id = pidx_get(&c->gang_ix, key);
+    struct pgang *g = pgang_at(c, id);
+
+    return g ? g : gang_new(c, key, false, &id);
+}
+
+int pmodel_standin(struct policy_cluster *c, struct pgang *g, const struct policy_pod_spec *s,
+                   int64_t now, int32_t *out)
+{
+    struct ppod *p = calloc(1, sizeof(*p));
+    int32_t id;
+
+    if (!p || pod_fill(c, p, s) != POLICY_OK) {
+        pod_free(p);
+        return POLICY_ENOMEM;
+    }
+    p->held = true;
+    p->arrival = c->next_arrival++;
+    p->seen = now;
+    /* No name index: a stand-in is found through its gang, and its name ("submitter of RayJob
+     * lab/j") is no pod's. */
+    id = ptable_add(&c->pods, p);
+    if (id < 0 || pod_attach_gang(c, p, id, now) != POLICY_OK) {
+        if (id >= 0)
+            ptable_remove(&c->pods, id);
+        pod_free(p);
+        return POLICY_ENOMEM;
+    }
+    c->change_epoch++;
+    *out = id;
+    return POLICY_OK;
+}
+
+void pmodel_pod_remove(struct policy_cluster *c, int32_t id)
+{
+    if (ppod_at(c, id))
+        pod_remove(c, id);
+}
+
+void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g)
+{
+    gang_drop_if_empty(c, g->id);
 }

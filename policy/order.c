@@ -374,7 +374,6 @@ static size_t units_ahead(struct policy_cluster *c, const struct unit *self, str
 static void dry_run(struct policy_cluster *c, const struct unit *units, size_t n, bool *ok,
                     struct pstatement *st)
 {
-    char why[POLICY_REASON_LEN];
     enum preason_kind kind;
 
     for (size_t i = 0; i < n; i++) {
@@ -383,13 +382,13 @@ static void dry_run(struct policy_cluster *c, const struct unit *units, size_t n
         int32_t rank;
 
         if (!units[i].extra) {
-            ok[i] = pplan_gang_try(c, g, NULL, st, &kind, why, sizeof(why)) == 0;
+            ok[i] = pplan_gang_try(c, g, NULL, st, &kind, NULL) == 0;
             continue;
         }
         /* An extra runs only once its gang's minimum has a place (here or for real). */
         ok[i] = (g->admitted || pgang_satisfied(c, g, PGANG_PLACED)) &&
                 (x = next_extra(c, g, &rank)) &&
-                pplan_one_try(c, x, NULL, 0, st, why, sizeof(why)) == 0;
+                pplan_one_try(c, x, NULL, 0, st, NULL) == 0;
     }
 }
 
@@ -430,7 +429,6 @@ static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod
                           const struct unit *ahead, const struct pstatement *u_placed,
                           int64_t now)
 {
-    char why[POLICY_REASON_LEN];
     enum policy_eviction_kind kind;
     enum preason_kind rk;
     struct pstatement lifted = {0}, sim = {0};
@@ -441,10 +439,10 @@ static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod
     if (!lift_placed(c, u_placed, &lifted))
         return false;
     if (!ahead->extra)
-        placed = pplan_gang_try(c, ahead->g, NULL, &sim, &rk, why, sizeof(why)) == 0;
+        placed = pplan_gang_try(c, ahead->g, NULL, &sim, &rk, NULL) == 0;
     else
         placed = (y = next_extra(c, ahead->g, &rank)) &&
-                 pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+                 pplan_one_try(c, y, NULL, 0, &sim, NULL) == 0;
     /* The cheap part of the rule first, with the unit placed (its queue's usage counts). */
     if (placed && preclaim_could_take(c, u, ahead->g, &kind))
         takes = preclaim_would_take(c, u, x, ahead->g, kind, now);
@@ -539,7 +537,6 @@ static struct ppod *subgroup_ahead(const struct policy_cluster *c, const struct 
 struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, struct ppod *x,
                                    struct pstatement *x_placed)
 {
-    char why[POLICY_REASON_LEN];
     int32_t stack[16], *placed;
     struct pstatement sim = {0}, lifted = {0};
     struct ppod *y;
@@ -557,10 +554,10 @@ struct ppod *porder_subgroup_first(struct policy_cluster *c, struct pgang *g, st
     if (!y)
         return NULL;
     /* Work conserving: both fit, or y fits nowhere even without x, and x goes. */
-    with = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+    with = pplan_one_try(c, y, NULL, 0, &sim, NULL) == 0;
     pstatement_rollback(c, &sim, 0);
     if (!with && lift_placed(c, x_placed, &lifted)) {
-        without = pplan_one_try(c, y, NULL, 0, &sim, why, sizeof(why)) == 0;
+        without = pplan_one_try(c, y, NULL, 0, &sim, NULL) == 0;
         pstatement_rollback(c, &sim, 0);
         pstatement_discard(c, &lifted);
     }

@@ -38,66 +38,46 @@ static int32_t *candidate_ids(const struct policy_cluster *c, const char *const 
     return ids;
 }
 
-/* Explain why no node of `order` takes p: one reason, or counts per reason. */
+/* Why no node of `order` takes p, as the cluster stands; offered: they are the ones
+ * kube-scheduler offered, not every node. */
 static void no_node_reason(const struct policy_cluster *c, const struct ppod *p,
-                           const int32_t *order, size_t n, char *why, size_t len)
+                           const int32_t *order, size_t n, bool offered, struct preason *why)
 {
-    size_t counts[PFIT_COUNT] = {0};
-    char ask[64];
-    size_t off, kinds = 0;
-    int last = PFIT_OK;
+    const struct pgang *g = ppod_gang(c, p);
 
-    ppod_ask_text(p, ask, sizeof(ask));
-    for (size_t i = 0; i < n; i++) {
-        const struct pnode *node = pnode_at(c, order[i]);
-        enum pfit_why w;
-        struct pplace pl;
-
-        if (pfit_static(node, p, &w) && pfit_resources(node, p, c->opts.strategy, &pl, &w))
-            continue;
-        if (counts[w]++ == 0) {
-            kinds++;
-            last = w;
-        }
-    }
-    if (n == 0) {
-        snprintf(why, len, "member %s (%s): no nodes to choose from", p->name, ask);
-        return;
-    }
-    if (kinds == 1) {
-        snprintf(why, len, "member %s (%s): no node %s", p->name, ask, pfit_summary_text(last));
-        return;
-    }
-    off = (size_t)snprintf(why, len, "member %s (%s): 0/%zu nodes fit:", p->name, ask, n);
-    for (int w = 1; w < PFIT_COUNT && off < len; w++)
-        if (counts[w])
-            off += (size_t)snprintf(why + off, len - off, " %zu %s;", counts[w], pfit_text(w));
-    if (off < len && why[off - 1] == ';')
-        why[off - 1] = '\0';
+    preason_init(why, POLICY_REASON_NO_NODE, g ? g->key : p->key);
+    preason_nodes(c, p, order, n, &why->r);
+    why->r.offered = offered;
+    why->r.never = preason_fits_nowhere(c, p, NULL, 0);
 }
 
-/* Does p's queue have room for what it takes on that place (a gpu-memory share differs by node)? */
+static void no_memory(struct preason *why, const char *gang)
+{
+    if (why)
+        preason_init(why, POLICY_REASON_NO_MEMORY, gang);
+}
+
+/* Does p's queue have room for what it takes on that place (a gpu-memory share differs by
+ * node)? A refusal is written into queue_why (NULL: not wanted). */
 static bool queue_admits(const struct policy_cluster *c, const struct pgang *g,
-                         const struct ppod *p, const struct pplace *pl, char *queue_why,
-                         size_t queue_len)
+                         const struct ppod *p, const struct pplace *pl, struct preason *queue_why)
 {
     struct policy_resources need;
-    enum preason_kind kind;
 
     if (!p->managed)
         return true;
     ppod_charge_resources(p, pl->share, &need);
-    return pqueue_room(c, g, p->queue, &need, &kind, queue_why, queue_len) == 0;
+    return pqueue_room(c, g, p->queue, &need, queue_why) == 0;
 }
 
 /*
  * The first node of order, from *cursor on, that takes p and whose exact
  * charge its queue allows. A queue refusal (on every node that had room) is
- * written into queue_why.
+ * written into queue_why (kind NONE: there was none).
  */
 static bool find_place(const struct policy_cluster *c, const struct ppod *p,
                        enum policy_strategy strategy, const int32_t *order, size_t n,
-                       size_t *cursor, struct pplace *out, char *queue_why, size_t queue_len)
+                       size_t *cursor, struct pplace *out, struct preason *queue_why)
 {
     bool spread = strategy == POLICY_SPREAD;
     const struct pgang *g = ppod_gang(c, p);
@@ -106,7 +86,7 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p,
         /* Every node priced (frag.c); if the queue has no room there, any node it has room on. */
         if (!pfrag_find_place(c, p, order, n, out))
             return false;
-        if (queue_admits(c, g, p, out, queue_why, queue_len))
+        if (queue_admits(c, g, p, out, queue_why))
             return true;
     }
     for (size_t k = 0; k < n; k++) {
@@ -118,7 +98,7 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p,
             break;
         node = pnode_at(c, order[i]);
         if (!pfit_static(node, p, &w) || !pfit_resources(node, p, strategy, out, &w) ||
-            !queue_admits(c, g, p, out, queue_why, queue_len))
+            !queue_admits(c, g, p, out, queue_why))
             continue;
         out->node = order[i];
         *cursor = spread ? (i + 1) % n : i;
@@ -127,23 +107,19 @@ static bool find_place(const struct policy_cluster *c, const struct ppod *p,
     return false;
 }
 
-/* Place p on a node of order and record it in st; why says why not. */
+/* Place p on a node of order and record it in st. When it goes nowhere, queue_why holds its
+ * queue's refusal, kind NONE when room was what it lacked. */
 static int place_one(struct policy_cluster *c, struct ppod *p, enum policy_strategy strategy,
                      const int32_t *order, size_t norder, size_t *cursor, struct pstatement *st,
-                     char *why, size_t len)
+                     struct preason *queue_why)
 {
-    char queue_why[POLICY_REASON_LEN] = "";
     struct pplace pl;
 
-    if (!find_place(c, p, strategy, order, norder, cursor, &pl, queue_why, sizeof(queue_why))) {
-        if (*queue_why)
-            snprintf(why, len, "%s", queue_why);
-        else
-            no_node_reason(c, p, order, norder, why, len);
+    queue_why->r.kind = POLICY_REASON_NONE;
+    if (!find_place(c, p, strategy, order, norder, cursor, &pl, queue_why))
         return -1;
-    }
     if (pstatement_place(c, st, p, &pl) != POLICY_OK) {
-        snprintf(why, len, "out of memory while planning");
+        no_memory(queue_why, ppod_gang(c, p)->key);
         return -1;
     }
     return 0;
@@ -186,13 +162,18 @@ void pmembers_need(const struct policy_cluster *c, const struct ppod *const *mem
     }
 }
 
-static bool member_invalid(const struct ppod *p, char *why, size_t len)
+static bool member_invalid(const struct pgang *g, const struct ppod *p, struct preason *why)
 {
     char detail[POLICY_REASON_LEN];
 
     if (ppod_ask_valid(p, detail, sizeof(detail)))
         return false;
-    snprintf(why, len, "member %s: %s", p->name, detail);
+    if (why) {
+        preason_init(why, POLICY_REASON_INVALID, g->key);
+        why->r.pod = p->name;
+        why->r.never = true;
+        preason_detail(why, "%s", detail);
+    }
     return true;
 }
 
@@ -229,26 +210,13 @@ static int cmp_choice(const void *a, const void *b, void *ctx)
 }
 
 
-/* "gang lab/rc: worker group gpu needs 3 x 1 GPU, only 2 could be placed (member ...)" */
-static void short_reason(const struct pgang *g, int32_t sub, int32_t want, int32_t got,
-                         const struct ppod *failed, const char *detail, char *why, size_t len)
-{
-    char label[128], ask[64];
-
-    if (!failed) {
-        snprintf(why, len, "gang %s: %s", g->key, detail);
-        return;
-    }
-    ppod_ask_text(failed, ask, sizeof(ask));
-    if (sub < 0) {
-        snprintf(why, len, "gang %s needs %d more members, only %d could be placed (%s)", g->key,
-                 want, got, detail);
-        return;
-    }
-    pgang_sub_label(g, sub, label, sizeof(label));
-    snprintf(why, len, "gang %s: %s needs %d x %s, only %d could be placed (%s)", g->key, label,
-             want, ask, got, detail);
-}
+/* Where a pass ran out: the first member that found no place (and its queue's refusal, if
+ * that was what held it), and the subgroup still short (-1: the whole minimum). */
+struct shortfall {
+    const struct ppod *failed;
+    int32_t sub;
+    struct preason queue_why; /* kind NONE: room, not its queue */
+};
 
 /*
  * Place the members the gang's minimum misses, going down the pool in order: a member whose
@@ -259,13 +227,15 @@ static void short_reason(const struct pgang *g, int32_t sub, int32_t want, int32
 static int place_missing(struct policy_cluster *c, const struct pgang *g, struct ppod **pool,
                          size_t npool, struct pmissing *m, const struct pplace_filter *f,
                          enum policy_strategy strategy, const int32_t *order, size_t norder,
-                         struct pstatement *st, char *why, size_t len)
+                         struct pstatement *st, struct shortfall *sf)
 {
-    int32_t want_sub = -2, want, got = 0;
-    const struct ppod *prev = NULL, *failed = NULL;
-    char detail[POLICY_REASON_LEN] = "", first[POLICY_REASON_LEN] = "";
+    const struct ppod *prev = NULL;
+    struct preason queue_why;
     size_t cursor = 0;
 
+    sf->failed = NULL;
+    sf->sub = -1;
+    sf->queue_why.r.kind = POLICY_REASON_NONE;
     for (size_t i = 0; i < npool && m->total > 0; i++) {
         struct ppod *p = pool[i];
         bool for_sub = p->sub >= 0 && (size_t)p->sub < g->nsubs && m->sub[p->sub] > 0;
@@ -278,10 +248,10 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
             continue;
         if (!prev || !ppod_same_shape(prev, p))
             cursor = 0;
-        if (place_one(c, p, strategy, order, norder, &cursor, st, detail, sizeof(detail)) != 0) {
-            if (!failed) {
-                failed = p;
-                snprintf(first, sizeof(first), "%s", detail);
+        if (place_one(c, p, strategy, order, norder, &cursor, st, &queue_why) != 0) {
+            if (!sf->failed) {
+                sf->failed = p;
+                sf->queue_why = queue_why;
             }
             continue;
         }
@@ -294,26 +264,20 @@ static int place_missing(struct policy_cluster *c, const struct pgang *g, struct
     }
     if (m->total <= 0)
         return 0;
-    /* Who is short: the first subgroup still missing members, else the whole minimum; how
-     * many of its pool were placed before the pass ran out. */
-    for (size_t s = 0; s < g->nsubs && want_sub == -2; s++)
+    /* Who is short: the first subgroup still missing members, else the whole minimum; the
+     * member named is one of it that found no place. */
+    for (size_t s = 0; s < g->nsubs && sf->sub < 0; s++)
         if (m->sub[s] > 0)
-            want_sub = (int32_t)s;
-    for (size_t i = 0; i < npool; i++)
-        if ((want_sub < 0 || pool[i]->sub == want_sub) && pool[i]->phase == POLICY_POD_PLANNED &&
-            pplace_filter_takes(f, pool[i]))
-            got++;
-    want = got + (want_sub >= 0 ? m->sub[want_sub] : m->total);
-    if (failed && want_sub >= 0 && failed->sub != want_sub) {
+            sf->sub = (int32_t)s;
+    if (sf->failed && sf->sub >= 0 && sf->failed->sub != sf->sub) {
         for (size_t i = 0; i < npool; i++)
-            if (pool[i]->sub == want_sub && pool[i]->phase == POLICY_POD_PENDING &&
+            if (pool[i]->sub == sf->sub && pool[i]->phase == POLICY_POD_PENDING &&
                 pplace_filter_takes(f, pool[i])) {
-                failed = pool[i];
+                sf->failed = pool[i];
+                sf->queue_why.r.kind = POLICY_REASON_NONE;
                 break;
             }
     }
-    short_reason(g, want_sub >= 0 ? want_sub : -1, want, got, failed,
-                 failed ? first : "not enough members", why, len);
     return -1;
 }
 
@@ -370,7 +334,6 @@ static bool search_place(struct search_state *d, size_t i, int32_t node,
 {
     struct ppod *p = d->pool[i];
     const struct pnode *n = pnode_at(d->c, node);
-    char queue_why[POLICY_REASON_LEN];
     enum pfit_why w;
     struct pplace pl;
     size_t mark = d->st->n;
@@ -378,7 +341,7 @@ static bool search_place(struct search_state *d, size_t i, int32_t node,
     if (--d->budget <= 0 || !pfit_resources(n, p, strategy, &pl, &w))
         return false;
     pl.node = node;
-    if (!queue_admits(d->c, d->g, p, &pl, queue_why, sizeof(queue_why)) ||
+    if (!queue_admits(d->c, d->g, p, &pl, NULL) ||
         pstatement_place(d->c, d->st, p, &pl) != POLICY_OK)
         return false;
     if (for_sub)
@@ -457,16 +420,77 @@ struct place_ctx {
     struct ppod **pool;
     size_t npool;
     enum policy_strategy strategy;
+    struct preason *why; /* a pass that runs out says why here (and in words to ptopo_place);
+                          * NULL: no reason asked (a dry run) */
 };
+
+/* Why a pass that ran out on these nodes did, as the cluster stands (the pass rolled back). */
+static void pass_reason(const struct policy_cluster *c, const struct place_ctx *x,
+                        const struct pmissing *m, const int32_t *order, size_t norder,
+                        struct shortfall *sf, struct preason *why)
+{
+    if (sf->queue_why.r.kind != POLICY_REASON_NONE) {
+        *why = sf->queue_why;
+        pqueue_reason_settle(c, why);
+        return;
+    }
+    preason_gang_room(c, x->g, x->pool, x->npool, m->sub, m->total, sf->failed, sf->sub, order,
+                      norder, why);
+}
+
+/* What m misses before a pass counts it off, for the pass's reason (sub: stack when it fits). */
+static bool missing_before(const struct pgang *g, const struct pmissing *m, struct pmissing *was,
+                           int32_t *stack)
+{
+    *was = *m;
+    was->sub = g->nsubs <= 16 ? stack : malloc(g->nsubs * sizeof(*was->sub));
+    if (!was->sub)
+        return false;
+    memcpy(was->sub, m->sub, g->nsubs * sizeof(*was->sub));
+    return true;
+}
+
+/* A pass ran out: its reason as data (x->why), and in words for ptopo_place, which may say
+ * it of a domain. */
+static void pass_failed(struct policy_cluster *c, const struct place_ctx *x,
+                        const struct pmissing *was, const int32_t *order, size_t norder,
+                        struct pstatement *st, size_t mark, struct shortfall *sf, char *why,
+                        size_t len)
+{
+    pstatement_rollback(c, st, mark);
+    if (sf)
+        pass_reason(c, x, was, order, norder, sf, x->why);
+    else
+        preason_gang_room(c, x->g, x->pool, x->npool, was->sub, was->total, NULL, -1, order,
+                          norder, x->why);
+    preason_text(x->why, why, len);
+}
 
 static int place_greedy(struct policy_cluster *c, const int32_t *order, size_t norder,
                         struct pmissing *m, const struct pplace_filter *f,
                         struct pstatement *st, char *why, size_t len, void *ctx_)
 {
     const struct place_ctx *x = ctx_;
+    int32_t stack[16];
+    struct pmissing was;
+    struct shortfall sf;
+    size_t mark = st->n;
+    int rc;
 
-    return place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st, why,
-                         len);
+    if (!x->why)
+        return place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st,
+                             &sf);
+    if (!missing_before(x->g, m, &was, stack)) {
+        no_memory(x->why, x->g->key);
+        preason_text(x->why, why, len);
+        return -1;
+    }
+    rc = place_missing(c, x->g, x->pool, x->npool, m, f, x->strategy, order, norder, st, &sf);
+    if (rc != 0)
+        pass_failed(c, x, &was, order, norder, st, mark, &sf, why, len);
+    if (was.sub != stack)
+        free(was.sub);
+    return rc;
 }
 
 static int place_by_search(struct policy_cluster *c, const int32_t *order, size_t norder,
@@ -477,11 +501,59 @@ static int place_by_search(struct policy_cluster *c, const int32_t *order, size_
     struct search_state d = {.c = c, .g = x->g, .pool = x->pool, .npool = x->npool, .m = m,
                              .f = f, .order = order, .norder = norder, .st = st,
                              .budget = SEARCH_BUDGET};
+    int32_t stack[16];
+    struct pmissing was;
+    bool ok;
 
-    if (search_from(&d, 0))
-        return 0;
-    snprintf(why, len, "gang %s: no choice of its members fits", x->g->key);
-    return -1;
+    if (!x->why)
+        return search_from(&d, 0) ? 0 : -1;
+    if (!missing_before(x->g, m, &was, stack)) {
+        no_memory(x->why, x->g->key);
+        preason_text(x->why, why, len);
+        return -1;
+    }
+    ok = search_from(&d, 0);
+    if (!ok)
+        pass_failed(c, x, &was, order, norder, st, st->n, NULL, why, len);
+    if (was.sub != stack)
+        free(was.sub);
+    return ok ? 0 : -1;
+}
+
+/* Does every subgroup have the pods its minimum needs, and the gang as many as its own? */
+static bool members_exist(const struct policy_cluster *c, struct pgang *g, struct ppod **pool,
+                          size_t npool, const int32_t *have, int32_t placed, int32_t *msub,
+                          int32_t *subs_need, struct preason *why)
+{
+    int32_t members;
+
+    for (size_t s = 0; s < g->nsubs; s++) {
+        int32_t avail = 0;
+
+        msub[s] = g->subs[s].min - have[s] > 0 ? g->subs[s].min - have[s] : 0;
+        *subs_need += msub[s];
+        for (size_t i = 0; i < npool; i++)
+            avail += pool[i]->sub == (int32_t)s;
+        if (avail < msub[s]) {
+            if (why) {
+                preason_init(why, POLICY_REASON_MEMBERS, g->key);
+                pgang_sub_label(g, (int32_t)s, why->sub, sizeof(why->sub));
+                why->r.have = have[s] + avail;
+                why->r.want = g->subs[s].min;
+            }
+            return false;
+        }
+    }
+    pgang_counts(c, g, &members, NULL, NULL, NULL);
+    if (placed + (int32_t)npool < pgang_min(c, g)) {
+        if (why) {
+            preason_init(why, POLICY_REASON_MEMBERS, g->key);
+            why->r.have = members;
+            why->r.want = pgang_min(c, g);
+        }
+        return false;
+    }
+    return true;
 }
 
 /*
@@ -490,8 +562,8 @@ static int place_by_search(struct policy_cluster *c, const int32_t *order, size_
  */
 static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                        enum choice how, enum policy_strategy strategy, bool search,
-                       struct pstatement *st, bool *spare, enum preason_kind *kind, char *why,
-                       size_t len)
+                       struct pstatement *st, bool *spare, enum preason_kind *kind,
+                       struct preason *why)
 {
     int32_t stack[16], *have = g->nsubs <= 16 ? stack : calloc(g->nsubs, sizeof(*have));
     int32_t stack_m[16], *msub = g->nsubs <= 16 ? stack_m : calloc(g->nsubs, sizeof(*msub));
@@ -500,17 +572,17 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
     struct pmissing m = {.sub = msub};
     struct policy_resources estimate;
     size_t npool = 0, norder = 0, mark = st->n, valid = 0;
-    int32_t placed, members, subs_need = 0, *order = NULL;
+    int32_t placed, subs_need = 0, *order = NULL;
+    char text[POLICY_REASON_LEN] = "";
     int rc = -1;
 
     *kind = PREASON_MEMBERS;
     *spare = false;
     if (!have || !msub || !pool) {
-        snprintf(why, len, "out of memory while planning");
+        no_memory(why, g->key);
         goto out;
     }
     placed = pgang_tally(c, g, PGANG_PLACED, have);
-    pgang_counts(c, g, &members, NULL, NULL, NULL);
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
@@ -518,29 +590,11 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
             pool[npool++] = p;
     }
     qsort_r(pool, npool, sizeof(*pool), cmp_choice, &cmp);
-    for (size_t s = 0; s < g->nsubs; s++) {
-        int32_t avail = 0;
-
-        msub[s] = g->subs[s].min - have[s] > 0 ? g->subs[s].min - have[s] : 0;
-        subs_need += msub[s];
-        for (size_t i = 0; i < npool; i++)
-            avail += pool[i]->sub == (int32_t)s;
-        if (avail < msub[s]) {
-            char label[128];
-
-            pgang_sub_label(g, (int32_t)s, label, sizeof(label));
-            snprintf(why, len, "gang %s: %s has %d of %d pods", g->key, label, have[s] + avail,
-                     g->subs[s].min);
-            goto out;
-        }
-    }
+    if (!members_exist(c, g, pool, npool, have, placed, msub, &subs_need, why))
+        goto out;
     m.total = pgang_min(c, g) - placed;
     if (m.total <= 0) {
         rc = 0;
-        goto out;
-    }
-    if (placed + (int32_t)npool < pgang_min(c, g)) {
-        snprintf(why, len, "gang %s: %d of %d members exist", g->key, members, pgang_min(c, g));
         goto out;
     }
     m.slack = m.total - subs_need;
@@ -551,28 +605,35 @@ static int plan_choice(struct policy_cluster *c, struct pgang *g, const struct p
         valid += ppod_ask_valid(pool[i], NULL, 0);
     if (valid < (size_t)m.total || !subgroups_met_by_valid(g, pool, npool, msub)) {
         for (size_t i = 0; i < npool; i++)
-            if (member_invalid(pool[i], why, len)) {
+            if (member_invalid(g, pool[i], why)) {
                 *kind = PREASON_INVALID;
                 goto out;
             }
     }
     least_need(c, pool, npool, g, &m, &estimate);
-    if (pqueue_room(c, g, pgang_queue(c, g), &estimate, kind, why, len) != 0)
+    *kind = PREASON_QUEUE;
+    if (pqueue_room(c, g, pgang_queue(c, g), &estimate, why) != 0)
         goto out;
     *kind = PREASON_CAPACITY;
     if (!(order = pnode_order_every(c, &norder))) {
-        snprintf(why, len, "out of memory while planning");
+        no_memory(why, g->key);
         goto out;
     }
     ptopo_observe(c, g);
     rc = ptopo_place(c, g, pool, npool, &m, order, norder, st,
                      search ? place_by_search : place_greedy,
                      &(struct place_ctx){.g = g, .pool = pool, .npool = npool,
-                                         .strategy = strategy},
-                     why, len);
+                                         .strategy = strategy, .why = why},
+                     text, sizeof(text));
     if (rc != 0) {
         if (rc == -2)
             *kind = PREASON_MEMBERS; /* a Topology it names is not known: no room helps */
+        /* Within the domains it asks for, topology.c says why in its own words (a pass's
+         * reason, said of one domain, among them): the reason is those words. */
+        if (why && (rc == -2 || c->topo_fence || ptopo_constrained(g))) {
+            preason_init(why, POLICY_REASON_TOPOLOGY, g->key);
+            preason_detail(why, "%s", text);
+        }
         rc = -1;
         pstatement_rollback(c, st, mark);
         goto out;
@@ -599,7 +660,7 @@ out:
  * nothing fits, the lightest pass's reason is the gang's: it is what the gang asks at least.
  */
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
-                   struct pstatement *st, enum preason_kind *kind, char *why, size_t len)
+                   struct pstatement *st, enum preason_kind *kind, struct preason *why)
 {
     bool spare = false;
     int rc;
@@ -608,84 +669,92 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         /* Its size is unknown until its RayCluster or PodGroup is seen: planning
          * the members that exist now could place a gang in part. */
         *kind = PREASON_MEMBERS;
-        snprintf(why, len, "gang %s: its RayCluster or PodGroup is not known yet", g->key);
+        if (why)
+            preason_init(why, POLICY_REASON_UNDECLARED, g->key);
         return -1;
     }
-    rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind, why,
-                     len);
-    if (rc == 0 || *kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
-        return rc;
+    rc = plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, false, st, &spare, kind,
+                     why);
+    if (rc == 0)
+        return 0;
+    if (*kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
+        goto explain;
+    rc = -1;
     if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
-                             kind, why, len) == 0)
+                             kind, why) == 0)
         return 0;
     if (*kind == PREASON_CAPACITY) {
-        char searched[POLICY_REASON_LEN];
         enum preason_kind k;
 
         if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
-                        searched, sizeof(searched)) == 0)
+                        NULL) == 0)
             return 0;
     }
-    return -1;
+explain:
+    /* A RayJob's or RayService's cluster says whose it is: its key is KubeRay's name. */
+    powner_explain(c, g, why);
+    return rc;
 }
 
 int pplan_gang(struct policy_cluster *c, struct pgang *g, const struct ppod *must, int64_t now)
 {
     struct pstatement st = {0};
-    char why[POLICY_REASON_LEN];
+    struct preason why;
     enum preason_kind kind;
-    int rc = pplan_gang_try(c, g, must, &st, &kind, why, sizeof(why));
+    int rc = pplan_gang_try(c, g, must, &st, &kind, &why);
 
     if (rc != 0) {
         pstatement_discard(c, &st);
-        pgang_set_reason(g, kind, why);
-        pgang_tell_pending(c, g, why);
+        pgang_waits_for(c, g, &why);
         return -1;
     }
     pstatement_keep(&st);
     g->planned = true;
     pgang_unmark_waiting(c, g);
     pgang_plan_renew(c, g, now);
-    pgang_set_reason(g, PREASON_NONE, NULL);
+    pgang_set_reason(g, NULL);
     return 0;
 }
 
 int pplan_one_try(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-                  size_t ncandidates, struct pstatement *st, char *why, size_t len)
+                  size_t ncandidates, struct pstatement *st, struct preason *why)
 {
     size_t nids = 0, cursor = 0;
     int32_t *ids = candidate_ids(c, candidates, ncandidates, &nids);
     int32_t *order = malloc((nids ? nids : 1) * sizeof(*order));
+    struct preason queue_why;
     int rc = -1;
 
     if (!ids || !order) {
-        snprintf(why, len, "out of memory while planning");
+        no_memory(why, ppod_gang(c, p)->key);
         goto out;
     }
     pnode_order(c, ids, nids, order);
-    rc = place_one(c, p, c->opts.strategy, order, nids, &cursor, st, why, len);
+    rc = place_one(c, p, c->opts.strategy, order, nids, &cursor, st, &queue_why);
+    if (rc != 0 && why) {
+        if (queue_why.r.kind != POLICY_REASON_NONE)
+            *why = queue_why;
+        else
+            no_node_reason(c, p, order, nids, candidates && nids < c->nodes.n - c->nodes.nfree,
+                           why);
+    }
 out:
     free(ids);
     free(order);
     return rc;
 }
 
-enum preason_kind pplan_reason_kind(const char *why)
-{
-    return strncmp(why, "queue ", 6) == 0 ? PREASON_QUEUE : PREASON_CAPACITY;
-}
-
 int pplan_move(struct policy_cluster *c, struct ppod *p, const char *const *candidates,
-               size_t ncandidates, char *why, size_t len)
+               size_t ncandidates, struct preason *why)
 {
     struct pstatement st = {0};
     enum policy_pod_phase phase = p->phase;
 
     if (p->place.node >= 0 && pstatement_lift(c, &st, p, POLICY_POD_PENDING) != POLICY_OK) {
-        snprintf(why, len, "out of memory while planning");
+        no_memory(why, ppod_gang(c, p)->key);
         return -1;
     }
-    if (pplan_one_try(c, p, candidates, ncandidates, &st, why, len) != 0) {
+    if (pplan_one_try(c, p, candidates, ncandidates, &st, why) != 0) {
         pstatement_discard(c, &st);
         return -1;
     }

@@ -187,6 +187,10 @@ struct policy_queue_spec {
     int32_t priority;
     struct policy_resources quota;  /* -1 = unlimited */
     struct policy_resources limit;  /* -1 = unlimited */
+    /* A RayService's upgrade (its pending cluster, while the active one runs) may go over this
+     * queue's limit (and, for a non-preemptible gang, its quota) by what the active cluster
+     * holds: both run until the operator deletes the old one (docs/gangs.md, "RayService"). */
+    bool upgrade_burst;
     /* Only ratios matter; the decoders give thousandths (1000 = weight 1), so fractional
      * weights keep their ratio. Capped at POLICY_MAX_WEIGHT. */
     struct policy_resources over_quota_weight;
@@ -224,6 +228,21 @@ enum policy_gang_source {
     POLICY_GANG_WORKLOAD_API, /* a Kubernetes Workload (scheduling.k8s.io, KEP-4671) */
     POLICY_GANG_SOURCES
 };
+
+/*
+ * What made a gang's object (a RayCluster's ray.io/originated-from-crd and -cr-name labels).
+ * A RayJob's cluster is one gang with the job's submitter (policy_hold_spec); of a RayService's
+ * clusters, one that waits while another runs is its upgrade: it is never given the running
+ * one's room by eviction, and its reason says "upgrade of RayService ns/name waits: ...".
+ */
+enum policy_owner_kind {
+    POLICY_OWNER_NONE,
+    POLICY_OWNER_RAYJOB,
+    POLICY_OWNER_RAYSERVICE,
+};
+
+/* "RayJob", "RayService"; "" for none. */
+const char *policy_owner_kind_name(enum policy_owner_kind k);
 
 /* ---- topology: where nodes sit, and where a gang wants its members ------- */
 
@@ -293,6 +312,8 @@ struct policy_gang_spec {
      * KAI's annotations): where it disagrees with topology, which is followed, the gang's
      * conflict says so. */
     struct policy_topology_constraint topology_other;
+    enum policy_owner_kind owner_kind; /* what made it; NONE: nothing the engine knows */
+    const char *owner;                 /* that object's "namespace/name" */
 };
 
 enum policy_strategy {
@@ -354,6 +375,32 @@ bool policy_queue_changes(const struct policy_cluster *c, const struct policy_qu
  * waiting pod on its own node event before muster saw the node. */
 uint64_t policy_offer_epoch(const struct policy_cluster *c);
 bool policy_gang_changes(const struct policy_cluster *c, const struct policy_gang_spec *spec);
+
+/*
+ * Room held in a gang for a member that does not exist yet: a RayJob's submitter, which KubeRay
+ * makes only once the cluster is ready. It is planned with the gang's minimum (in subgroup
+ * `subgroup`, of minimum 1 while held), counted against the queue and kept on a node; the bind
+ * barrier never waits for it, and a gang evicted takes it along. A pod of that subgroup
+ * arriving takes the room (its own ask charged there when it fits); forgotten (the RayJob
+ * ended or was suspended), the room goes. Once `asked` (the operator made the submitter's
+ * Job), its pod comes within planTTL or the room goes. Its ask counts whole GPUs, cpu and
+ * memory; GPU shares are not held.
+ */
+struct policy_hold_spec {
+    const char *gang;     /* "namespace/name" of the gang it belongs to */
+    const char *subgroup; /* the subgroup its pod will carry: "submitter" */
+    const char *owner;    /* who holds it, in words: "RayJob lab/train" */
+    int64_t cpu_milli, memory_bytes, gpus;
+    const struct policy_label *node_selector;
+    size_t nnode_selector;
+    const struct policy_toleration *tolerations;
+    size_t ntolerations;
+    bool asked;
+};
+
+/* A hold kept as it was (nothing changed) is no change. */
+int policy_hold_upsert(struct policy_cluster *c, const struct policy_hold_spec *spec, int64_t now);
+int policy_hold_forget(struct policy_cluster *c, const char *gang, const char *subgroup);
 
 /* A pod seen for the first time gets the next arrival number, and `now` as when it was seen. */
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *spec, int64_t now);
@@ -497,10 +544,13 @@ struct policy_node_verdict {
     const char *reason; /* NULL when it fits; points into the result */
 };
 
+struct policy_reason;
+
 struct policy_filter_result {
     size_t n;                            /* = number of candidates */
     struct policy_node_verdict *verdicts; /* in candidate order */
     char *reason;                        /* why nothing fits; NULL if something does */
+    const struct policy_reason *why;     /* the same as data (policy_reason_text made reason) */
     /* A gang ahead of this one in queue order that could use the room and
      * waits: hand its pods back to kube-scheduler. NULL = none. */
     char *ahead;
@@ -508,6 +558,7 @@ struct policy_filter_result {
      * policy_evictions_take and carry them out. */
     bool evictions;
     char *detail_;                       /* owned text the verdicts point into */
+    void *why_;                          /* holds why */
 };
 
 /* Which candidates may this pod go to? The pod must have been upserted. */
@@ -591,6 +642,8 @@ struct policy_eviction {
     char *by_queue;
     enum policy_eviction_kind kind;
     char *reason;   /* one line: "evicted for gang lab/b of queue team-b: queue team-a is 2 GPUs over its fair share" */
+    const struct policy_reason *why; /* the same as data (kind POLICY_REASON_EVICTED) */
+    void *why_;                      /* holds why */
 };
 
 /*
@@ -618,6 +671,154 @@ void policy_evictions_free(struct policy_eviction *v, size_t n);
  */
 int policy_eviction_done(struct policy_cluster *c, const char *namespace_, const char *name,
                          bool ok, const char *why, int64_t now);
+/* ---- reasons: why a gang or pod waits, as data (docs/why.md) -------------- */
+
+/* The checks a node is put to for a pod. A node that fails is counted at the first check it
+ * fails, in this order: cordon, nodeSelector, affinity, taints (the pod's own checks), then
+ * gpu-memory label and size, cpu, memory, pods, whole GPUs, a GPU share (room). */
+enum policy_node_check {
+    POLICY_CHECK_OK,
+    POLICY_CHECK_CORDONED,
+    POLICY_CHECK_SELECTOR,
+    POLICY_CHECK_AFFINITY,
+    POLICY_CHECK_TAINT,
+    POLICY_CHECK_CPU,
+    POLICY_CHECK_MEMORY,
+    POLICY_CHECK_PODS,
+    POLICY_CHECK_GPU,
+    POLICY_CHECK_GPU_SHARE,
+    POLICY_CHECK_SHARING_PAUSED,
+    POLICY_CHECK_GPU_MEMORY_UNKNOWN,
+    POLICY_CHECK_GPU_MEMORY_TOO_BIG,
+    POLICY_CHECKS
+};
+
+/* "selector", "cpu", "gpu-share", ...: a check's name in JSON. */
+const char *policy_check_name(enum policy_node_check k);
+
+/* What one pod asks, in the engine's units. */
+struct policy_ask {
+    int64_t cpu_milli, memory_bytes;
+    int64_t gpus;            /* whole devices */
+    int32_t gpu_share_milli; /* a share of each of gpu_devices devices */
+    int32_t gpu_devices;
+    int64_t gpu_memory_mib;  /* a gpu-memory ask (its share depends on the node) */
+};
+
+/*
+ * Every reason muster gives, with the figures it names (docs/why.md has the table: what each
+ * means and what to do). "pod" below is the member the reason names, "gang" the gang that waits.
+ */
+enum policy_reason_kind {
+    POLICY_REASON_NONE,
+    POLICY_REASON_UNDECLARED,  /* gang: its RayCluster or PodGroup is not known yet */
+    POLICY_REASON_MEMBERS,     /* gang: have of want pods exist (of subgroup; whole gang: NULL) */
+    POLICY_REASON_INVALID,     /* pod: its ask cannot be met by any cluster (detail) */
+    POLICY_REASON_NO_QUEUE,    /* queue does not exist */
+    POLICY_REASON_QUEUE_LIMIT, /* queue's limit of resource: cap, used in it, the gang asks asked */
+    POLICY_REASON_QUEUE_QUOTA, /* the same for a non-preemptible gang and the queue's quota */
+    POLICY_REASON_NO_NODE,     /* pod: no node takes its ask (nodes, failing, most_free) */
+    POLICY_REASON_GANG_ROOM,   /* gang: the want members its minimum misses do not fit at once */
+    POLICY_REASON_NO_DOMAIN,   /* gang: no node has its topology label (or its domain's value) */
+    POLICY_REASON_TOPOLOGY,    /* gang: no domain it asks for holds it, in topology.c's words
+                                * (detail); its figures are not kept (yet) */
+    POLICY_REASON_AHEAD,       /* gang: gang other (of other_queue) is ahead and could use the room */
+    POLICY_REASON_YIELD,       /* gang: gang other would evict it at once, so other goes first */
+    POLICY_REASON_NO_VICTIMS,  /* gang: gang other would evict it at once were it placed on
+                                * victims' room, so nothing is evicted for it */
+    POLICY_REASON_IN_TURN,     /* pod beyond the minimum: pod other of subgroup goes first */
+    POLICY_REASON_EXTRA,       /* pod beyond the minimum: placed once the gang is bound */
+    POLICY_REASON_VICTIMS,     /* gang: waits for have evicted pods to leave; its room is held */
+    POLICY_REASON_ROOM_TAKEN,  /* gang: the room freed for it went to gang other */
+    POLICY_REASON_VICTIM_REFUSED, /* gang: evicting pod other for it was refused (detail) */
+    POLICY_REASON_PLAN_EXPIRED,   /* gang: its plan ran out before kube-scheduler bound it */
+    POLICY_REASON_EVICTED,     /* gang (or pod): evicted for gang other; waits to be placed again */
+    POLICY_REASON_AT_BIND,     /* pod held at the barrier: have of want members at bind or bound */
+    POLICY_REASON_BIND_FAILED, /* pod: its Binding failed (detail) */
+    POLICY_REASON_NOT_OFFERED, /* pod: planned on node other, not offered; no offered node takes
+                                * it (detail: why) */
+    POLICY_REASON_ELSEWHERE,   /* pod: planned in topology=domain; the nodes offered are not */
+    POLICY_REASON_NO_MEMORY,   /* the engine ran out of memory while planning it */
+    POLICY_REASON_KINDS
+};
+
+/* "queue-limit", "no-node", ...: a kind's name in JSON. */
+const char *policy_reason_kind_name(enum policy_reason_kind k);
+
+struct policy_reason {
+    enum policy_reason_kind kind;
+    /* Nothing the cluster's use can change helps: the ask does not fit the nodes it may use even
+     * empty, or it is more than the queue's limit (non-preemptible: its quota). */
+    bool never;
+    const char *gang;     /* the gang ("namespace/name"; a lone pod's own key) */
+    const char *pod;      /* the member named (its name), NULL: none */
+    const char *subgroup; /* its subgroup as words ("worker group gpu"), NULL: the whole gang */
+    int32_t want, have;   /* counts: see the kind */
+    struct policy_ask ask; /* the named member's ask */
+
+    /* NO_NODE, GANG_ROOM: the nodes looked at (the offered ones when offered; those of
+     * topology=domain when domain is set), and for NO_NODE how many failed each check. */
+    int32_t nodes;
+    bool offered;
+    int32_t failing[POLICY_CHECKS];
+    /* NO_NODE: the most free of each resource on one node that passes the pod's own checks
+     * (cordon, selector, affinity, taints): cpu, memory, whole GPUs (milli); and the most room
+     * on one GPU device there, for a share (milli). */
+    struct policy_resources most_free;
+    int32_t most_device_room;
+    /* GANG_ROOM: what the missing members ask together (at least), and what is free on the
+     * nodes any of them may use, summed (at most); resource is one need exceeds, or -1 when
+     * none does (they do not fit together, one node at a time). */
+    struct policy_resources need, free;
+    /* QUEUE_LIMIT, QUEUE_QUOTA: the queue and resource; EVICTED: the victim's queue. GANG_ROOM,
+     * NO_NODE: the resource short, -1 for none. */
+    const char *queue;
+    int resource;
+    int64_t cap, used, asked; /* QUEUE_*: limit or quota, used, what the gang asks */
+
+    const char *other;       /* a gang, or a pod (IN_TURN, VICTIM_REFUSED), or a node */
+    const char *other_queue;
+    const char *detail;      /* INVALID, VICTIM_REFUSED, BIND_FAILED, NOT_OFFERED: words */
+    const char *topology;    /* the topology key it was looked at within, NULL: none */
+    const char *domain;      /* ... and the domain (the first tried) */
+    int32_t domains;         /* domains tried */
+
+    /* EVICTED: reclaim (the victim's queue held used of resource over cap, its fair share, or
+     * its quota when quota_mark) or preemption (priority other_priority above priority). */
+    int eviction;            /* an enum policy_eviction_kind */
+    bool quota_mark;
+    int32_t priority, other_priority;
+
+    /* NO_NODE, GANG_ROOM after no eviction could make room: the queue holding the most of
+     * held_resource (a leaf off its own queue's path), what it holds (bound and planned), its
+     * quota (-1: none) and fair share; the top-level quotas summed (but the default queue
+     * nobody defined) and the cluster's capacity of it (quotas -1: some queue has no quota). */
+    const char *holder;
+    int held_resource;
+    int64_t held, holder_quota, holder_fair, quotas, capacity;
+
+    /* Any kind: the gang is a RayJob's or RayService's cluster (owner "namespace/name", NULL:
+     * none), said first ("RayJob lab/train: ..."); upgrade: a RayService's cluster waiting while
+     * another of its clusters runs ("upgrade of RayService lab/svc waits: ..."). */
+    const char *owner;
+    enum policy_owner_kind owner_kind;
+    bool upgrade;
+};
+
+/*
+ * The one place a reason becomes words: one line into buf (cut to fit, always terminated).
+ * Returns the length the whole line needs, as snprintf does. Quantities are written as a
+ * person writes them: GPUs, cores or millicores, Gi/Mi/G/M.
+ */
+size_t policy_reason_text(const struct policy_reason *r, char *buf, size_t len);
+
+/* A quantity of resource r in those units: "2 GPUs", "0.5 GPU", "4 cpu", "1500m cpu",
+ * "1Gi memory". */
+void policy_amount_text(int r, int64_t v, char *buf, size_t len);
+/* Bytes as a Kubernetes quantity, with the suffix (binary or decimal) that keeps the number
+ * smallest and exact: 1G, 4Gi, 1536Mi, 3Ki; without one, plain bytes. */
+void policy_memory_text(int64_t bytes, char *buf, size_t len);
+
 /*
  * The cluster's GPU fragmentation for the workload seen so far, in milli-GPU:
  * summed over nodes, the free GPU that pods of each shape seen could not use if
@@ -661,6 +862,7 @@ struct policy_pod_view {
     int32_t gpu_devices;
     const char *gpu_groups;   /* NULL unless shared */
     const char *reason;       /* why it waits; NULL otherwise */
+    const struct policy_reason *why; /* the same as data */
     bool refused;             /* muster's last filter answer for it was no: kube-scheduler
                                * parked it and retries it only on events it watches */
     uint64_t refusal;         /* which answer that was (policy_pod_handed_back) */
@@ -687,6 +889,26 @@ struct policy_subgroup_view {
     int32_t extras_placed;  /* beyond the minimum, with a place */
     int32_t extras_waiting; /* beyond the minimum, waiting */
     const char *extra_reason; /* why the first waiting extra waits; NULL if none */
+    const struct policy_reason *extra_why;
+};
+
+enum policy_hold_state {
+    POLICY_HOLD_WAITING, /* its pod has not come: the room is held (node set once placed) */
+    POLICY_HOLD_ARRIVED, /* its pod came and took the room */
+    POLICY_HOLD_EXPIRED, /* asked for, its pod did not come within planTTL: the room went */
+    POLICY_HOLD_LOST,    /* its node went, with no room elsewhere: its pod is placed on arrival */
+};
+
+const char *policy_hold_state_name(enum policy_hold_state s);
+
+/* Room held in a gang for a member to come. */
+struct policy_hold_view {
+    const char *subgroup;
+    const char *owner;
+    enum policy_hold_state state;
+    const char *node; /* where it is held; NULL while not placed */
+    int64_t cpu_milli, memory_bytes, gpus;
+    bool asked;
 };
 
 struct policy_gang_view {
@@ -698,6 +920,7 @@ struct policy_gang_view {
     int32_t bound;
     int32_t waiting;  /* held at the bind barrier */
     const char *reason;
+    const struct policy_reason *why; /* the same as data */
     int64_t since;    /* first upsert's `now` of its earliest present member; 0: none */
     int32_t priority;
     bool preemptible;
@@ -718,6 +941,11 @@ struct policy_gang_view {
     /* The domain its placed members share at the finest of its levels that holds them all,
      * "rack=r07" (the level's alias, else its label); NULL: none placed, or no constraint. */
     const char *domain;
+    enum policy_owner_kind owner_kind;
+    const char *owner;      /* the RayJob's or RayService's "namespace/name"; NULL: none */
+    const char *upgrade_of; /* a RayService's cluster that waits while this one runs; NULL */
+    size_t nholds;          /* room held for members to come (policy_hold_spec) */
+    const struct policy_hold_view *holds;
 };
 
 struct policy_queue_view {

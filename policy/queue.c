@@ -15,33 +15,6 @@ int64_t pqueue_used(const struct pqueue *q, int r)
     return parith_add(q->allocated.v[r], q->reserved.v[r]);
 }
 
-void pamount_text(int r, int64_t v, char *buf, size_t len)
-{
-    if (r == POLICY_RES_GPU && v % POLICY_GPU_MILLI == 0)
-        snprintf(buf, len, "%lld", (long long)(v / POLICY_GPU_MILLI));
-    else if (r == POLICY_RES_GPU)
-        snprintf(buf, len, "%lld.%03lld", (long long)(v / POLICY_GPU_MILLI),
-                 (long long)(v % POLICY_GPU_MILLI < 0 ? -(v % POLICY_GPU_MILLI)
-                                                      : v % POLICY_GPU_MILLI));
-    else if (r == POLICY_RES_CPU && v % 1000 == 0)
-        snprintf(buf, len, "%lld", (long long)(v / 1000));
-    else if (r == POLICY_RES_CPU)
-        snprintf(buf, len, "%lldm", (long long)v);
-    else if (v % (1LL << 30) == 0)
-        snprintf(buf, len, "%lldGi", (long long)(v >> 30));
-    else if (v % (1LL << 20) == 0)
-        snprintf(buf, len, "%lldMi", (long long)(v >> 20));
-    else
-        snprintf(buf, len, "%lld", (long long)v);
-    /* Trim trailing zeros of a fractional GPU amount: 1.500 -> 1.5 */
-    if (r == POLICY_RES_GPU && strchr(buf, '.')) {
-        size_t n = strlen(buf);
-
-        while (buf[n - 1] == '0')
-            buf[--n] = '\0';
-    }
-}
-
 /* The resource of need that goes over cap (cap -1 = none) on top of have, or -1. */
 static int over(const struct policy_resources *cap, const struct policy_resources *have,
                 const struct policy_resources *need)
@@ -52,47 +25,87 @@ static int over(const struct policy_resources *cap, const struct policy_resource
     return -1;
 }
 
-static int refuse(const char *what, const struct pqueue *q, int r, int64_t cap, int64_t have,
-                  const struct pgang *g, const struct policy_resources *need,
-                  enum preason_kind *kind, char *why, size_t len)
+/* Refused by q's cap of resource r (its limit, or for non-preemptible work its quota). */
+static int refuse(enum policy_reason_kind kind, const struct pqueue *q, int r, int64_t cap,
+                  int64_t have, const struct pgang *g, const struct policy_resources *need,
+                  struct preason *why)
 {
-    char l[32], u[32], n[32];
-
-    pamount_text(r, cap, l, sizeof(l));
-    pamount_text(r, have, u, sizeof(u));
-    pamount_text(r, need->v[r], n, sizeof(n));
-    *kind = PREASON_QUEUE;
-    snprintf(why, len, "queue %s: %s %s %s, in use %s, %s needs %s", q->name,
-             policy_resource_name(r), what, l, u, g && !g->singleton ? "gang" : "pod", n);
+    if (!why)
+        return -1;
+    preason_init(why, kind, g ? g->key : NULL);
+    why->r.queue = q->name;
+    why->r.resource = r;
+    why->r.cap = cap;
+    why->r.used = have;
+    why->r.asked = need->v[r];
+    why->r.never = need->v[r] > cap;
+    /* A gang of one is its pod. */
+    if (g && g->singleton && g->nmembers)
+        why->r.pod = g->key;
     return -1;
 }
 
+/* An upgrade's burst (hold.c) raises what it may hold: never only beyond that. */
+static int refuse_burst(int rc, const struct policy_resources *cap, int r,
+                        const struct policy_resources *need, struct preason *why)
+{
+    if (why)
+        why->r.never = cap->v[r] >= 0 && need->v[r] > cap->v[r];
+    return rc;
+}
+
 int pqueue_room(const struct policy_cluster *c, const struct pgang *g, const char *queue,
-                const struct policy_resources *need, enum preason_kind *kind, char *why,
-                size_t len)
+                const struct policy_resources *need, struct preason *why)
 {
     const struct pqueue *leaf = pqueue_find(c, queue);
     const struct pqueue *q;
     int depth, r;
 
     if (!leaf) {
-        *kind = PREASON_QUEUE;
-        snprintf(why, len, "queue %s does not exist", queue);
+        if (why) {
+            preason_init(why, POLICY_REASON_NO_QUEUE, g ? g->key : NULL);
+            why->r.queue = queue;
+        }
         return -1;
     }
     for (q = leaf, depth = 0; q && depth < POLICY_MAX_QUEUE_DEPTH;
          q = pqueue_parent(c, q), depth++) {
-        struct policy_resources used;
+        struct policy_resources used, burst, limit, quota;
 
-        for (int k = 0; k < POLICY_RES_COUNT; k++)
+        /* A RayService's upgrade, where the queue lets it, goes over by what the running
+         * cluster holds (hold.c): counted off what is in use. */
+        powner_burst(c, g, q, &burst);
+        for (int k = 0; k < POLICY_RES_COUNT; k++) {
             used.v[k] = pqueue_used(q, k);
-        if ((r = over(&q->limit, &used, need)) >= 0)
-            return refuse("limit", q, r, q->limit.v[r], used.v[r], g, need, kind, why, len);
-        if (g && !g->preemptible && (r = over(&q->quota, &q->nonpreemptible, need)) >= 0)
-            return refuse("quota (non-preemptible work stays within it)", q, r, q->quota.v[r],
-                          q->nonpreemptible.v[r], g, need, kind, why, len);
+            limit.v[k] = q->limit.v[k] < 0 ? -1 : parith_add(q->limit.v[k], burst.v[k]);
+            quota.v[k] = q->quota.v[k] < 0 ? -1 : parith_add(q->quota.v[k], burst.v[k]);
+        }
+        if ((r = over(&limit, &used, need)) >= 0)
+            return refuse_burst(refuse(POLICY_REASON_QUEUE_LIMIT, q, r, q->limit.v[r], used.v[r],
+                                       g, need, why),
+                                &limit, r, need, why);
+        if (g && !g->preemptible && (r = over(&quota, &q->nonpreemptible, need)) >= 0)
+            return refuse_burst(refuse(POLICY_REASON_QUEUE_QUOTA, q, r, q->quota.v[r],
+                                       q->nonpreemptible.v[r], g, need, why),
+                                &quota, r, need, why);
     }
     return 0;
+}
+
+void pqueue_reason_settle(const struct policy_cluster *c, struct preason *why)
+{
+    struct policy_reason *r = &why->r;
+    const struct pqueue *q = pqueue_find(c, r->queue);
+    int64_t now;
+
+    if (!q || r->resource < 0 ||
+        (r->kind != POLICY_REASON_QUEUE_LIMIT && r->kind != POLICY_REASON_QUEUE_QUOTA))
+        return;
+    now = r->kind == POLICY_REASON_QUEUE_LIMIT ? pqueue_used(q, r->resource)
+                                               : q->nonpreemptible.v[r->resource];
+    r->asked = r->asked + r->used - now;
+    r->used = now;
+    r->never = r->asked > r->cap;
 }
 
 /* What it may hold at most: max(quota, fair share), under its limit; with an unlimited quota

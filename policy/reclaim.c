@@ -236,6 +236,9 @@ static const struct pqueue *eligible(struct psearch *s, const struct pgang *vg,
     if (vg == s->g || (!assumed && !plan && (!vg->admitted || vg->awaiting > 0)) ||
         (!assumed && vg->refused_until > s->now))
         return NULL;
+    /* A RayService's running cluster is never taken for its own upgrade (hold.c). */
+    if (powner_siblings(vg, s->g))
+        return NULL;
     vqid = pidx_get(&c->queue_ix, pgang_queue(c, vg));
     if (vqid < 0 || (size_t)vqid >= c->queues.n || !(vq = pqueue_at(c, vqid)) ||
         !(lv = leveled(s, vq, vqid, lr)) || !pgang_preemptible(c, vg))
@@ -311,12 +314,13 @@ static int cmp_arrival_desc(const void *a, const void *b)
     return x->arrival > y->arrival ? -1 : x->arrival < y->arrival;
 }
 
-/* Does a pod hold a place this search may take? Bound, or for an assumed gang placed. */
+/* Does a pod hold a place this search may take? Bound, or for an assumed gang placed; a running
+ * gang's room held for a member to come goes with it (hold.c). */
 static bool running_member(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
 {
     if (!p || p->place.node < 0)
         return false;
-    if (p->phase == POLICY_POD_BOUND)
+    if (p->phase == POLICY_POD_BOUND || (p->held && p->phase == POLICY_POD_PLANNED))
         return true;
     return vg == s->assume && p->phase != POLICY_POD_PENDING && p->phase != POLICY_POD_EVICTING;
 }
@@ -500,20 +504,19 @@ static void restore_all(struct psearch *s)
 /* A member alone: anywhere, or within the domains its gang keeps to. */
 static bool fits_one(struct psearch *s, struct ppod *p, struct pstatement *st)
 {
-    char why[POLICY_REASON_LEN];
     const char **names;
     size_t n = 0;
     bool ok;
 
     if (s->g->singleton || !ptopo_constrained(s->g))
-        return pplan_one_try(s->c, p, NULL, 0, st, why, sizeof(why)) == 0;
+        return pplan_one_try(s->c, p, NULL, 0, st, NULL) == 0;
     if (!(names = malloc((s->c->nodes.n ? s->c->nodes.n : 1) * sizeof(*names))))
         return false;
     for (size_t i = 0; i < s->c->nodes.n; i++)
         if (s->c->nodes.items[i])
             names[n++] = pnode_at(s->c, (int32_t)i)->name;
     n = ptopo_within(s->c, s->g, p, names, n, false, names);
-    ok = n > 0 && pplan_one_try(s->c, p, names, n, st, why, sizeof(why)) == 0;
+    ok = n > 0 && pplan_one_try(s->c, p, names, n, st, NULL) == 0;
     free(names);
     return ok;
 }
@@ -521,7 +524,6 @@ static bool fits_one(struct psearch *s, struct ppod *p, struct pstatement *st)
 /* Would the waiting gang fit whole now? Leaves its placements in st when it does. */
 static bool fits(struct psearch *s, struct pstatement *st)
 {
-    char why[POLICY_REASON_LEN];
     enum preason_kind kind;
 
     if (s->x || s->g->singleton) {
@@ -529,7 +531,7 @@ static bool fits(struct psearch *s, struct pstatement *st)
 
         return p && fits_one(s, p, st);
     }
-    return pplan_gang_try(s->c, s->g, NULL, st, &kind, why, sizeof(why)) == 0;
+    return pplan_gang_try(s->c, s->g, NULL, st, &kind, NULL) == 0;
 }
 
 static bool dry_fits(struct psearch *s)
@@ -859,48 +861,42 @@ static int most_over(const struct pqueue *q, const struct policy_resources *used
     return best;
 }
 
-/* "queue team-a is 2 GPUs over its fair share" (or over its quota), as the victim's own
- * queue stood before anything was taken, for the resource it is most over. */
-static void over_text(const struct psearch *s, const struct pqueue *q, char *buf, size_t len)
+/* "evicted for gang lab/b of queue team-b: queue team-a is 2 GPUs over its fair share" (or
+ * over its quota), as the victim's own queue stood before anything was taken, for the resource
+ * it is most over; "preempted for gang ...: its priority 100 is above 50". */
+static void reason_for(const struct psearch *s, const struct victim *v, struct preason *why)
 {
-    static const char *const unit[POLICY_RES_COUNT] = {" cpu", " of memory", " GPUs"};
+    const struct pqueue *q = v->leaf;
     const struct policy_resources *used = &s->used0[pidx_get(&s->c->queue_ix, q->name)];
-    const struct policy_resources *mark = &q->fair_share;
-    const char *what = "fair share";
-    int r = most_over(q, used, mark);
-    char amount[32];
+    struct policy_reason *r = &why->r;
+    int res;
 
-    if (r < 0) {
-        mark = &q->quota;
-        what = "quota";
-        r = most_over(q, used, mark);
-    }
-    if (r < 0) { /* the rule holds at the level where its path parts from the reclaimer's */
-        snprintf(buf, len, "queue %s is over what it may hold", q->name);
-        return;
-    }
-    pamount_text(r, used->v[r] - mark->v[r], amount, sizeof(amount));
-    snprintf(buf, len, "queue %s is %s%s over its %s", q->name, amount, unit[r], what);
-}
-
-static void reason_for(const struct psearch *s, const struct victim *v, char *buf, size_t len)
-{
-    char over[160];
-
+    preason_init(why, POLICY_REASON_EVICTED, v->g->key);
+    r->other = s->g->key;
+    r->other_queue = pgang_queue(s->c, s->g);
+    r->eviction = s->kind;
+    r->queue = q->name;
     if (s->kind == POLICY_EVICT_PREEMPT) {
-        snprintf(buf, len, "preempted for gang %s of queue %s: its priority %d is above %d",
-                 s->g->key, pgang_queue(s->c, s->g), pgang_priority(s->c, s->g), v->priority);
+        r->other_priority = pgang_priority(s->c, s->g);
+        r->priority = v->priority;
         return;
     }
-    over_text(s, v->leaf, over, sizeof(over));
-    snprintf(buf, len, "evicted for gang %s of queue %s: %s", s->g->key, pgang_queue(s->c, s->g),
-             over);
+    /* The rule holds at the level where its path parts from the reclaimer's: resource -1. */
+    if ((res = most_over(q, used, &q->fair_share)) < 0 &&
+        (res = most_over(q, used, &q->quota)) >= 0)
+        r->quota_mark = true;
+    r->resource = res;
+    if (res >= 0) {
+        r->used = used->v[res];
+        r->cap = r->quota_mark ? q->quota.v[res] : q->fair_share.v[res];
+    }
 }
 
 /* A plan in transit taken: its room, and the pods leaving for it, pass to the reclaimer. */
-static void hand_over_plan(struct psearch *s, struct victim *v, const char *reason)
+static void hand_over_plan(struct psearch *s, struct victim *v, const struct pwhy *evicted)
 {
-    char why[POLICY_REASON_LEN];
+    struct preason why;
+    const char *over = evicted ? strchr(evicted->text, ':') : NULL;
 
     pstatement_rollback(s->c, &v->held, 0); /* the leavers stay on their nodes */
     pstatement_keep(&v->lifted);            /* its plan goes */
@@ -913,42 +909,49 @@ static void hand_over_plan(struct psearch *s, struct victim *v, const char *reas
     v->g->awaiting = 0;
     v->g->planned = false;
     pgang_mark_waiting(s->c, v->g);
-    snprintf(why, sizeof(why), "gang %s: the room being freed for it went to gang %s of queue %s",
-             v->g->key, s->g->key, pgang_queue(s->c, s->g));
-    if (reason && strchr(reason, ':'))
-        snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", strchr(reason, ':'));
-    pgang_set_reason(v->g, PREASON_CAPACITY, why);
-    pgang_tell_pending(s->c, v->g, why);
+    preason_init(&why, POLICY_REASON_ROOM_TAKEN, v->g->key);
+    why.r.other = s->g->key;
+    why.r.other_queue = pgang_queue(s->c, s->g);
+    if (over)
+        preason_detail(&why, "%s", over + 2);
+    pgang_waits_for(s->c, v->g, &why);
     v->taken = false;
 }
 
 int preclaim_decide(struct psearch *s)
 {
-    char reason[POLICY_REASON_LEN];
     int rc = POLICY_OK;
 
     for (size_t i = 0; i < s->n && rc == POLICY_OK; i++) {
         struct victim *v = &s->v[i];
+        struct preason why;
+        struct pwhy *w;
 
         if (!v->taken)
             continue;
-        reason_for(s, v, reason, sizeof(reason));
+        reason_for(s, v, &why);
+        w = pwhy_new(&why);
         if (v->unit == UNIT_PLAN) {
-            hand_over_plan(s, v, reason);
+            hand_over_plan(s, v, w);
+            pwhy_drop(w);
             continue;
         }
         /* Back on its node, then out of its queues as a leaver: the plan sits on its room
          * until it is gone. */
         give_back(s, v);
         for (size_t k = 0; k < v->npods && rc == POLICY_OK; k++)
-            rc = pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, reason);
+            if (!VPOD(s, v, k)->held) /* a stand-in is no pod: its room goes below */
+                rc = w ? pevict_queue(s->c, VPOD(s, v, k), s->g, s->kind, w) : POLICY_ENOMEM;
         if (v->unit == UNIT_WHOLE) {
             /* The gang is leaving whole: it takes no new member until it is placed whole
-             * again (its planned extras give their room back). */
+             * again (its planned extras give their room back). It waits again, and says why. */
             pplan_release(s->c, v->g);
             v->g->admitted = false;
             v->g->running_since = 0;
+            phold_release(s->c, v->g); /* room held for a member to come goes with it */
+            pgang_tell_pending(s->c, v->g, pgang_set_reason(v->g, &why));
         }
+        pwhy_drop(w);
     }
     pstatement_keep(&s->plan);
     if (s->x) {
@@ -1009,7 +1012,7 @@ bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
     const char *wq = pgang_queue(c, w), *uq = pgang_queue(c, u);
     const struct pqueue *q = pqueue_find(c, uq), *lw, *lu;
 
-    if (!q)
+    if (!q || powner_siblings(w, u))
         return false;
     if (strcmp(wq, uq) == 0) {
         *kind = POLICY_EVICT_PREEMPT;

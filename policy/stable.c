@@ -131,12 +131,11 @@ static void consider(struct policy_cluster *c, struct pgang *w, const struct pga
 static struct ppod *minimum_placed(struct policy_cluster *c, struct pgang *w,
                                    struct pstatement *st, bool *was)
 {
-    char why[POLICY_REASON_LEN];
     enum preason_kind rk;
     struct ppod *x;
 
     *was = w->planned;
-    if (pplan_gang_try(c, w, NULL, st, &rk, why, sizeof(why)) != 0 ||
+    if (pplan_gang_try(c, w, NULL, st, &rk, NULL) != 0 ||
         !(x = pending_member(c, w)))
         return NULL;
     w->planned = true;
@@ -165,7 +164,6 @@ static bool takes(struct policy_cluster *c, const struct evictor *e, struct pgan
  * waiting. */
 static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t now)
 {
-    char why[POLICY_REASON_LEN];
     enum preason_kind rk;
     struct pstatement st = {0};
     struct ppod *x = e->wx;
@@ -175,8 +173,8 @@ static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t 
     if (e->after_minimum && !(x = minimum_placed(c, e->w, &st, &was)))
         goto out;
     mark = st.n;
-    ok = x ? pplan_one_try(c, x, NULL, 0, &st, why, sizeof(why)) == 0
-           : pplan_gang_try(c, e->w, NULL, &st, &rk, why, sizeof(why)) == 0;
+    ok = x ? pplan_one_try(c, x, NULL, 0, &st, NULL) == 0
+           : pplan_gang_try(c, e->w, NULL, &st, &rk, NULL) == 0;
     pstatement_rollback(c, &st, mark);
     ok = ok || preclaim_possible(c, e->w, x, now);
 out:

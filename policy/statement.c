@@ -81,7 +81,7 @@ void pstatement_keep(struct pstatement *st)
 {
     for (size_t i = 0; i < st->n; i++)
         if (st->steps[i].placed)
-            pset_str(&st->steps[i].pod->reason, NULL);
+            pwhy_set(&st->steps[i].pod->why, NULL);
     free(st->steps);
     memset(st, 0, sizeof(*st));
 }

@@ -212,8 +212,9 @@ static double shortfall(const struct troom *r, const struct tneed *d, char *buf,
         (double)(d->gpu_milli - r->gpu_milli) / (double)d->gpu_milli > worst) {
         worst = (double)(d->gpu_milli - r->gpu_milli) / (double)d->gpu_milli;
         if (buf) {
-            pamount_text(POLICY_RES_GPU, d->gpu_milli - r->gpu_milli, amount, sizeof(amount));
-            snprintf(buf, len, "is short %s GPU%s", amount, strcmp(amount, "1") ? "s" : "");
+            policy_amount_text(POLICY_RES_GPU, d->gpu_milli - r->gpu_milli, amount,
+                               sizeof(amount));
+            snprintf(buf, len, "is short %s", amount);
         }
     }
     for (int i = 0; i < d->nsizes; i++) {
@@ -230,15 +231,16 @@ static double shortfall(const struct troom *r, const struct tneed *d, char *buf,
     if (d->cpu > r->cpu && (double)(d->cpu - r->cpu) / (double)d->cpu > worst) {
         worst = (double)(d->cpu - r->cpu) / (double)d->cpu;
         if (buf) {
-            pamount_text(POLICY_RES_CPU, d->cpu - r->cpu, amount, sizeof(amount));
-            snprintf(buf, len, "is short %s cpu", amount);
+            policy_amount_text(POLICY_RES_CPU, d->cpu - r->cpu, amount, sizeof(amount));
+            snprintf(buf, len, "is short %s", amount);
         }
     }
     if (d->memory > r->memory && (double)(d->memory - r->memory) / (double)d->memory > worst) {
         worst = (double)(d->memory - r->memory) / (double)d->memory;
         if (buf) {
-            pamount_text(POLICY_RES_MEMORY, d->memory - r->memory, amount, sizeof(amount));
-            snprintf(buf, len, "is short %s of memory", amount);
+            policy_amount_text(POLICY_RES_MEMORY, d->memory - r->memory, amount,
+                               sizeof(amount));
+            snprintf(buf, len, "is short %s", amount);
         }
     }
     if (d->pods > r->pods && (double)(d->pods - r->pods) / (double)d->pods > worst) {
@@ -708,7 +710,7 @@ static void walk_reason(const struct tctx *x, const struct twalk *w, char *why, 
         unit_label(x, u, label, sizeof(label));
         snprintf(who, sizeof(who), "gang %s: %s", x->g->key, label);
     }
-    pamount_text(POLICY_RES_GPU, w->need.gpu_milli, ask, sizeof(ask));
+    policy_amount_text(POLICY_RES_GPU, w->need.gpu_milli, ask, sizeof(ask));
     if (*w->tried && !*w->nearest_name)
         snprintf(why, len, "%s: in %s: %s", who, w->tried_name, w->tried);
     else if (*w->tried)
@@ -718,17 +720,16 @@ static void walk_reason(const struct tctx *x, const struct twalk *w, char *why, 
         snprintf(why, len, "%s: its placed members are in %s, which has no node it may use", who,
                  w->pinned);
     else if (*w->pinned)
-        snprintf(why, len, "%s needs %lld pods (%s GPU%s) in %s, where its placed members are: it %s",
-                 who, (long long)w->need.pods, ask, strcmp(ask, "1") ? "s" : "", w->pinned,
-                 w->nearest_text);
+        snprintf(why, len, "%s needs %lld pods (%s) in %s, where its placed members are: it %s",
+                 who, (long long)w->need.pods, ask, w->pinned, w->nearest_text);
     else if (w->looked == 0)
         snprintf(why, len, "%s needs one %s, and no node it may use has the label%s", who, level,
                  u->lv->req > 0 ? "s down to it" : "");
     else
         snprintf(why, len,
-                 "%s needs %lld pods (%s GPU%s) in one %s%s, and none of the %d there holds them: "
+                 "%s needs %lld pods (%s) in one %s%s, and none of the %d there holds them: "
                  "the nearest, %s, %s",
-                 who, (long long)w->need.pods, ask, strcmp(ask, "1") ? "s" : "", level,
+                 who, (long long)w->need.pods, ask, level,
                  u->lv->req >= 0 ? " (required)" : "", w->looked, w->nearest_name,
                  w->nearest_text);
 }

@@ -66,37 +66,44 @@ static int cmp_gangs(const void *a, const void *b, void *c)
 static bool look(struct policy_cluster *c, struct pgang *g, int64_t now)
 {
     struct pstatement st = {0};
-    char why[POLICY_REASON_LEN] = "";
+    struct preason why;
     enum preason_kind kind = PREASON_NONE;
     struct ppod *p = first_pending(c, g);
     struct pgang *first;
     int rc;
 
     if (g->admitted && !g->singleton) {
-        rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
+        rc = pplan_one_try(c, p, NULL, 0, &st, &why);
         pstatement_discard(c, &st);
-        if (rc == 0 || (pplan_reason_kind(why) != PREASON_CAPACITY &&
-                        pplan_reason_kind(why) != PREASON_QUEUE) ||
+        kind = rc == 0 ? PREASON_NONE : preason_class(why.r.kind);
+        if (rc == 0 || (kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
             pevict_for(c, g, p, now, &first) != 0)
             return false;
         pgang_note_awaiting(c, g);
         return true;
     }
     if (g->singleton) {
-        rc = pplan_one_try(c, p, NULL, 0, &st, why, sizeof(why));
+        rc = pplan_one_try(c, p, NULL, 0, &st, &why);
         if (rc != 0)
-            kind = pplan_reason_kind(why);
+            kind = preason_class(why.r.kind);
     } else {
-        rc = pplan_gang_try(c, g, NULL, &st, &kind, why, sizeof(why));
+        rc = pplan_gang_try(c, g, NULL, &st, &kind, &why);
     }
     pstatement_discard(c, &st);
     if (rc == 0)
         return false;
-    pgang_set_reason(g, kind, why);
-    pgang_tell_pending(c, g, why);
+    pgang_waits_for(c, g, &why);
+    g->reason_kind = kind;
     if ((kind != PREASON_CAPACITY && kind != PREASON_QUEUE) ||
-        pevict_for(c, g, NULL, now, &first) != 0)
+        pevict_for(c, g, NULL, now, &first) != 0) {
+        /* No eviction makes room: say who holds what it waits for. */
+        preason_holders(c, g, &why);
+        if (why.r.holder) {
+            pgang_waits_for(c, g, &why);
+            g->reason_kind = kind;
+        }
         return false;
+    }
     pgang_note_awaiting(c, g);
     return true;
 }

@@ -9,7 +9,8 @@
  * changed, no pod, gang or queue made or changed (the change epoch: fair shares going stale is
  * not the signal, since reading the queues brings them up to date in between), and for one
  * second at most (a queue's minimum runtime or a paused GPU running out is time alone).
- * Less room never makes a failed plan fit, so charges taken meanwhile do not matter.
+ * Less room never makes a failed plan fit, but charges taken meanwhile change what its reason
+ * says (the room free, who holds it): the verdict is kept only while nothing is charged either.
  */
 #include "internal.h"
 
@@ -23,12 +24,13 @@ void punplaceable_note(struct policy_cluster *c, struct pgang *g, int64_t now)
     g->unplaceable_room = c->room_epoch;
     g->unplaceable_nodes = c->nodes_epoch;
     g->unplaceable_change = c->change_epoch;
+    g->unplaceable_charge = c->charge_epoch;
 }
 
 bool punplaceable_known(const struct policy_cluster *c, const struct pgang *g, int64_t now)
 {
-    return g->unplaceable_at != 0 && g->reason != NULL && !g->planned && !c->fair_dirty &&
+    return g->unplaceable_at != 0 && g->why != NULL && !g->planned && !c->fair_dirty &&
            g->unplaceable_room == c->room_epoch && g->unplaceable_nodes == c->nodes_epoch &&
-           g->unplaceable_change == c->change_epoch &&
+           g->unplaceable_change == c->change_epoch && g->unplaceable_charge == c->charge_epoch &&
            now >= g->unplaceable_at && now - g->unplaceable_at < PUNPLACEABLE_MS;
 }

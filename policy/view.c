@@ -21,11 +21,22 @@ const char *policy_gang_state_name(enum policy_gang_state s)
     return s <= POLICY_GANG_BOUND ? names[s] : "?";
 }
 
+/* Why p waits: its own reason, else, pending in a gang that waits, the gang's. */
+static const struct pwhy *pod_why(const struct pgang *g, const struct ppod *p)
+{
+    if (p->phase == POLICY_POD_BOUND)
+        return NULL;
+    if (p->why || p->phase != POLICY_POD_PENDING || !g || g->admitted)
+        return p->why;
+    return g->why;
+}
+
 static void pod_view(const struct policy_cluster *c, const struct ppod *p,
                      struct policy_pod_view *v)
 {
     const struct pgang *g = ppod_gang(c, p);
     const struct pnode *n = pnode_at(c, p->place.node);
+    const struct pwhy *why = pod_why(g, p);
 
     *v = (struct policy_pod_view){
         .namespace_ = p->ns,
@@ -42,7 +53,8 @@ static void pod_view(const struct policy_cluster *c, const struct ppod *p,
         .gpu_share_milli = p->place.node >= 0 ? p->place.share : p->share,
         .gpu_devices = p->devices,
         .gpu_groups = p->place.ngroups ? p->groups_text : NULL,
-        .reason = p->phase == POLICY_POD_BOUND ? NULL : p->reason,
+        .reason = why ? why->text : NULL,
+        .why = why ? &why->r : NULL,
         .refused = p->phase == POLICY_POD_PENDING && p->refused,
         .refusal = p->refusal,
         .arrival = p->arrival,
@@ -77,9 +89,12 @@ void policy_each_pod(const struct policy_cluster *c, policy_pod_fn fn, void *ctx
 
     if (!all)
         return;
-    for (size_t i = 0; i < c->pods.n; i++)
-        if (c->pods.items[i])
-            all[n++] = c->pods.items[i];
+    for (size_t i = 0; i < c->pods.n; i++) {
+        const struct ppod *p = c->pods.items[i];
+
+        if (p && !p->held) /* a stand-in is no pod: its gang's view shows it */
+            all[n++] = p;
+    }
     qsort(all, n, sizeof(*all), cmp_arrival);
     for (size_t i = 0; i < n; i++) {
         struct policy_pod_view v;
@@ -111,9 +126,44 @@ static int64_t gang_since(const struct policy_cluster *c, const struct pgang *g)
 struct gang_view_buf {
     struct policy_subgroup_view *subs;
     char *text; /* POLICY_REASON_LEN * 2 */
+    struct policy_hold_view *holds; /* PHOLD_VIEWS */
     /* Its domain, what it asks, its sources' disagreement (POLICY_REASON_LEN * 4 each). */
     char *domain, *topology, *conflict;
 };
+
+#define PHOLD_VIEWS 4
+
+/* Is subgroup s of g one whose member is held for (its stand-in waits)? */
+static bool sub_held(const struct pgang *g, size_t s)
+{
+    for (size_t i = 0; i < g->nholds; i++)
+        if (g->holds[i].state == POLICY_HOLD_WAITING && strcmp(g->holds[i].sub, g->subs[s].name) == 0)
+            return true;
+    return false;
+}
+
+/* What g holds for members to come, into out (at most PHOLD_VIEWS). */
+static size_t hold_views(const struct policy_cluster *c, const struct pgang *g,
+                         struct policy_hold_view *out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; out && i < g->nholds && n < PHOLD_VIEWS; i++) {
+        const struct phold *h = &g->holds[i];
+        const struct ppod *s = ppod_at(c, h->pod);
+        const struct pnode *node = s ? pnode_at(c, s->place.node) : NULL;
+
+        out[n++] = (struct policy_hold_view){.subgroup = h->sub,
+                                             .owner = h->owner,
+                                             .state = h->state,
+                                             .node = node ? node->name : NULL,
+                                             .cpu_milli = s ? s->cpu : 0,
+                                             .memory_bytes = s ? s->memory : 0,
+                                             .gpus = s ? s->gpus : 0,
+                                             .asked = h->asked_at != 0};
+    }
+    return n;
+}
 
 /* Each subgroup's minimum and extras, and "head 1/1, gpu 3/3 (+1 extra waiting: ...)". */
 static void subgroup_views(const struct policy_cluster *c, const struct pgang *g,
@@ -149,15 +199,18 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
         if (v->placed + v->extras_waiting < v->min_members && !g->admitted)
             continue; /* part of the minimum still to place */
         v->extras_waiting++;
-        if (!v->extra_reason)
-            v->extra_reason = p->reason;
+        if (!v->extra_reason && p->why) {
+            v->extra_reason = p->why->text;
+            v->extra_why = &p->why->r;
+        }
     }
     b->text[0] = '\0';
     for (size_t s = 0; s < g->nsubs && off < (POLICY_REASON_LEN * 2); s++) {
         const struct policy_subgroup_view *v = &b->subs[s];
 
-        off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, "%s%s %d/%d",
-                                s ? ", " : "", v->name, v->placed, v->min_members);
+        off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, "%s%s %d/%d%s",
+                                s ? ", " : "", v->name, v->placed, v->min_members,
+                                sub_held(g, s) ? " held" : "");
         if (v->extras_placed && off < (POLICY_REASON_LEN * 2))
             off += (size_t)snprintf(b->text + off, (POLICY_REASON_LEN * 2) - off, " (+%d extra)",
                                     v->extras_placed);
@@ -169,16 +222,41 @@ static void subgroup_views(const struct policy_cluster *c, const struct pgang *g
     }
 }
 
+/* A gang of minimum 0 (Volcano's minMember 0: each pod on its own) whose pods all wait is not
+ * bound: it waits, for the reason its first waiting pod has. */
+static const struct ppod *lone_waiting(const struct policy_cluster *c, const struct pgang *g,
+                                       int32_t bound, int32_t holding)
+{
+    if (g->singleton || pgang_min(c, g) > 0 || bound > 0 || holding > 0)
+        return NULL;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            return p;
+    }
+    return NULL;
+}
+
 static void gang_view(const struct policy_cluster *c, const struct pgang *g,
                       struct policy_gang_view *v, struct gang_view_buf *b)
 {
     int32_t members, bound, holding, waiting;
+    const struct pgang *active = powner_upgrade_of(c, g);
+    const struct ppod *lone;
+    const struct pwhy *why = g->why;
 
     pgang_counts(c, g, &members, &bound, &holding, &waiting);
+    for (size_t i = 0; i < g->nholds; i++) /* stand-ins are no pods that exist */
+        members -= ppod_at(c, g->holds[i].pod) != NULL;
+    lone = lone_waiting(c, g, bound, holding);
+    if (lone)
+        why = lone->why;
     *v = (struct policy_gang_view){
         .key = g->key,
         .queue = pgang_queue(c, g),
-        .state = g->admitted || (bound > 0 && pgang_satisfied(c, g, PGANG_BOUND))
+        .state = lone ? POLICY_GANG_PENDING
+                 : g->admitted || (bound > 0 && pgang_satisfied(c, g, PGANG_BOUND))
                      ? POLICY_GANG_BOUND
                  : g->planned ? POLICY_GANG_PLANNED
                               : POLICY_GANG_PENDING,
@@ -186,13 +264,21 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         .members = members,
         .bound = bound,
         .waiting = waiting,
-        .reason = g->reason,
+        .reason = why ? why->text : NULL,
+        .why = why ? &why->r : NULL,
         .priority = pgang_priority(c, g),
         .preemptible = pgang_preemptible(c, g),
         .running_since = g->admitted ? g->running_since : 0,
         .conflict = g->conflict,
         .since = gang_since(c, g),
+        .owner_kind = g->owner_kind,
+        .owner = g->owner,
+        .upgrade_of = active ? active->key : NULL,
     };
+    if (b && b->holds) {
+        v->nholds = hold_views(c, g, b->holds);
+        v->holds = b->holds;
+    }
     if (b && b->domain && ptopo_constrained(g)) {
         if (ptopo_domain_text(c, g, b->domain, POLICY_REASON_LEN * 4))
             v->domain = b->domain;
@@ -212,8 +298,10 @@ static void gang_view(const struct policy_cluster *c, const struct pgang *g,
         v->subgroups = b->subs;
         v->composition = b->text;
     }
-    if (v->state == POLICY_GANG_BOUND)
+    if (v->state == POLICY_GANG_BOUND) {
         v->reason = NULL;
+        v->why = NULL;
+    }
 }
 
 bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
@@ -231,8 +319,9 @@ bool policy_gang_view_get(const struct policy_cluster *c, const char *key,
     /* The subgroup views live in the engine's scratch until the next call. */
     {
         struct policy_cluster *m = (struct policy_cluster *)c;
-        struct gang_view_buf b = {.text = m->view_text, .domain = m->view_domain,
-                                  .topology = m->view_topology, .conflict = m->view_conflict};
+        struct gang_view_buf b = {.text = m->view_text, .holds = m->view_holds,
+                                  .domain = m->view_domain, .topology = m->view_topology,
+                                  .conflict = m->view_conflict};
 
         if (g->nsubs > m->view_subs_cap) {
             struct policy_subgroup_view *v =
@@ -275,9 +364,11 @@ void policy_each_gang(const struct policy_cluster *c, policy_gang_fn fn, void *c
         struct policy_gang_view v;
         char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
         char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
+        struct policy_hold_view holds[PHOLD_VIEWS];
         struct gang_view_buf b = {
             .subs = all[i]->nsubs ? calloc(all[i]->nsubs, sizeof(*b.subs)) : NULL,
             .text = text,
+            .holds = holds,
             .domain = domain,
             .topology = topology,
             .conflict = conflict};
@@ -296,8 +387,9 @@ void policy_each_conflicting_gang(const struct policy_cluster *c, policy_gang_fn
         struct policy_gang_view v;
         char text[POLICY_REASON_LEN * 2], domain[POLICY_REASON_LEN * 4];
         char topology[POLICY_REASON_LEN * 4], conflict[POLICY_REASON_LEN * 4];
-        struct gang_view_buf b = {.text = text, .domain = domain, .topology = topology,
-                                  .conflict = conflict};
+        struct policy_hold_view holds[PHOLD_VIEWS];
+        struct gang_view_buf b = {.text = text, .holds = holds, .domain = domain,
+                                  .topology = topology, .conflict = conflict};
 
         if (!g || !(g->conflict || g->topo_conflict) || !(g->nmembers > 0 || pgang_declared(g)))
             continue;

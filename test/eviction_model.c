@@ -7,6 +7,7 @@
 
 #include "eviction_model.h"
 #include "policy.h"
+#include "reason_check.h"
 
 #define EM_NODES 5
 #define EM_QUEUES 8
@@ -989,61 +990,46 @@ static void check_reclaim_victim(struct em *e, const struct em_snap *s, const st
 }
 
 /* "2", "1.5" GPUs; "4", "500m" cpu; "4Gi", "16Mi", bytes of memory: in the engine's units. */
-static bool parse_amount(const char *text, int r, int64_t *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-
-    if (end == text)
-        return false;
-    if (r == POLICY_RES_GPU)
-        *out = (int64_t)(v * 1000 + (v < 0 ? -0.5 : 0.5));
-    else if (r == POLICY_RES_CPU)
-        *out = *end == 'm' ? (int64_t)v : (int64_t)(v * 1000);
-    else
-        *out = (int64_t)v * (strncmp(end, "Gi", 2) == 0   ? GiB
-                             : strncmp(end, "Mi", 2) == 0 ? (1LL << 20)
-                                                          : 1);
-    return true;
-}
-
+/* An eviction's reason, as data, is true of the state it was decided in, and its words are
+ * what the one renderer makes of it. */
 static void check_reason(struct em *e, const struct em_snap *s, const struct decision *d, int vg,
-                         const char *reason)
+                         const struct policy_eviction *ev)
 {
-    char by[64], byq[16], q[16], amount[32], unit[16], mark[16];
-    int pa, pv, qi, r;
-    int64_t want, have;
+    const struct policy_reason *w = ev->why;
+    char text[512];
+    int qi, r;
+    int64_t mark;
 
+    if (!w || w->kind != POLICY_REASON_EVICTED || (policy_reason_text(w, text, sizeof(text)),
+                                                   strcmp(text, ev->reason) != 0)) {
+        violation(e, EM_REASON, "victim %s: \"%s\" is not the text of its figures", e->g[vg].key,
+                  ev->reason);
+        return;
+    }
+    if (strcmp(w->other, e->g[d->by].key) != 0 ||
+        strcmp(w->other_queue, e->q[e->g[d->by].queue].name) != 0 || w->eviction != (int)d->kind) {
+        violation(e, EM_REASON, "victim %s: \"%s\" names the wrong gang", e->g[vg].key,
+                  ev->reason);
+        return;
+    }
     if (d->kind == POLICY_EVICT_PREEMPT) {
-        if (sscanf(reason, "preempted for gang %63s of queue %15[^:]: its priority %d is above %d",
-                   by, byq, &pa, &pv) != 4 ||
-            strcmp(by, e->g[d->by].key) != 0 || pa != s->prio[d->by] || pv != s->prio[vg] ||
-            pa <= pv)
+        if (w->other_priority != s->prio[d->by] || w->priority != s->prio[vg] ||
+            w->other_priority <= w->priority)
             violation(e, EM_REASON, "victim %s: \"%s\" (priorities %d and %d)", e->g[vg].key,
-                      reason, s->prio[d->by], s->prio[vg]);
+                      ev->reason, s->prio[d->by], s->prio[vg]);
         return;
     }
-    if (sscanf(reason, "evicted for gang %63s of queue %15[^:]: queue %15s is %31s %15s", by, byq,
-               q, amount, unit) != 5 ||
-        strcmp(by, e->g[d->by].key) != 0 || strcmp(byq, e->q[e->g[d->by].queue].name) != 0) {
-        violation(e, EM_REASON, "victim %s: \"%s\" says nothing true", e->g[vg].key, reason);
-        return;
-    }
-    qi = queue_index(e, q);
-    r = strcmp(unit, "GPUs") == 0 ? POLICY_RES_GPU : strcmp(unit, "cpu") == 0 ? POLICY_RES_CPU
-                                                                              : POLICY_RES_MEMORY;
-    snprintf(mark, sizeof(mark), "%s", strstr(reason, "over its quota") ? "quota" : "fair share");
-    if (qi < 0 || !parse_amount(amount, r, &want)) {
+    qi = w->queue ? queue_index(e, w->queue) : -1;
+    r = w->resource;
+    if (qi < 0 || r < 0 || r >= POLICY_RES_COUNT) {
         violation(e, EM_REASON, "victim %s: \"%s\": no such queue or amount", e->g[vg].key,
-                  reason);
+                  ev->reason);
         return;
     }
-    have = s->used[qi].v[r] -
-           (strcmp(mark, "quota") == 0 ? e->q[qi].quota.v[r] : s->fair[qi].v[r]);
-    /* the amount is printed to a milli-GPU, a millicore, a byte (or Gi/Mi when whole) */
-    if (have != want)
-        violation(e, EM_REASON, "victim %s: \"%s\", but queue %s is %lld over (used %lld)",
-                  e->g[vg].key, reason, q, (long long)have, (long long)s->used[qi].v[r]);
+    mark = w->quota_mark ? e->q[qi].quota.v[r] : s->fair[qi].v[r];
+    if (w->used != s->used[qi].v[r] || w->cap != mark || w->used <= w->cap)
+        violation(e, EM_REASON, "victim %s: \"%s\", but queue %s holds %lld of %lld", e->g[vg].key,
+                  ev->reason, w->queue, (long long)s->used[qi].v[r], (long long)mark);
 }
 
 static void check_decision(struct em *e, const struct em_snap *s, struct decision *d,
@@ -1102,7 +1088,7 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
         } else {
             check_reclaim_victim(e, s, d, vg);
         }
-        check_reason(e, s, d, vg, ev[i].reason);
+        check_reason(e, s, d, vg, &ev[i]);
     }
     /* A pod placed in this round, evicted in it: nothing changed from outside in between. */
     for (size_t i = 0; i < n; i++) {
@@ -1297,6 +1283,17 @@ static void note_bound(struct em *e, const struct policy_bind_result *b)
     }
 }
 
+/* The reason a filter gave, true of the state it was given in (before its evictions run). */
+static void check_waiting_reason(struct em *e, int pi, const struct policy_filter_result *f,
+                                 const char *const *names, int n)
+{
+    uint64_t before = e->st->reasons.violations;
+
+    rc_check(e->c, f->why, f->reason, names, (size_t)n, &e->st->reasons);
+    if (e->st->reasons.violations > before)
+        violation(e, EM_REASON, "pod %s: %s", e->p[pi].name, e->st->reasons.first);
+}
+
 /* One scheduling cycle of one pending pod. True if anything moved. */
 static bool cycle(struct em *e, int pi)
 {
@@ -1316,6 +1313,7 @@ static bool cycle(struct em *e, int pi)
         return false;
     if (getenv("EM_TRACE"))
         fprintf(stderr, "filter %s (%d offered): %s\n", e->p[pi].name, n, f.reason ? f.reason : "fits");
+    check_waiting_reason(e, pi, &f, names, n);
     if (f.evictions)
         moved |= carry_out(e, &s);
     for (int k = 0; k < n; k++)
@@ -1458,7 +1456,10 @@ static void check_waiting(struct em *e)
         if (!e->g[gi].live || !policy_gang_view_get(e->c, e->g[gi].key, &gv) ||
             gv.state != POLICY_GANG_PENDING)
             continue;
-        if (gv.reason && sscanf(gv.reason, "waits: gang %63s", ahead) == 1 &&
+        if (gv.why &&
+            (gv.why->kind == POLICY_REASON_AHEAD || gv.why->kind == POLICY_REASON_YIELD ||
+             gv.why->kind == POLICY_REASON_NO_VICTIMS) &&
+            snprintf(ahead, sizeof(ahead), "%s", gv.why->other) > 0 &&
             (ai = gang_index(e, ahead)) >= 0 && e->g[ai].live) {
             struct policy_gang_view av;
 
@@ -1634,6 +1635,7 @@ void em_print(const struct em_stats *st, FILE *f)
             (unsigned long long)st->placements, (unsigned long long)st->evictions,
             (unsigned long long)st->victim_gangs, (unsigned long long)st->refused,
             (unsigned long long)st->checked_waiting, (unsigned long long)st->cascades);
+    rc_print(&st->reasons, f);
     fprintf(f, "violations:");
     for (int k = 0; k < EM_KINDS; k++)
         fprintf(f, " %s %llu%s", kind_names[k], (unsigned long long)st->violations[k],

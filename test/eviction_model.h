@@ -26,7 +26,9 @@
  *                evicted pods come back): no two gangs evict each other, no gang
  *                evicts the same victim twice
  *   over-booked  no node over its capacity, no GPU device over 1.0
- *   reason       every eviction's reason is true of the state it was made in
+ *   reason       every eviction's reason is true of the state it was made in, and every
+ *                reason a filter gives a waiting gang is true of the state it is given in
+ *                (reason_check.h: each kind's predicate over the engine's state)
  *
  * Chasing one: EM_ALL=1 prints every violation; EM_DEBUG=<kind number> dumps nodes, queues and
  * pods before the first violation of that kind; EM_TRACE=1 prints every filter, bind and
@@ -38,6 +40,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "reason_check.h"
 
 enum em_violation {
     EM_PARTIAL,
@@ -53,6 +57,7 @@ enum em_violation {
 struct em_stats {
     uint64_t scenarios, rounds, filters, looks, placements, evictions, victim_gangs, refused;
     uint64_t checked_waiting; /* waiting gangs the fits-waits check looked at */
+    struct rc_stats reasons; /* filters' reasons checked (reason_check.h) */
     uint64_t cascades; /* gangs evicted whole again in an epoch, by another gang (not thrash) */
     uint64_t violations[EM_KINDS];
     char first[EM_KINDS][768]; /* the first example of each kind, with its seed */

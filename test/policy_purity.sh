@@ -6,7 +6,7 @@
 set -euo pipefail
 lib=$1
 src=$2
-allowed='^(malloc|calloc|realloc|free|strdup|memcpy|memmove|memset|memcmp|strcmp|strncmp|strlen|strchr|strtol|snprintf|vasprintf|qsort|qsort_r|abs|exp2|expm1|llround|__divti3|__udivti3|__modti3|__umodti3|__divmodti4|__udivmodti4|__stack_chk_fail|__assert_fail|__asan_.*|__ubsan_.*|__sanitizer_.*)$'
+allowed='^(malloc|calloc|realloc|free|strdup|memcpy|memmove|memset|memcmp|strcmp|strncmp|strlen|strchr|strtol|snprintf|vsnprintf|vasprintf|qsort|qsort_r|abs|exp2|expm1|llround|__divti3|__udivti3|__modti3|__umodti3|__divmodti4|__udivmodti4|__stack_chk_fail|__assert_fail|__asan_.*|__ubsan_.*|__sanitizer_.*)$'
 defined=$(nm --defined-only "$lib" | awk 'NF == 3 {print $3}' | sort -u)
 undefined=$(nm -u "$lib" | awk '{print $2}' | sort -u)
 bad=$(comm -23 <(echo "$undefined") <(echo "$defined") | grep -Ev "$allowed" || true)

@@ -583,6 +583,126 @@ START_TEST(test_pod_bound_before_a_restart)
 }
 END_TEST
 
+/*
+ * A RayJob's cluster, the RayJob and its submitter pod come on three watches in any order
+ * (and after a restart their lists race): whatever the order, the submitter ends in the
+ * cluster's gang, in subgroup submitter, the room held for it taken; the RayJob deleted, its
+ * hold goes.
+ */
+static const struct rj_order_case {
+    const char *files[3];
+} rj_order_cases[] = {
+    {{"rj_cluster.json", "rj_rayjob.json", "rj_submitter.json"}},
+    {{"rj_submitter.json", "rj_cluster.json", "rj_rayjob.json"}},
+    {{"rj_rayjob.json", "rj_submitter.json", "rj_cluster.json"}},
+    {{"rj_cluster.json", "rj_submitter.json", "rj_rayjob.json"}},
+};
+
+struct rj_gang {
+    int gangs;
+    size_t nholds;
+    enum policy_hold_state state;
+    const char *hold_node;
+    char node[32];
+    enum policy_gang_state gang_state;
+};
+
+static void rj_gang_of(const struct policy_gang_view *v, void *ctx)
+{
+    struct rj_gang *r = ctx;
+
+    r->gangs++;
+    if (strcmp(v->key, "lab/train-x7k2p") != 0)
+        return;
+    r->nholds = v->nholds;
+    r->gang_state = v->state;
+    if (v->nholds) {
+        r->state = v->holds[0].state;
+        snprintf(r->node, sizeof(r->node), "%s", v->holds[0].node ? v->holds[0].node : "");
+    }
+}
+
+static struct rj_gang rj_now(struct cache *c)
+{
+    struct rj_gang r = {0};
+
+    pthread_mutex_lock(&c->lock);
+    policy_each_gang(c->engine, rj_gang_of, &r);
+    pthread_mutex_unlock(&c->lock);
+    return r;
+}
+
+START_TEST(test_rayjob_order)
+{
+    const struct rj_order_case *t = &rj_order_cases[_i];
+    struct cfg_settings s;
+    struct cache c;
+    struct policy_pod_view v;
+    struct rj_gang r;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    daemon_test_load(&c, DIR, "queue_team_a.json", "ADDED");
+    for (int i = 0; i < 3; i++)
+        daemon_test_load(&c, DIR, t->files[i], "ADDED");
+    r = rj_now(&c);
+    ck_assert_msg(r.gangs == 1, "%s first: %d gangs", t->files[0], r.gangs);
+    ck_assert_uint_eq(r.nholds, 1);
+    ck_assert_int_eq(r.state, POLICY_HOLD_ARRIVED);
+    ck_assert_int_eq(r.gang_state, POLICY_GANG_BOUND);
+    pthread_mutex_lock(&c.lock);
+    ck_assert(policy_pod_view_get(c.engine, "lab", "train-9fz2q", &v));
+    ck_assert_str_eq(v.gang, "lab/train-x7k2p");
+    ck_assert_str_eq(v.subgroup, "submitter");
+    ck_assert_str_eq(v.queue, "team-a");
+    pthread_mutex_unlock(&c.lock);
+    daemon_test_load(&c, DIR, "rj_rayjob.json", "DELETED");
+    ck_assert_uint_eq(rj_now(&c).nholds, 0);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
+static void cpu_used_n1(const struct policy_node_view *v, void *ctx)
+{
+    *(int64_t *)ctx = v->cpu_used;
+}
+
+/* The cluster runs, the submitter not made yet: its room is held on the node; the RayJob
+ * done (Complete), the room goes, the cluster (idle, not shut down) stays charged. */
+START_TEST(test_rayjob_hold_until_done)
+{
+    struct cfg_settings s;
+    struct cache c;
+    struct rj_gang r;
+    int64_t cpu = -1;
+    char err[256];
+
+    ck_assert_int_eq(cfg_settings_init(&s), CFG_OK);
+    ck_assert_int_eq(cache_init(&c, &s, NULL, err, sizeof(err)), EXT_OK);
+    daemon_test_load(&c, DIR, "queue_team_a.json", "ADDED");
+    daemon_test_load(&c, DIR, "rj_cluster.json", "ADDED");
+    daemon_test_load(&c, DIR, "rj_rayjob.json", "ADDED");
+    r = rj_now(&c);
+    ck_assert_int_eq(r.state, POLICY_HOLD_WAITING);
+    ck_assert_str_eq(r.node, "n1");
+    ck_assert_int_eq(r.gang_state, POLICY_GANG_BOUND);
+    pthread_mutex_lock(&c.lock);
+    policy_each_node(c.engine, cpu_used_n1, &cpu);
+    pthread_mutex_unlock(&c.lock);
+    ck_assert_int_eq(cpu, 2500);
+    daemon_test_load(&c, DIR, "rj_rayjob_complete.json", "MODIFIED");
+    ck_assert_uint_eq(rj_now(&c).nholds, 0);
+    pthread_mutex_lock(&c.lock);
+    policy_each_node(c.engine, cpu_used_n1, &cpu);
+    pthread_mutex_unlock(&c.lock);
+    ck_assert_int_eq(cpu, 2000);
+    cache_cleanup(&c);
+    cfg_settings_cleanup(&s);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("cache");
@@ -603,6 +723,8 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, test_wa_min_count_followed);
     tcase_add_loop_test(tc, test_engine_refusal_as_it_is, 0, ENGINE_FAULTS);
     tcase_add_test(tc, test_pod_bound_before_a_restart);
+    tcase_add_loop_test(tc, test_rayjob_order, 0, N(rj_order_cases));
+    tcase_add_test(tc, test_rayjob_hold_until_done);
     suite_add_tcase(s, tc);
 #undef N
     return s;

@@ -71,6 +71,9 @@ def helpers(j):
         "victims": lambda: {e["gang"].split("/", 1)[-1] if e.get("gang") else e["name"]
                             for e in evictions},
         "evicted_pods": lambda: {e["name"] for e in evictions},
+        "gangs": {g["key"]: g for g in j["gangs"]},
+        # the gangs a RayJob or RayService made ("RayJob lab/train"), in key order
+        "owned": lambda owner: [g for g in j["gangs"] if g.get("owner") == owner],
     }
     for res, short in (("gpu", "gpu"), ("cpu", "cpu"), ("memory", "mem")):
         h[short] = (lambda r: lambda q: amount(q, "allocated", r))(res)

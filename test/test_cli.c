@@ -680,6 +680,30 @@ START_TEST(test_why_pod)
 }
 END_TEST
 
+/* A RayJob's name: the gang of its cluster (made by KubeRay, named as KubeRay names it), with
+ * the submitter a member, and what the RayJob says. */
+START_TEST(test_why_rayjob)
+{
+    static const char *const script[] = {
+        "notfound.http",        "notfound.http",   "notfound.http",  "notfound.http",
+        "rayjob_train.http",    "raycluster_train.http", "pods_rayjob.http", "events_none.http",
+        "queue_team_a.http"};
+    struct canned_api api;
+    struct kube_client *kube;
+    struct result r;
+
+    canned_api_start(&api, DIR, script, 9);
+    kube = canned_api_client(&api, NULL);
+    why(kube, &text_opts, "train", &r);
+    ck_assert_msg(r.rc == CLI_EXIT_OK, "%d: %s", r.rc, r.err);
+    expect_output(&r, "why_rayjob.txt");
+    canned_api_expect(&api, "why_rayjob.req", 9);
+    free(r.out);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
 /* A pod in no gang, in a queue without a Queue object, and Events this user may not list. */
 START_TEST(test_why_solo)
 {
@@ -736,9 +760,9 @@ START_TEST(test_why_missing)
     kube = canned_api_client(&api, NULL);
     why(kube, &text_opts, "nope", &r);
     ck_assert_int_eq(r.rc, CLI_EXIT_NOT_FOUND);
-    ck_assert_str_eq(r.err, "no RayCluster, PodGroup or Pod named lab/nope");
+    ck_assert_str_eq(r.err, "no RayCluster, PodGroup, Pod, RayJob or RayService named lab/nope");
     ck_assert_uint_eq(r.len, 0);
-    canned_api_expect(&api, "why_missing.req", 4);
+    canned_api_expect(&api, "why_missing.req", 6);
     free(r.out);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -1027,6 +1051,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_why_solo);
     tcase_add_test(tc, test_why_kai_queue);
     tcase_add_test(tc, test_why_missing);
+    tcase_add_test(tc, test_why_rayjob);
     tcase_add_test(tc, test_why_not_json);
     suite_add_tcase(s, tc);
 

@@ -264,6 +264,51 @@ START_TEST(test_engine_failure_as_it_is)
 }
 END_TEST
 
+/* ---- /debug/state names a RayJob's gang and the room held for its submitter ------------- */
+
+START_TEST(test_debug_state_shows_the_rayjob)
+{
+    struct ext_daemon d;
+    char *json = NULL;
+    size_t len = 0;
+    cJSON *root, *g, *gang = NULL, *held;
+
+    daemon_test_up(&d, NULL);
+    daemon_test_load(&d.cache, DIR, "queue_team_a.json", "ADDED");
+    daemon_test_load(&d.cache, DIR, "rj_cluster.json", "ADDED");
+    daemon_test_load(&d.cache, DIR, "rj_rayjob.json", "ADDED");
+    ck_assert_int_eq(ext_daemon_handlers.debug_state(&d, &json, &len), EXT_OK);
+    ck_assert_ptr_nonnull(root = cJSON_Parse(json));
+    cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "gangs"))
+    {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(g, "gang")), "lab/train-x7k2p") == 0)
+            gang = g;
+    }
+    ck_assert_ptr_nonnull(gang);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(gang, "owner"),
+                                                              "kind")),
+                     "RayJob");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(gang, "owner"),
+                                                              "name")),
+                     "lab/train");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(gang, "upgradeOf")));
+    held = cJSON_GetArrayItem(cJSON_GetObjectItem(gang, "held"), 0);
+    ck_assert_ptr_nonnull(held);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(held, "subgroup")), "submitter");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(held, "for")), "RayJob lab/train");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(held, "state")), "Waiting");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(held, "node")), "n1");
+    ck_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(held, "ask"), "cpu")),
+        "500m");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(gang, "composition")),
+                     "head 1/1, workers 1/1, submitter 1/1 held");
+    cJSON_Delete(root);
+    free(json);
+    daemon_test_down(&d);
+}
+END_TEST
+
 static Suite *handlers_suite(void)
 {
     Suite *s = suite_create("handlers");
@@ -271,6 +316,9 @@ static Suite *handlers_suite(void)
 
     tcase_add_test(tc, test_deleted_pod_is_not_brought_back);
     tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("state");
+    tcase_add_test(tc, test_debug_state_shows_the_rayjob);
     suite_add_tcase(s, tc);
     tc = tcase_create("events");
     tcase_add_test(tc, test_waiting_event_shows_the_composition_once_per_change);

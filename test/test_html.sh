@@ -119,7 +119,7 @@ check packing 'len(by("data-share")) == 4 and all(e["data-milli"] == "500" and e
 check packing 'all(e["style"].startswith("height: 50%") for e in by("data-share"))'
 # the gang that waits, with the reason the JSON report gives its pods
 check packing '[e["data-pending-gang"] for e in by("data-pending-gang")] == ["lab/big"]'
-check packing '[e["data-reason"] for e in by("data-reason")] == [next(p["reason"] for p in pods if p["gang"] == "lab/big")] == ["queue team-b: gpu limit 3, in use 2, gang needs 2"]'
+check packing '[e["data-reason"] for e in by("data-reason")] == [next(p["reason"] for p in pods if p["gang"] == "lab/big")] == ["queue team-b: limit 3 GPUs, 2 GPUs in use, the gang needs 2 GPUs"]'
 # one bar per queue, filled to what the queue holds
 check packing '[e["data-queue-bar"] for e in by("data-queue-bar")] == list(queues) == ["default", "team-a", "team-b"]'
 check packing '{e["data-queue-bar"]: e["data-allocated-milli"] for e in by("data-queue-bar")} == {"default": "0", "team-a": "3000", "team-b": "2000"}'

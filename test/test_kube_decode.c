@@ -146,8 +146,9 @@ struct format_case {
 static const struct format_case format_cases[] = {
     {2000, KUBE_QUANTITY_MILLI, "2"},      {500, KUBE_QUANTITY_MILLI, "500m"},
     {0, KUBE_QUANTITY_MILLI, "0"},         {4294967296, KUBE_QUANTITY_BINARY, "4Gi"},
-    {3072, KUBE_QUANTITY_BINARY, "3Ki"},   {1000, KUBE_QUANTITY_BINARY, "1000"},
+    {3072, KUBE_QUANTITY_BINARY, "3Ki"},   {1000, KUBE_QUANTITY_BINARY, "1k"},
     {0, KUBE_QUANTITY_BINARY, "0"},        {1610612736, KUBE_QUANTITY_BINARY, "1536Mi"},
+    {2000000000, KUBE_QUANTITY_BINARY, "2G"},  {1001, KUBE_QUANTITY_BINARY, "1001"},
     {500, KUBE_QUANTITY_DECIMAL, "0.5"},   {2000, KUBE_QUANTITY_DECIMAL, "2"},
     {2250, KUBE_QUANTITY_DECIMAL, "2.25"}, {1, KUBE_QUANTITY_DECIMAL, "0.001"},
     {0, KUBE_QUANTITY_DECIMAL, "0"},       {-500, KUBE_QUANTITY_DECIMAL, "-0.5"},
@@ -2052,6 +2053,234 @@ START_TEST(test_proto_memory_budget)
 }
 END_TEST
 
+/* ---- RayJob and RayService (KubeRay v1.7.0) ------------------------------------ */
+
+/* A RayJob as the operator leaves it: {meta} replaced by what each case sets. */
+#define RJ(spec, status)                                                                           \
+    "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":\"train\","        \
+    "\"namespace\":\"lab\",\"uid\":\"u-rj\",\"labels\":{\"muster.dev/queue\":\"team-a\"}},"       \
+    "\"spec\":{\"entrypoint\":\"python x.py\"," spec "},\"status\":{" status "}}"
+
+static const struct rayjob_case {
+    const char *name, *json;
+    int rc;
+    const char *err; /* a part of it */
+    enum kube_rayjob_mode mode;
+    const char *gang; /* the submitter's */
+    bool holds, asked;
+    int64_t cpu, memory, gpus;
+    size_t nnode_selector;
+} rayjob_cases[] = {
+    {"K8sJobMode by default, cluster named: the default submitter held",
+     RJ("\"rayClusterSpec\":{}", "\"rayClusterName\":\"train-x7k2p\","
+                                 "\"jobDeploymentStatus\":\"Initializing\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", true, false, 500, 200LL << 20, 0, 0},
+    {"no cluster named yet: nothing held, nothing to join",
+     RJ("\"rayClusterSpec\":{}", ""), EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, NULL, false, false, 500,
+     200LL << 20, 0, 0},
+    {"Running: the submitter's Job was made (asked)",
+     RJ("\"submissionMode\":\"K8sJobMode\"", "\"rayClusterName\":\"train-x7k2p\","
+                                             "\"jobDeploymentStatus\":\"Running\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", true, true, 500, 200LL << 20, 0, 0},
+    {"submitterPodTemplate: its requests (limits stand in), nodeSelector",
+     RJ("\"submitterPodTemplate\":{\"spec\":{\"nodeSelector\":{\"pool\":\"cpu\"},"
+        "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"ray-job-submitter\","
+        "\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}",
+        "\"rayClusterName\":\"train-x7k2p\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", true, false, 1000, 1LL << 30, 0, 1},
+    {"clusterSelector: a cluster it did not make, the submitter on its own",
+     RJ("\"clusterSelector\":{\"ray.io/cluster\":\"shared\"}", "\"rayClusterName\":\"shared\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, NULL, false, false, 500, 200LL << 20, 0, 0},
+    {"suspended: nothing held",
+     RJ("\"suspend\":true", "\"rayClusterName\":\"train-x7k2p\","
+                            "\"jobDeploymentStatus\":\"Suspended\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", false, false, 500, 200LL << 20, 0, 0},
+    {"Complete: nothing held",
+     RJ("\"shutdownAfterJobFinishes\":false", "\"rayClusterName\":\"train-x7k2p\","
+                                              "\"jobDeploymentStatus\":\"Complete\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", false, false, 500, 200LL << 20, 0, 0},
+    {"Retrying: the cluster and Job are being deleted",
+     RJ("\"rayClusterSpec\":{}", "\"rayClusterName\":\"train-x7k2p\","
+                                 "\"jobDeploymentStatus\":\"Retrying\""),
+     EXT_OK, NULL, KUBE_RAYJOB_K8S_JOB, "lab/train-x7k2p", false, false, 500, 200LL << 20, 0, 0},
+    {"SidecarMode: the submitter is the head's container",
+     RJ("\"submissionMode\":\"SidecarMode\"", "\"rayClusterName\":\"train-x7k2p\""), EXT_OK,
+     NULL, KUBE_RAYJOB_SIDECAR, "lab/train-x7k2p", false, false, 0, 0, 0, 0},
+    {"HTTPMode: no submitter",
+     RJ("\"submissionMode\":\"HTTPMode\"", "\"rayClusterName\":\"train-x7k2p\""), EXT_OK, NULL,
+     KUBE_RAYJOB_HTTP, "lab/train-x7k2p", false, false, 0, 0, 0, 0},
+    {"InteractiveMode: no submitter",
+     RJ("\"submissionMode\":\"InteractiveMode\"", "\"rayClusterName\":\"train-x7k2p\""), EXT_OK,
+     NULL, KUBE_RAYJOB_INTERACTIVE, "lab/train-x7k2p", false, false, 0, 0, 0, 0},
+    {"an unknown mode is refused, named",
+     RJ("\"submissionMode\":\"Batch\"", ""), EXT_EINVAL,
+     "spec.submissionMode: \"Batch\" is not K8sJobMode", 0, NULL, false, false, 0, 0, 0, 0},
+    {"a submitter template that does not decode is refused, named",
+     RJ("\"submitterPodTemplate\":{\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"lots\"}}}]}}",
+        ""),
+     EXT_EINVAL, "spec.submitterPodTemplate: ", 0, NULL, false, false, 0, 0, 0, 0},
+};
+
+START_TEST(test_rayjob)
+{
+    const struct rayjob_case *c = &rayjob_cases[_i];
+    cJSON *j = cJSON_Parse(c->json);
+    struct ext_arena *a = ext_arena_new();
+    struct kube_rayjob rj;
+    char err[256] = "";
+    int rc;
+
+    ck_assert_msg(j != NULL, "%s: not JSON", c->name);
+    rc = kube_rayjob_decode(j, NULL, a, &rj, err, sizeof(err), NULL);
+    ck_assert_msg(rc == c->rc, "%s: rc %d (%s)", c->name, rc, err);
+    if (rc != EXT_OK) {
+        ck_assert_msg(strstr(err, c->err) != NULL, "%s: %s", c->name, err);
+        goto out;
+    }
+    ck_assert_str_eq(rj.key, "lab/train");
+    ck_assert_str_eq(rj.uid, "u-rj");
+    ck_assert_str_eq(rj.queue, "team-a");
+    ck_assert_int_eq(rj.mode, c->mode);
+    if (c->gang)
+        ck_assert_str_eq(rj.submitter_gang, c->gang);
+    else
+        ck_assert_ptr_null(rj.submitter_gang);
+    ck_assert_msg(rj.holds == c->holds, "%s: holds %d", c->name, rj.holds);
+    ck_assert_msg(rj.hold.asked == c->asked, "%s: asked %d", c->name, rj.hold.asked);
+    if (c->holds) {
+        ck_assert_str_eq(rj.hold.gang, c->gang);
+        ck_assert_str_eq(rj.hold.subgroup, KUBE_RAYJOB_SUBMITTER);
+        ck_assert_str_eq(rj.hold.owner, "RayJob lab/train");
+    }
+    ck_assert_int_eq(rj.hold.cpu_milli, c->cpu);
+    ck_assert_int_eq(rj.hold.memory_bytes, c->memory);
+    ck_assert_int_eq(rj.hold.gpus, c->gpus);
+    ck_assert_uint_eq(rj.hold.nnode_selector, c->nnode_selector);
+out:
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* The RayJob's RayCluster names its owner; a RayService's too; a kind muster does not follow
+ * is nobody. */
+static const struct owner_case {
+    const char *labels;
+    enum policy_owner_kind kind;
+    const char *owner;
+} owner_cases[] = {
+    {"{\"ray.io/originated-from-crd\":\"RayJob\",\"ray.io/originated-from-cr-name\":\"train\","
+     "\"ray.io/job-submission-mode\":\"K8sJobMode\"}",
+     POLICY_OWNER_RAYJOB, "lab/train"},
+    {"{\"ray.io/originated-from-crd\":\"RayService\",\"ray.io/originated-from-cr-name\":\"svc\"}",
+     POLICY_OWNER_RAYSERVICE, "lab/svc"},
+    {"{\"ray.io/originated-from-crd\":\"RayCronJob\",\"ray.io/originated-from-cr-name\":\"c\"}",
+     POLICY_OWNER_NONE, NULL},
+    {"{}", POLICY_OWNER_NONE, NULL},
+};
+
+START_TEST(test_raycluster_owner)
+{
+    const struct owner_case *c = &owner_cases[_i];
+    char json[1024];
+    cJSON *j;
+    struct ext_arena *a = ext_arena_new();
+    struct policy_gang_spec g;
+    char err[256] = "";
+
+    snprintf(json, sizeof(json),
+             "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":"
+             "\"train-x7k2p\",\"namespace\":\"lab\",\"labels\":%s},\"spec\":{}}",
+             c->labels);
+    ck_assert_ptr_nonnull(j = cJSON_Parse(json));
+    ck_assert_msg(kube_raycluster_gang(j, NULL, a, &g, err, sizeof(err), NULL) == EXT_OK, "%s",
+                  err);
+    ck_assert_str_eq(g.key, "lab/train-x7k2p");
+    ck_assert_int_eq(g.owner_kind, c->kind);
+    if (c->owner)
+        ck_assert_str_eq(g.owner, c->owner);
+    else
+        ck_assert_ptr_null(g.owner);
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+START_TEST(test_rayservice)
+{
+    cJSON *j = cJSON_Parse(
+        "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayService\",\"metadata\":{\"name\":\"svc\","
+        "\"namespace\":\"lab\",\"uid\":\"u-rs\"},\"spec\":{\"rayClusterConfig\":{}},"
+        "\"status\":{\"activeServiceStatus\":{\"rayClusterName\":\"svc-abcde\"},"
+        "\"pendingServiceStatus\":{\"rayClusterName\":\"svc-fghij\"}}}");
+    struct ext_arena *a = ext_arena_new();
+    struct kube_rayservice rs;
+    char err[256] = "";
+
+    ck_assert_int_eq(kube_rayservice_decode(j, a, &rs, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_str_eq(rs.key, "lab/svc");
+    ck_assert_str_eq(rs.uid, "u-rs");
+    ck_assert_str_eq(rs.active, "svc-abcde");
+    ck_assert_str_eq(rs.pending, "svc-fghij");
+    ck_assert_str_eq(rs.strategy, "NewCluster");
+    ext_arena_free(a);
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* The submitter, as the Job controller makes it: into its RayJob's cluster's gang, subgroup
+ * submitter, the RayJob's queue; before the RayJob is known, a pod of its own. */
+START_TEST(test_submitter_pod)
+{
+    static const char *pod_json =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-9fz2q\","
+        "\"namespace\":\"lab\",\"uid\":\"u-sub\",\"labels\":{"
+        "\"app.kubernetes.io/created-by\":\"kuberay-operator\","
+        "\"batch.kubernetes.io/job-name\":\"train\",\"job-name\":\"train\","
+        "\"ray.io/originated-from-cr-name\":\"train\",\"ray.io/originated-from-crd\":\"RayJob\"}},"
+        "\"spec\":{\"schedulerName\":\"muster\",\"containers\":[{\"name\":\"ray-job-submitter\","
+        "\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"200Mi\"}}}]}}";
+    cJSON *pod = cJSON_Parse(pod_json);
+    cJSON *rj = cJSON_Parse(RJ("\"rayClusterSpec\":{}", "\"rayClusterName\":\"train-x7k2p\""));
+    struct known_classes k;
+    struct ext_arena *a = ext_arena_new();
+    struct policy_pod_spec ps;
+    struct kube_rayjob j;
+    char err[256] = "", key[128], old[128];
+
+    known_classes_init(&k);
+    ck_assert(kube_pod_rayjob(pod, key, sizeof(key)));
+    ck_assert_str_eq(key, "lab/train");
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &ps, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_ptr_null(ps.gang); /* the RayJob is not known yet */
+    ck_assert_int_eq(kube_rayjob_decode(rj, &k.opts, a, &j, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_int_eq(kube_refs_rayjob(k.refs, &j, old, sizeof(old)), EXT_OK);
+    ck_assert_str_eq(old, "");
+    ck_assert(kube_refs_known(k.refs, KUBE_REF_RAYJOB, "lab/train"));
+    ck_assert_str_eq(kube_refs_owner_uid(k.refs, KUBE_REF_RAYJOB, "lab/train"), "u-rj");
+    ck_assert_int_eq(kube_pod_decode(pod, &k.opts, a, &ps, err, sizeof(err), NULL), EXT_OK);
+    ck_assert_str_eq(ps.gang, "lab/train-x7k2p");
+    ck_assert_str_eq(ps.subgroup, KUBE_RAYJOB_SUBMITTER);
+    ck_assert_str_eq(ps.queue, "team-a");
+    ck_assert_int_eq(ps.cpu_milli, 500);
+    /* Told again, the record says where it held room; forgotten, so does forget. */
+    ck_assert_int_eq(kube_refs_rayjob(k.refs, &j, old, sizeof(old)), EXT_OK);
+    ck_assert_str_eq(old, "lab/train-x7k2p");
+    ck_assert(kube_refs_forget(k.refs, KUBE_REF_RAYJOB, "lab/train", old, sizeof(old)));
+    ck_assert_str_eq(old, "lab/train-x7k2p");
+    /* A Ray node of the cluster is no submitter, whatever its labels. */
+    cJSON_AddStringToObject(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "labels"), "ray.io/cluster",
+        "train-x7k2p");
+    ck_assert(!kube_pod_rayjob(pod, key, sizeof(key)));
+    kube_refs_free(k.refs);
+    ext_arena_free(a);
+    cJSON_Delete(pod);
+    cJSON_Delete(rj);
+}
+END_TEST
+
 static Suite *kube_decode_suite(void)
 {
     Suite *s = suite_create("kube_decode");
@@ -2114,6 +2343,13 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_proto_list_pages);
     tcase_add_loop_test(tc, test_proto_refused, 0, N(proto_bad_cases));
     tcase_add_test(tc, test_proto_memory_budget);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("kuberay");
+    tcase_add_loop_test(tc, test_rayjob, 0, N(rayjob_cases));
+    tcase_add_loop_test(tc, test_raycluster_owner, 0, N(owner_cases));
+    tcase_add_test(tc, test_rayservice);
+    tcase_add_test(tc, test_submitter_pod);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("refs");

@@ -6,11 +6,21 @@
 #include <string.h>
 
 #include "policy.h"
+#include "reason_check.h"
 
 #define GiB (1LL << 30)
 #define MODEL "nvidia.com/gpu.product"
 
 static struct policy_cluster *C;
+static struct rc_stats REASONS;
+
+/* Every reason a filter gives is true of the state it is given in (reason_check.h). */
+static void check_reason(const struct policy_filter_result *fr, const char *const *names,
+                         size_t n)
+{
+    rc_check(C, fr->why, fr->reason, names, n, &REASONS);
+    ck_assert_msg(REASONS.violations == 0, "a false reason: %s", REASONS.first);
+}
 static int64_t NOW;
 static int SEQ; /* names for pods seen once */
 
@@ -131,6 +141,7 @@ static const char *schedule(const char *name)
 
     policy_each_node(C, collect_name, &nodes);
     ck_assert_int_eq(policy_filter(C, "ns", name, nodes.v, nodes.n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, nodes.v, nodes.n);
     for (size_t i = 0; i < fr.n && !at; i++)
         if (fr.verdicts[i].fit == POLICY_FITS)
             at = nodes.v[i];

@@ -13,11 +13,21 @@
 #include <string.h>
 
 #include "policy.h"
+#include "reason_check.h"
 
 #define GiB (1LL << 30)
 #define RACK "topology.kubernetes.io/rack"
 
 static struct policy_cluster *C;
+static struct rc_stats REASONS;
+
+/* Every reason a filter gives is true of the state it is given in (reason_check.h). */
+static void check_reason(const struct policy_filter_result *fr, const char *const *names,
+                         size_t n)
+{
+    rc_check(C, fr->why, fr->reason, names, n, &REASONS);
+    ck_assert_msg(REASONS.violations == 0, "a false reason: %s", REASONS.first);
+}
 static const int64_t NOW = 1000000;
 
 static void setup(void)
@@ -140,6 +150,7 @@ static void placement_cycle(const char *prefix, int n, const char *racks, char *
 
             snprintf(name, sizeof(name), "%s-%d", prefix, i);
             ck_assert_int_eq(policy_filter(C, "ml", name, names, nn, NOW, &fr), POLICY_OK);
+            check_reason(&fr, names, nn);
             (*filters)++;
             pick[i] = NULL;
             for (size_t k = 0; k < nn; k++)
@@ -217,6 +228,7 @@ START_TEST(a_placement_elsewhere_is_answered_from_the_plan_without_planning_agai
     add_pods("ml/tas", "tas", 4, 1);
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "tas-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     policy_filter_result_cleanup(&fr);
     elsewhere[0] = one_rack("tas", 4) == 'c' ? 'b' : 'c';
     for (int i = 0; i < 4; i++) {
@@ -233,6 +245,7 @@ START_TEST(a_placement_elsewhere_is_answered_from_the_plan_without_planning_agai
 
         snprintf(name, sizeof(name), "tas-%d", i);
         ck_assert_int_eq(policy_filter(C, "ml", name, names, n, NOW, &fr), POLICY_OK);
+        check_reason(&fr, names, n);
         for (size_t k = 0; k < n; k++)
             ck_assert_int_eq(fr.verdicts[k].fit, POLICY_UNSCHEDULABLE);
         ck_assert_str_eq(fr.reason, want);
@@ -256,9 +269,11 @@ START_TEST(without_a_topology_key_a_member_still_moves_within_the_offer)
     add_pods("ml/plain", "plain", 2, 1);
     n = placement("b", names);
     ck_assert_int_eq(policy_filter(C, "ml", "plain-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     policy_filter_result_cleanup(&fr);
     n = placement("c", names);
     ck_assert_int_eq(policy_filter(C, "ml", "plain-1", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     ck_assert_ptr_null(fr.reason);
     policy_filter_result_cleanup(&fr);
     ck_assert_int_eq(node_of("plain-1")[0], 'c');
@@ -279,6 +294,7 @@ START_TEST(a_member_moves_only_within_its_gangs_domain)
     add_pods("ml/tas", "tas", 2, 1);
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "tas-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     policy_filter_result_cleanup(&fr);
     planned = node_of("tas-1");
     /* every node but tas-1's: its rack's other node, and the other racks' */
@@ -286,6 +302,7 @@ START_TEST(a_member_moves_only_within_its_gangs_domain)
         if (strcmp(names[i], planned) != 0)
             others[k++] = names[i];
     ck_assert_int_eq(policy_filter(C, "ml", "tas-1", others, k, NOW, &fr), POLICY_OK);
+    check_reason(&fr, others, k);
     ck_assert_ptr_null(fr.reason);
     policy_filter_result_cleanup(&fr);
     ck_assert_str_ne(node_of("tas-1"), planned);
@@ -305,6 +322,7 @@ START_TEST(a_gang_no_domain_holds_waits_whole_with_the_reason)
     add_pods("ml/big", "big", 5, 1);
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "big-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     ck_assert_ptr_nonnull(fr.reason);
     ck_assert_str_eq(fr.reason, "gang ml/big needs 5 pods (5 GPUs) in one " RACK
                                 " (required), and none of the 3 there holds them: the nearest, "
@@ -332,6 +350,7 @@ START_TEST(bound_members_pin_the_gangs_domain)
     add_pods("ml/pin", "pinx", 2, 1);
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "pinx-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     ck_assert_ptr_null(fr.reason);
     policy_filter_result_cleanup(&fr);
     ck_assert_int_eq(node_of("pinx-0")[0], 'c');
@@ -371,10 +390,47 @@ START_TEST(an_extra_of_a_bound_gang_goes_to_its_domain)
     add_pods("ml/tas", "extra", 1, 1);
     n = placement("", names);
     ck_assert_int_eq(policy_filter(C, "ml", "extra-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     snprintf(why, sizeof(why), "%s", fr.reason ? fr.reason : "");
     policy_filter_result_cleanup(&fr);
     ck_assert_msg(node_of("extra-0") != NULL, "extra-0 not placed: %s", why);
     ck_assert_str_eq(node_of("extra-0"), "a2");
+}
+END_TEST
+
+/* Issue 21: an extra of a gang bound in rack a, offered every node, when rack a is full: the
+ * reason names the rack and counts its nodes only; it does not say "no node offered has 1
+ * GPU free" with 4 free in rack b (found by random_reasons_are_true_of_the_state). */
+START_TEST(an_extra_whose_domain_is_full_is_told_of_its_domain)
+{
+    const char *names[8];
+    struct policy_filter_result fr;
+    size_t n;
+
+    three_racks(1, 4, 0);
+    add_gang("ml/tas", 2, RACK);
+    for (int i = 0; i < 2; i++) {
+        char name[16], uid[32], node[4];
+        struct policy_pod_spec b = {.namespace_ = "ml", .name = name, .uid = uid,
+                                    .cpu_milli = 1000, .memory_bytes = GiB, .gpus = 1,
+                                    .gang = "ml/tas", .managed = true, .node = node};
+
+        snprintf(name, sizeof(name), "tas-%d", i);
+        snprintf(uid, sizeof(uid), "uid-tas-%d", i);
+        snprintf(node, sizeof(node), "a%d", i + 1);
+        ck_assert_int_eq(policy_pod_upsert(C, &b, NOW), POLICY_OK);
+    }
+    add_pods("ml/tas", "extra", 1, 1);
+    n = placement("", names);
+    ck_assert_int_eq(policy_filter(C, "ml", "extra-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
+    ck_assert_ptr_nonnull(fr.why);
+    ck_assert_int_eq(fr.why->kind, POLICY_REASON_NO_NODE);
+    ck_assert_int_eq(fr.why->nodes, 2);
+    ck_assert_str_eq(fr.reason, "gang ml/tas: in " RACK "=a: member extra-0 (1 GPU): no node "
+                                "offered has a free GPU");
+    policy_filter_result_cleanup(&fr);
+    ck_assert_ptr_null(node_of("extra-0"));
 }
 END_TEST
 
@@ -389,6 +445,7 @@ START_TEST(a_node_without_the_label_is_in_no_domain)
     add_gang("ml/tas", 2, RACK);
     add_pods("ml/tas", "tas", 2, 1);
     ck_assert_int_eq(policy_filter(C, "ml", "tas-0", names, 1, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, 1);
     ck_assert_ptr_nonnull(fr.reason);
     ck_assert_str_eq(fr.reason, "gang ml/tas needs 2 pods (2 GPUs) in one " RACK
                                 " (required), and none of the 1 there holds them: the nearest, "
@@ -473,11 +530,13 @@ START_TEST(a_member_made_after_the_verdict_is_planned_whatever_was_read_in_betwe
     add_gang("ml/grow", 3, NULL);
     add_pods("ml/grow", "grow", 2, 1);
     ck_assert_int_eq(policy_filter(C, "ml", "grow-0", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     ck_assert_ptr_nonnull(fr.reason);
     policy_filter_result_cleanup(&fr);
     add_pods("ml/grow", "grow", 3, 1); /* grow-2 is new */
     policy_each_queue(C, read_queue, NULL);
     ck_assert_int_eq(policy_filter(C, "ml", "grow-2", names, n, NOW, &fr), POLICY_OK);
+    check_reason(&fr, names, n);
     ck_assert_msg(fr.reason == NULL, "still %s", fr.reason);
     policy_filter_result_cleanup(&fr);
     ck_assert_ptr_nonnull(node_of("grow-2"));
@@ -1260,6 +1319,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bound_members_pin_the_gangs_domain);
     tcase_add_test(tc, a_node_without_the_label_is_in_no_domain);
     tcase_add_test(tc, an_extra_of_a_bound_gang_goes_to_its_domain);
+    tcase_add_test(tc, an_extra_whose_domain_is_full_is_told_of_its_domain);
     tcase_add_loop_test(tc, a_gang_no_placement_holds_is_answered_the_same_until_something_changes,
                         0, sizeof(unplaceable_changes) / sizeof(unplaceable_changes[0]));
     tcase_add_test(tc, a_member_made_after_the_verdict_is_planned_whatever_was_read_in_between);

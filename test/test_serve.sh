@@ -126,6 +126,10 @@ check("debug state: queue fair share and demand",
       state["queues"] and all(set(q.get("fairShare", {})) == set(q.get("demand", {})) == {"cpu", "memory", "gpu"}
                               for q in state["queues"]), state["queues"])
 check("debug state: evictions (none offline)", state.get("evictions") == [], state.get("evictions"))
+whys = [x for x in state["gangs"] + state["pods"] if x.get("reason")]
+check("debug state: every reason with its figures (issue 21)",
+      whys and all(isinstance(x.get("why"), dict) and x["why"].get("kind") for x in whys) and
+      all(x.get("why") is None for x in state["gangs"] if not x.get("reason")), whys)
 
 # 6. bad input: answered with a reason, and the daemon keeps serving.
 bad = {

@@ -41,11 +41,11 @@ check demo 'all(p["node"] == "gpu-lab-worker" and p["reason"] is None and p["gan
 check demo '[p["gpus"] for p in j["pods"]] == [0, 1, 1]'
 check demo 'queues["default"]["allocated"] == {"cpu": "6", "memory": "12Gi", "gpu": "2"}'
 check demo 's == {"podsPlaced": 3, "podsPending": 0, "gangsPlaced": 1, "gangsPending": 0, "gpusUsed": 2, "gpuFragmentation": 0, "gpusLowerBound": 2}'
-check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason"]'
+check demo 'list(j) == ["pods", "gangs", "queues", "evictions", "summary"] and list(j["pods"][0]) == ["namespace", "name", "gang", "queue", "node", "gpus", "gpuFraction", "gpuGroup", "reason", "why"]'
 check demo 'j["evictions"] == [] and list(j["queues"][0]) == ["name", "parent", "allocated", "fairShare", "recentUsage", "fairShareWithoutRecentUsage"] and list(j["queues"][0]["fairShare"]) == ["cpu", "memory", "gpu"]'
 # No time passes without a timeline: nobody used anything lately, fair shares are today's.
 check demo 'all(q["recentUsage"] == {"cpu": 0, "memory": 0, "gpu": 0} and q["fairShareWithoutRecentUsage"] == q["fairShare"] for q in j["queues"])'
-check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "topology", "domain", "reason"]'
+check demo '[g["key"] for g in j["gangs"]] == ["kuberay-lab/demo"] and list(j["gangs"][0]) == ["key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "why", "owner", "upgradeOf", "held"]'
 check demo 'j["gangs"][0]["state"] == "Bound" and j["gangs"][0]["reason"] is None'
 
 # The same objects as kubectl prints them: a List (tab-indented JSON), a typed NodeList from
@@ -61,7 +61,8 @@ done
 run limit2 -f nodes.yaml -f queue-limit2.yaml -f shared.yaml
 [ "$rc" = 0 ] || fail "limit2: exit $rc"
 check limit2 'len(j["pods"]) == 5 and all(p["node"] is None for p in j["pods"])'
-check limit2 'all("queue team-a" in p["reason"] and "gpu" in p["reason"] for p in j["pods"])'
+check limit2 'all(p["reason"] == "queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit" for p in j["pods"])'
+check limit2 'all(p["why"] == {"kind": "queue-limit", "never": True, "gang": "lab/shared", "queue": "team-a", "resource": "gpu", "limit": "2", "used": "0", "asked": "3"} for p in j["pods"])'
 check limit2 'queues["team-a"]["allocated"]["gpu"] == "0"'
 check limit2 's["podsPlaced"] == 0 and s["podsPending"] == 5 and s["gangsPending"] == 1 and s["gpusUsed"] == 0'
 
@@ -100,7 +101,7 @@ run sources -f nodes.yaml -f sources.yaml
 check sources '{p["name"]: p["gang"] for p in j["pods"]} == {"training-driver": "ml/training", "training-worker-0": "ml/training", "training-worker-1": "ml/training", "solo-0": "ml/solo", "solo-1": "ml/solo", "kai-job-0": "test/kai-job", "kai-job-1": "test/kai-job", "vc-master": "vc/vc-job", "vc-worker": "vc/vc-job"}'
 check sources '[g["key"] for g in j["gangs"]] == ["ml/solo", "ml/training", "test/kai-job", "vc/vc-job"]'
 check sources 'pods["training-worker-0"]["queue"] == "team-kai" and "team-kai" in queues'
-check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "topology", "domain", "reason"} for g in j["gangs"])'
+check sources 'all(set(g) == {"key", "queue", "state", "composition", "conflict", "topology", "domain", "reason", "why", "owner", "upgradeOf", "held"} for g in j["gangs"])'
 
 # The table view names the same things.
 run table -f nodes.yaml -f queue-limit3.yaml -f shared.yaml -o table
@@ -163,6 +164,8 @@ bad raycluster-template.yaml 'bad/raycluster-template.yaml:13: RayCluster defaul
 bad duplicate-pod.yaml 'Pod default/demo-head: defined twice'
 bad workload-policy.yaml 'bad/workload-policy.yaml:7: Workload: schedulingPolicy.gang.minCount: 0 outside [1, 2147483647]'
 bad kai-queue-units.yaml 'bad/kai-queue-units.yaml:6: Queue team-kai: spec.resources.memory.quota: must be a number (MB)'
+bad rayjob-mode.yaml 'bad/rayjob-mode.yaml:6: RayJob: spec.submissionMode: "Batch" is not K8sJobMode, SidecarMode, HTTPMode or InteractiveMode'
+bad rayjob-submitter.yaml 'bad/rayjob-submitter.yaml:10: RayJob: spec.submitterPodTemplate: containers[ray-job-submitter].resources.requests.cpu: "lots" is not a quantity'
 bad kai-subgroup-cycle.yaml 'bad/kai-subgroup-cycle.yaml:9: PodGroup: spec.subGroups[1].parent: "b" forms a cycle (a -> b -> a)'
 
 bad bad-arrival.yaml 'bad/bad-arrival.yaml:7: annotation simulate.muster.dev/arrival: want a duration from the start such as "90m" or "26h", got soon'

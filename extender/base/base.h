@@ -108,6 +108,12 @@ int ext_name_check(const char *name, enum ext_name_kind kind, const char *what, 
 #define EXT_LABEL_RAY_IDENTIFIER "ray.io/identifier"
 #define EXT_LABEL_CREATED_BY "app.kubernetes.io/created-by"
 #define EXT_LABEL_APP_NAME "app.kubernetes.io/name"
+/* On a RayJob's or RayService's RayCluster, and a RayJob's submitter Job and its pod
+ * (ray-operator/controllers/ray/utils/constant.go, v1.7.0). */
+#define EXT_LABEL_RAY_ORIGIN_KIND "ray.io/originated-from-crd"  /* "RayJob", "RayService" */
+#define EXT_LABEL_RAY_ORIGIN_NAME "ray.io/originated-from-cr-name"
+#define EXT_LABEL_JOB_NAME "batch.kubernetes.io/job-name" /* the Job controller's, on its pods */
+#define EXT_LABEL_JOB_NAME_LEGACY "job-name"
 
 /* Gang and queue metadata of the batch-scheduler contracts. */
 #define EXT_LABEL_POD_GROUP "scheduling.x-k8s.io/pod-group"

@@ -8,7 +8,8 @@
  *   queues  the Queue objects (muster.dev/v1alpha1) as a tree with totals:
  *           quota and limit from their spec, fair share, allocated, reserved
  *           and pending gangs from the status muster writes.
- *   why     a RayCluster, PodGroup or Pod: its gang's composition, which
+ *   why     a RayCluster, PodGroup, Pod, RayJob or RayService (its cluster's
+ *           gang): its gang's composition, which
  *           members are bound and which wait, the reason in muster's words,
  *           its queue's standing and the recent Events of its pods.
  *

@@ -1,9 +1,10 @@
 /*
- * why.c - `muster why NAMESPACE/NAME`: find the RayCluster, PodGroup or Pod,
- * its gang and the gang's pods; count them with the engine muster runs; the
+ * why.c - `muster why NAMESPACE/NAME`: find the RayCluster, PodGroup, Pod,
+ * RayJob or RayService (the gang of its cluster), its gang and the gang's pods; count them with the engine muster runs; the
  * Events about them; the gang's queue; and, when asked, muster's own state.
  * why_report.c writes it out.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static const struct {
     {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/%s/podgroups/%s"},
     {"PodGroup", "/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups/%s"},
     {"Pod", "/api/v1/namespaces/%s/pods/%s"},
+    {"RayJob", "/apis/ray.io/v1/namespaces/%s/rayjobs/%s"},
+    {"RayService", "/apis/ray.io/v1/namespaces/%s/rayservices/%s"},
 };
 
 #define WHY_GANG_KINDS 3 /* the first three declare gangs */
@@ -59,6 +62,8 @@ static int find_kind(struct why *w, size_t from, size_t to, const char *name, cJ
     return rc;
 }
 
+static int note(struct why *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The gang's spec from the object that declares it. */
 static int read_spec(struct why *w, const cJSON *obj, const char *kind)
 {
@@ -72,7 +77,112 @@ static int read_spec(struct why *w, const cJSON *obj, const char *kind)
     w->gang_kind = kind;
     w->gang_name = cli__str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
     w->key = w->spec.key;
+    if (w->spec.owner_kind == POLICY_OWNER_RAYJOB && w->rayjob_key == NULL)
+        w->rayjob_key = w->spec.owner; /* its submitter is a member too */
+    if (w->spec.owner != NULL && w->owner == NULL) {
+        char owner[600];
+
+        snprintf(owner, sizeof(owner), "%s %s", policy_owner_kind_name(w->spec.owner_kind),
+                 w->spec.owner);
+        w->owner = ext_arena_strdup(w->a, owner);
+        return note(w, "made by %s", owner);
+    }
     return EXT_OK;
+}
+
+/* A line about the owner, for the report. */
+static int note(struct why *w, const char *fmt, ...)
+{
+    char text[600];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if ((w->notes == NULL && (w->notes = cJSON_CreateArray()) == NULL) ||
+        !cJSON_AddItemToArray(w->notes, cJSON_CreateString(text)))
+        return ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
+    return EXT_OK;
+}
+
+/* The cluster a RayJob runs on (its own, or clusterSelector's; NULL when it has none), with
+ * lines on its mode, its submitter and its state. */
+static int rayjob_cluster(struct why *w, const char **cluster)
+{
+    struct kube_rayjob j;
+    char err[256];
+    int rc = kube_rayjob_decode(w->object, NULL, w->a, &j, err, sizeof(err), NULL);
+
+    if (rc != EXT_OK)
+        return ext_errf(w->err, w->errlen, rc, "RayJob %s/%s: %s", w->ns, w->name, err);
+    w->rayjob_key = j.key;
+    note(w, "RayJob %s (%s)%s%s%s%s", j.key, kube_rayjob_mode_name(j.mode),
+         j.cluster ? (j.existing_cluster ? ": runs on cluster " : ": its cluster ") : "",
+         j.cluster ? j.cluster : "", *j.deployment ? ", " : "", j.deployment);
+    if (j.suspend)
+        note(w, "suspended: muster plans nothing for it until spec.suspend is false");
+    else if (j.finished)
+        note(w, "finished: %s",
+             j.shutdown_after_finish
+                 ? "KubeRay deletes its cluster (shutdownAfterJobFinishes), and with it what muster "
+                   "charged"
+                 : "its cluster idles on (no shutdownAfterJobFinishes): muster charges it to its "
+                   "queue as the running cluster it is until it is deleted");
+    else if (j.cluster == NULL)
+        note(w, "KubeRay has not made its cluster yet");
+    else if (j.holds)
+        note(w, "its submitter (%lldm cpu) is made once the cluster is ready: muster holds its "
+                "room with the cluster's",
+             (long long)j.hold.cpu_milli);
+    *cluster = j.cluster;
+    return w->notes != NULL ? EXT_OK : ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
+}
+
+/* The cluster of a RayService muster looks at: its pending one (an upgrade) while there is
+ * one, else its active one. */
+static int rayservice_cluster(struct why *w, const char **cluster)
+{
+    struct kube_rayservice rs;
+    char err[256];
+    int rc = kube_rayservice_decode(w->object, w->a, &rs, err, sizeof(err), NULL);
+
+    if (rc != EXT_OK)
+        return ext_errf(w->err, w->errlen, rc, "RayService %s/%s: %s", w->ns, w->name, err);
+    note(w, "RayService %s (%s): active cluster %s, pending cluster %s", rs.key, rs.strategy,
+         rs.active ? rs.active : "none", rs.pending ? rs.pending : "none");
+    if (rs.active && rs.pending)
+        note(w, "shown: the pending cluster, its upgrade (the active one serves until it is "
+                "ready; muster never evicts the active one for it)");
+    *cluster = rs.pending ? rs.pending : rs.active;
+    return w->notes != NULL ? EXT_OK : ext_errf(w->err, w->errlen, EXT_ENOMEM, "out of memory");
+}
+
+/* A RayJob or RayService: the gang is its cluster's, as a RayCluster declares it. */
+static int find_owned(struct why *w)
+{
+    const char *cluster = NULL;
+    char path[1024], key[600];
+    int rc = strcmp(w->kind, "RayJob") == 0 ? rayjob_cluster(w, &cluster)
+                                            : rayservice_cluster(w, &cluster);
+
+    if (rc != EXT_OK)
+        return rc;
+    snprintf(key, sizeof(key), "%s %s/%s", w->kind, w->ns, w->name);
+    w->owner = ext_arena_strdup(w->a, key);
+    if (cluster == NULL) { /* nothing to look at: no gang, no pods */
+        snprintf(key, sizeof(key), "%s/%s", w->ns, w->name);
+        w->key = ext_arena_strdup(w->a, key);
+        return w->key != NULL ? EXT_OK : EXT_ENOMEM;
+    }
+    snprintf(path, sizeof(path), why_kinds[0].path, w->ns, cluster);
+    rc = get_maybe(w, path, &w->declarer);
+    if (rc == EXT_ENOTFOUND) {
+        note(w, "its cluster %s/%s does not exist (yet)", w->ns, cluster);
+        snprintf(key, sizeof(key), "%s/%s", w->ns, cluster);
+        w->key = ext_arena_strdup(w->a, key);
+        return w->key != NULL ? EXT_OK : EXT_ENOMEM;
+    }
+    return rc == EXT_OK ? read_spec(w, w->declarer, "RayCluster") : rc;
 }
 
 /* What the object is, and which gang it stands for. */
@@ -83,10 +193,13 @@ static int find_gang(struct why *w)
 
     if (rc == EXT_ENOTFOUND)
         return ext_errf(w->err, w->errlen, EXT_ENOTFOUND,
-                        "no RayCluster, PodGroup or Pod named %s/%s", w->ns, w->name);
+                        "no RayCluster, PodGroup, Pod, RayJob or RayService named %s/%s", w->ns,
+                        w->name);
     if (rc != EXT_OK)
         return rc;
     w->kind = kind;
+    if (strcmp(kind, "RayJob") == 0 || strcmp(kind, "RayService") == 0)
+        return find_owned(w);
     if (strcmp(kind, "Pod") != 0)
         return read_spec(w, w->object, kind);
     w->key = kube_pod_gang_key(w->object, w->a);
@@ -135,10 +248,15 @@ static bool is_member(struct why *w, const cJSON *pod)
 {
     const char *key;
 
+    char rayjob[600];
+
     if (kube_pod_is_terminal(pod))
         return false;
     if (w->lone)
         return strcmp(pod_name(pod), w->name) == 0;
+    /* A RayJob's submitter joins its cluster's gang. */
+    if (w->rayjob_key != NULL && kube_pod_rayjob(pod, rayjob, sizeof(rayjob)))
+        return strcmp(rayjob, w->rayjob_key) == 0;
     key = kube_pod_gang_key(pod, w->a);
     return key != NULL && strcmp(key, w->key) == 0;
 }
@@ -623,6 +741,7 @@ static void why_cleanup(struct why *w)
     cJSON_Delete(w->events);
     cJSON_Delete(w->events_all);
     cJSON_Delete(w->state);
+    cJSON_Delete(w->notes);
     ext_arena_free(w->a);
 }
 

@@ -13,7 +13,8 @@ struct why {
     size_t errlen;
 
     const char *ns, *name;
-    const char *kind;      /* of the object asked about: RayCluster, PodGroup or Pod */
+    const char *kind;      /* of the object asked about: RayCluster, PodGroup, Pod, RayJob or
+                            * RayService */
     cJSON *object;         /* owned */
     const char *gang_kind; /* what declares the gang (RayCluster, PodGroup), NULL: nothing */
     const char *gang_name;
@@ -45,6 +46,11 @@ struct why {
     const cJSON *state_gang; /* its entry for this gang in state */
 
     const char *reason, *reason_from; /* why it waits, and who says so */
+
+    /* A RayJob's or RayService's gang: the one its cluster is. */
+    const char *owner;      /* "RayJob lab/train", "RayService lab/svc"; NULL: none known */
+    const char *rayjob_key; /* a RayJob's "ns/name": its submitter pod is a member */
+    cJSON *notes;           /* lines about the owner (owned): its cluster(s), submitter, state */
 
     /* Fair over time: the resource whose share its queue's recent usage cut below what the
      * waiting gang needs (it would fit the share that ignores usage), -1 if none; the need. */

@@ -25,7 +25,10 @@ static const char *pod_group(const cJSON *pod)
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
     const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
     const char *g = cli__str(labels, EXT_LABEL_RAY_GROUP);
+    char rayjob[600];
 
+    if (g == NULL && kube_pod_rayjob(pod, rayjob, sizeof(rayjob)))
+        g = KUBE_RAYJOB_SUBMITTER;
     if (g == NULL)
         g = cli__str(labels, EXT_LABEL_KAI_SUBGROUP);
     if (g == NULL)
@@ -208,6 +211,10 @@ static cJSON *report_json(struct why *w)
              w->gang_name ? w->gang_name : "");
     cJSON_AddItemToObject(o, "declaredBy", str_or_null(w->gang_kind ? declared : NULL));
     cJSON_AddStringToObject(o, "state", gang_state(w));
+    /* The RayJob or RayService whose cluster the gang is, and what KubeRay's objects say. */
+    cJSON_AddItemToObject(o, "owner", str_or_null(w->owner));
+    cJSON_AddItemToObject(o, "kuberay", w->notes ? cJSON_Duplicate(w->notes, true)
+                                                 : cJSON_CreateArray());
     add_counts(w, o);
     cJSON_AddItemToObject(o, "reason", str_or_null(w->reason));
     cJSON_AddItemToObject(o, "reasonFrom", str_or_null(w->reason_from));
@@ -292,6 +299,20 @@ static void print_queue(const cJSON *q, FILE *out)
     fputc('\n', out);
 }
 
+/* What KubeRay's RayJob or RayService says, a line each. */
+static void print_kuberay(const cJSON *r, FILE *out)
+{
+    const cJSON *line;
+    bool first = true;
+
+    cJSON_ArrayForEach(line, cJSON_GetObjectItemCaseSensitive(r, "kuberay"))
+    {
+        if (cJSON_IsString(line))
+            fprintf(out, "%-14s%s\n", first ? "KubeRay:" : "", line->valuestring);
+        first = false;
+    }
+}
+
 /* "Used lately: team-a used 62% of the cluster's GPUs lately: its fair share is 3 GPUs, 5 if that
  * did not count, and the gang needs 2 more: queues that used less go first ..." */
 static void print_used_lately(const cJSON *u, const char *queue, FILE *out)
@@ -324,6 +345,7 @@ static void print_head(const struct why *w, const cJSON *r, FILE *out)
                 w->gang_kind ? s_of(r, "declaredBy") : "");
     else
         fprintf(out, "%s %s/%s\n", s_of(r, "kind"), ns, name);
+    print_kuberay(r, out);
     fprintf(out, "%-14s%s", w->lone ? "State:" : "Gang:", s_of(r, "state"));
     if (!w->lone)
         fprintf(out, ", %d of %d pods bound, minimum %d", num_of(r, "bound"), num_of(r, "members"),

@@ -47,7 +47,8 @@ struct cache_kind {
 };
 
 static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
-    priority_class_ops, workload_ops, wa_podgroup_ops, topology_ops, kueue_topology_ops;
+    priority_class_ops, workload_ops, wa_podgroup_ops, rayjob_ops, rayservice_ops, topology_ops,
+    kueue_topology_ops;
 
 /* One row per watched kind: a new kind is a row (and its cache_source). */
 static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
@@ -92,6 +93,12 @@ static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
                                     "scheduling.k8s.io/v1beta1", "PodGroup",
                                     "/apis/scheduling.k8s.io/v1beta1/podgroups", true, false,
                                     FAMILY_NONE, 0, &wa_podgroup_ops},
+    /* KubeRay's other two: a RayJob's submitter joins its cluster's gang, its room held until
+     * it comes; a RayService's clusters are gangs of their own (RayClusters). */
+    [CACHE_RAYJOBS] = {"rayjobs", "ray.io/v1", "RayJob", "/apis/ray.io/v1/rayjobs", true, false,
+                       FAMILY_NONE, 0, &rayjob_ops},
+    [CACHE_RAYSERVICES] = {"rayservices", "ray.io/v1", "RayService", "/apis/ray.io/v1/rayservices",
+                           true, false, FAMILY_NONE, 0, &rayservice_ops},
     /* Where nodes sit (docs/topology.md): KAI's Topology, named by KAI's constraints, and
      * Kueue's, whose levels Kueue's annotations name. */
     [CACHE_TOPOLOGIES_KAI] = {"topologies.kai.scheduler", "kai.scheduler/v1alpha1", "Topology",
@@ -343,30 +350,38 @@ bool cache_pod_gone(const struct cache *c, const char *uid)
     return false;
 }
 
-/* A pod told to the engine: kept for later if its PodGroup or Workload is not known yet. */
-static void early_note(struct cache *c, const char *key, const cJSON *pod)
+/* Does the pod decode as it will stay: the Workload-API PodGroup (and Workload) it names, or
+ * the RayJob whose submitter it is, known? */
+static bool pod_refs_known(struct cache *c, const cJSON *pod)
 {
     const char *group = kube_pod_scheduling_group(pod);
     const char *ns = meta_string(pod, "namespace");
-
+    char rayjob[600];
     bool known = true;
 
-    if (group) {
-        pthread_mutex_lock(&c->refs_lock);
+    pthread_mutex_lock(&c->refs_lock);
+    if (group)
         known = kube_refs_pod_group_known(c->refs, ns ? ns : "default", group);
-        pthread_mutex_unlock(&c->refs_lock);
-    }
-    if (!known) {
+    if (known && kube_pod_rayjob(pod, rayjob, sizeof(rayjob)))
+        known = kube_refs_known(c->refs, KUBE_REF_RAYJOB, rayjob);
+    pthread_mutex_unlock(&c->refs_lock);
+    return known;
+}
+
+/* A pod told to the engine: kept for later if its PodGroup, Workload or RayJob is not known
+ * yet. */
+static void early_note(struct cache *c, const char *key, const cJSON *pod)
+{
+    if (!pod_refs_known(c, pod)) {
         if (!early_put(&c->early, key, pod))
-            ext_log_warn("pod kept in the gang its PodGroup's name gives until it changes", "pod",
-                         key, "podGroup", group);
+            ext_log_warn("pod kept in the gang its labels give until it changes", "pod", key);
         return;
     }
     early_drop(&c->early, key);
 }
 
-/* A Workload or Workload-API PodGroup of namespace ns arrived: the pods kept for it are
- * decoded again, now into the gang and subgroup it gives them. */
+/* A Workload, Workload-API PodGroup or RayJob of namespace ns arrived: the pods kept for it
+ * are decoded again, now into the gang and subgroup it gives them. */
 static void early_resolve(struct cache *c, const char *ns)
 {
     size_t nl = ns ? strlen(ns) : 0;
@@ -375,14 +390,9 @@ static void early_resolve(struct cache *c, const char *ns)
         cJSON *pod = c->early.pods[i];
         char key[512];
 
-        bool known;
-
         if (strncmp(c->early.keys.v[i], ns, nl) != 0 || c->early.keys.v[i][nl] != '/')
             continue;
-        pthread_mutex_lock(&c->refs_lock);
-        known = kube_refs_pod_group_known(c->refs, ns, kube_pod_scheduling_group(pod));
-        pthread_mutex_unlock(&c->refs_lock);
-        if (!known)
+        if (!pod_refs_known(c, pod))
             continue;
         snprintf(key, sizeof(key), "%s", c->early.keys.v[i]);
         c->early.pods[i] = NULL; /* ours now; early_drop frees the key only */
@@ -627,6 +637,8 @@ struct decoded {
         struct policy_gang_spec gang;
         struct kube_priority_class pc;
         struct kube_pod_group pg;
+        struct kube_rayjob rj;
+        struct kube_rayservice rs;
         struct policy_topology_spec topology;
     } spec;
 };
@@ -683,6 +695,18 @@ static void wa_podgroup_decode(const struct cache *c, const cJSON *obj, struct e
                                struct decoded *d)
 {
     d->rc = kube_pod_group_decode(obj, &c->opts, a, &d->spec.pg, DECODE_ARGS);
+}
+
+static void rayjob_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                          struct decoded *d)
+{
+    d->rc = kube_rayjob_decode(obj, &c->opts, a, &d->spec.rj, DECODE_ARGS);
+}
+
+static void rayservice_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
+                              struct decoded *d)
+{
+    d->rc = kube_rayservice_decode(obj, a, &d->spec.rs, DECODE_ARGS);
 }
 
 static void topology_decode(const struct cache *c, const cJSON *obj, struct ext_arena *a,
@@ -799,6 +823,58 @@ static int wa_podgroup_apply(struct cache *c, struct decoded *d)
     if (rc == EXT_OK)
         early_resolve(c, d->spec.pg.namespace_);
     return rc;
+}
+
+/*
+ * A RayJob: its submitter pods decode into the gang it names (kept for later ones decoded
+ * again); the room held for its submitter moves with its cluster and goes when it ends.
+ */
+static int rayjob_apply(struct cache *c, struct decoded *d)
+{
+    const struct kube_rayjob *j = &d->spec.rj;
+    char old[512];
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = kube_refs_rayjob(c->refs, j, old, sizeof(old));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (rc != EXT_OK)
+        return ext_errf(d->err, sizeof(d->err), rc, "RayJob %s not recorded", j->key);
+    if (*old && (!j->holds || strcmp(old, j->hold.gang) != 0))
+        policy_hold_forget(c->engine, old, KUBE_RAYJOB_SUBMITTER);
+    if (j->holds)
+        rc = engine_rc(policy_hold_upsert(c->engine, &j->hold, ext_now_ms()), d->err,
+                       sizeof(d->err));
+    early_resolve(c, j->namespace_);
+    return rc;
+}
+
+static void rayjob_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    char held[512];
+
+    pthread_mutex_lock(&c->refs_lock);
+    kube_refs_forget(c->refs, KUBE_REF_RAYJOB, key, held, sizeof(held));
+    pthread_mutex_unlock(&c->refs_lock);
+    if (*held)
+        policy_hold_forget(c->engine, held, KUBE_RAYJOB_SUBMITTER);
+}
+
+static int rayservice_apply(struct cache *c, struct decoded *d)
+{
+    int rc;
+
+    pthread_mutex_lock(&c->refs_lock);
+    rc = kube_refs_rayservice(c->refs, &d->spec.rs);
+    pthread_mutex_unlock(&c->refs_lock);
+    return rc;
+}
+
+static void rayservice_forget(struct cache *c, enum cache_source src, const char *key)
+{
+    pthread_mutex_lock(&c->refs_lock);
+    kube_refs_forget(c->refs, KUBE_REF_RAYSERVICE, key, NULL, 0);
+    pthread_mutex_unlock(&c->refs_lock);
 }
 
 /* A Topology: gangs waiting for it, or for room its domains now give, are asked about again. */
@@ -1012,6 +1088,10 @@ static const struct cache_ops workload_ops = {workload_decode, workload_apply, w
                                               NULL, NULL};
 static const struct cache_ops wa_podgroup_ops = {wa_podgroup_decode, wa_podgroup_apply,
                                                  wa_podgroup_forget, NULL, NULL};
+static const struct cache_ops rayjob_ops = {rayjob_decode, rayjob_apply, rayjob_forget, NULL,
+                                            NULL};
+static const struct cache_ops rayservice_ops = {rayservice_decode, rayservice_apply,
+                                                rayservice_forget, NULL, NULL};
 static const struct cache_ops topology_ops = {topology_decode, topology_apply, topology_forget,
                                               topology_held, NULL};
 /* Keyed as the engine keeps it, "kueue/<name>" (kueue_topology_key). */
@@ -1234,6 +1314,28 @@ static bool locked_pod_group(void *ctx, const char *ns, const char *name, const 
     return true;
 }
 
+static bool locked_rayjob(void *ctx, const char *ns, const char *name, const char **gang,
+                          const char **queue)
+{
+    static _Thread_local char gang_copy[520], queue_copy[260];
+    struct cache *c = ctx;
+    const char *g = NULL, *q = NULL;
+    bool ok;
+
+    pthread_mutex_lock(&c->refs_lock);
+    ok = c->lookup.rayjob && c->lookup.rayjob(c->lookup.ctx, ns, name, &g, &q);
+    if (ok && g)
+        snprintf(gang_copy, sizeof(gang_copy), "%s", g);
+    if (ok && q)
+        snprintf(queue_copy, sizeof(queue_copy), "%s", q);
+    pthread_mutex_unlock(&c->refs_lock);
+    if (!ok)
+        return false;
+    *gang = g ? gang_copy : NULL;
+    *queue = q ? queue_copy : NULL;
+    return true;
+}
+
 int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client *kube, char *err,
                size_t errlen)
 {
@@ -1266,7 +1368,10 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
         return EXT_ENOMEM;
     }
     c->lookup = kube_refs_lookup(c->refs);
-    c->locked_lookup = (struct kube_lookup){locked_priority_class, locked_pod_group, c};
+    c->locked_lookup = (struct kube_lookup){.priority_class = locked_priority_class,
+                                            .pod_group = locked_pod_group,
+                                            .rayjob = locked_rayjob,
+                                            .ctx = c};
     c->opts.lookup = &c->locked_lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;

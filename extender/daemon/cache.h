@@ -1,9 +1,10 @@
 /*
  * cache.h - muster's picture of the cluster: watches feed the engine.
  *
- * One reflector per watched kind (nodes, pods, RayClusters, muster Queues, the
- * PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses, the
- * Workload API's Workloads and PodGroups, KAI's and Kueue's Topologies) decodes every object and hands it to the engine
+ * One reflector per watched kind (nodes, pods, RayClusters, RayJobs, RayServices, muster
+ * Queues, the PodGroups of scheduler-plugins, Volcano and KAI, PriorityClasses, the Workload
+ * API's Workloads and PodGroups, KAI's and Kueue's Topologies) decodes every object and hands
+ * it to the engine
  * under the cache's lock. cache.c holds one table of the kinds: each row names
  * its path, group/version and kind, whether it may be absent, and what its
  * decode, add or update, and delete do; a new kind is a row there and a value
@@ -37,6 +38,8 @@ enum cache_source {
     CACHE_WA_PODGROUPS_V1ALPHA2,
     CACHE_WORKLOADS_V1BETA1, /* ... and 1.37 */
     CACHE_WA_PODGROUPS_V1BETA1,
+    CACHE_RAYJOBS,     /* ray.io/v1: a submitter's gang, its held room */
+    CACHE_RAYSERVICES, /* ray.io/v1: for Events about it */
     CACHE_TOPOLOGIES_KAI,   /* kai.scheduler/v1alpha1: node labels, coarsest first */
     CACHE_TOPOLOGIES_KUEUE, /* kueue.x-k8s.io/v1beta2: the same, as "kueue/<name>" */
     CACHE_SOURCE_COUNT

@@ -267,11 +267,7 @@ static void add_resources(cJSON *parent, const char *name, const struct policy_r
     for (int i = 0; i < POLICY_RES_COUNT; i++) {
         char text[64];
 
-        kube_quantity_format(r->v[i],
-                             i == POLICY_RES_CPU      ? KUBE_QUANTITY_MILLI
-                             : i == POLICY_RES_MEMORY ? KUBE_QUANTITY_BINARY
-                                                      : KUBE_QUANTITY_DECIMAL,
-                             text, sizeof(text));
+        kube_resource_format(i, r->v[i], text, sizeof(text));
         cJSON_AddStringToObject(o, policy_resource_name(i), text);
     }
 }
@@ -281,6 +277,15 @@ static void add_text(cJSON *o, const char *key, const char *text)
 {
     if (text)
         cJSON_AddStringToObject(o, key, text);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* A reason's figures (kube_reason_json), or null: the key is always there. */
+static void add_why(cJSON *o, const char *key, const struct policy_reason *why)
+{
+    if (why)
+        cJSON_AddItemToObject(o, key, kube_reason_json(why));
     else
         cJSON_AddNullToObject(o, key);
 }
@@ -300,7 +305,38 @@ static void add_subgroups(cJSON *g, const struct policy_gang_view *v)
         cJSON_AddNumberToObject(o, "extrasPlaced", sg->extras_placed);
         cJSON_AddNumberToObject(o, "extrasWaiting", sg->extras_waiting);
         add_text(o, "extraReason", sg->extra_reason);
+        add_why(o, "extraWhy", sg->extra_why);
         cJSON_AddItemToArray(list, o);
+    }
+}
+
+/* The RayJob or RayService that made it ({"kind", "name"} or null), the running cluster it is
+ * an upgrade of, and the room held for members to come (a RayJob's submitter). */
+static void add_owner(cJSON *g, const struct policy_gang_view *v)
+{
+    cJSON *owner, *held;
+
+    if (v->owner_kind != POLICY_OWNER_NONE && v->owner &&
+        (owner = cJSON_AddObjectToObject(g, "owner"))) {
+        cJSON_AddStringToObject(owner, "kind", policy_owner_kind_name(v->owner_kind));
+        cJSON_AddStringToObject(owner, "name", v->owner);
+    } else {
+        cJSON_AddNullToObject(g, "owner");
+    }
+    add_text(g, "upgradeOf", v->upgrade_of);
+    held = cJSON_AddArrayToObject(g, "held");
+    for (size_t i = 0; held && i < v->nholds; i++) {
+        const struct policy_hold_view *h = &v->holds[i];
+        cJSON *o = cJSON_CreateObject();
+        struct policy_resources ask = {{h->cpu_milli, h->memory_bytes, h->gpus * POLICY_GPU_MILLI}};
+
+        cJSON_AddStringToObject(o, "subgroup", h->subgroup);
+        add_text(o, "for", h->owner);
+        cJSON_AddStringToObject(o, "state", policy_hold_state_name(h->state));
+        add_text(o, "node", h->node);
+        add_resources(o, "ask", &ask);
+        cJSON_AddBoolToObject(o, "asked", h->asked);
+        cJSON_AddItemToArray(held, o);
     }
 }
 
@@ -315,10 +351,8 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     cJSON_AddNumberToObject(g, "members", v->members);
     cJSON_AddNumberToObject(g, "bound", v->bound);
     cJSON_AddNumberToObject(g, "waitingAtBind", v->waiting);
-    if (v->reason)
-        cJSON_AddStringToObject(g, "reason", v->reason);
-    else
-        cJSON_AddNullToObject(g, "reason");
+    add_text(g, "reason", v->reason);
+    add_why(g, "why", v->why);
     cJSON_AddNumberToObject(g, "priority", v->priority);
     cJSON_AddBoolToObject(g, "preemptible", v->preemptible);
     add_text(g, "composition", v->composition);
@@ -327,6 +361,7 @@ static void state_gang(const struct policy_gang_view *v, void *ctx)
     add_text(g, "topology", v->topology);
     add_text(g, "domain", v->domain);
     add_subgroups(g, v);
+    add_owner(g, v);
     cJSON_AddItemToArray(ctx, g);
 }
 
@@ -346,8 +381,10 @@ static void state_pod(const struct policy_pod_view *v, void *ctx)
         cJSON_AddStringToObject(p, "node", v->node);
     if (v->gpu_groups)
         cJSON_AddStringToObject(p, "gpuGroups", v->gpu_groups);
-    if (v->reason)
+    if (v->reason) {
         cJSON_AddStringToObject(p, "reason", v->reason);
+        add_why(p, "why", v->why);
+    }
     if (v->refused)
         cJSON_AddTrueToObject(p, "refused");
     cJSON_AddItemToArray(ctx, p);

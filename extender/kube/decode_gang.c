@@ -40,6 +40,32 @@ const char *kube__owner_raycluster(const cJSON *meta)
     return NULL;
 }
 
+int kube__ray_origin(struct kube__ctx *c, const cJSON *meta, const char *ns,
+                     enum policy_owner_kind *kind, const char **owner)
+{
+    const cJSON *labels = kube__get(meta, "labels");
+    const char *k = kube__map_value(labels, EXT_LABEL_RAY_ORIGIN_KIND);
+    const char *name = kube__map_value(labels, EXT_LABEL_RAY_ORIGIN_NAME);
+
+    *kind = POLICY_OWNER_NONE;
+    *owner = NULL;
+    if (k == NULL || name == NULL || *name == '\0')
+        return EXT_OK;
+    if (strcmp(k, "RayJob") == 0)
+        *kind = POLICY_OWNER_RAYJOB;
+    else if (strcmp(k, "RayService") == 0)
+        *kind = POLICY_OWNER_RAYSERVICE;
+    else
+        return EXT_OK; /* a kind muster knows nothing of (a RayCronJob's RayJob is a RayJob) */
+    if (!kube__object_ref_valid(name))
+        return kube__fail(c, EXT_EINVAL, kube__get(labels, EXT_LABEL_RAY_ORIGIN_NAME),
+                          "label " EXT_LABEL_RAY_ORIGIN_NAME
+                          ": \"%.80s\" is neither a label value nor a DNS-1123 subdomain",
+                          name);
+    *owner = kube__key(c->a, ns, name);
+    return *owner != NULL ? EXT_OK : kube__fail(c, EXT_ENOMEM, meta, "out of memory");
+}
+
 bool kube__preemptibility(const char *value, enum policy_preemptible *out)
 {
     if (value == NULL || *value == '\0')
@@ -249,6 +275,9 @@ int kube_raycluster_gang(const cJSON *rc_obj, const struct kube_decode_opts *o, 
         return kube__fail(&c, EXT_ENOMEM, rc_obj, "out of memory");
     kube__gang_priority(o, kube__map_value(kube__get(meta, "labels"), EXT_LABEL_RAY_PRIORITY_CLASS),
                         &s);
+    rc = kube__ray_origin(&c, meta, ns, &s.owner_kind, &s.owner);
+    if (rc != EXT_OK)
+        return rc;
     s.source = POLICY_GANG_WORKLOAD;
     *out = s;
     return EXT_OK;

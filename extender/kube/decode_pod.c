@@ -507,6 +507,34 @@ static const char *kube__pod_subgroup(const cJSON *labels, const cJSON *ann)
     return v != NULL && *v != '\0' ? v : NULL;
 }
 
+/*
+ * A RayJob's submitter pod, its RayJob known: the gang the RayJob says it joins (its cluster's;
+ * none on a cluster it did not make), subgroup "submitter", the RayJob's queue. False when the
+ * pod is none, or its RayJob is not known (yet).
+ */
+static bool kube__pod_submitter(struct kube__ctx *c, const cJSON *pod,
+                                const struct kube_decode_opts *o, struct policy_pod_spec *s,
+                                int *rc)
+{
+    const struct kube_lookup *l = o->lookup;
+    const char *gang = NULL, *queue = NULL, *slash;
+    char key[2 * KUBE_MAX_NAME + 2];
+
+    *rc = EXT_OK;
+    if (l == NULL || l->rayjob == NULL || !kube_pod_rayjob(pod, key, sizeof(key)))
+        return false;
+    slash = strchr(key, '/');
+    key[slash - key] = '\0';
+    if (!l->rayjob(l->ctx, key, slash + 1, &gang, &queue))
+        return false;
+    s->gang = gang != NULL ? ext_arena_strdup(c->a, gang) : NULL;
+    s->queue = queue != NULL ? ext_arena_strdup(c->a, queue) : NULL;
+    s->subgroup = KUBE_SUBGROUP_SUBMITTER;
+    if ((gang != NULL && s->gang == NULL) || (queue != NULL && s->queue == NULL))
+        *rc = kube__fail(c, EXT_ENOMEM, pod, "out of memory");
+    return true;
+}
+
 /* Its gang key and subgroup. */
 static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct kube_decode_opts *o,
                           struct policy_pod_spec *s)
@@ -515,7 +543,10 @@ static int kube__pod_gang(struct kube__ctx *c, const cJSON *pod, const struct ku
     const struct kube_lookup *l = o->lookup;
     const char *name, *gang = NULL, *sub = NULL;
     bool workload_api;
+    int rc;
 
+    if (kube__pod_submitter(c, pod, o, s, &rc))
+        return rc;
     name = kube__gang_name(pod, &workload_api);
     s->gang = kube_pod_gang_key(pod, c->a);
     if (s->gang == NULL && name != NULL)
@@ -715,7 +746,8 @@ static int kube__pod_identity(struct kube__ctx *c, const cJSON *pod,
     s->nominated = nominated != NULL && *nominated != '\0';
     s->unschedulable = kube__pod_parked(kube__get(kube__get(pod, "status"), "conditions"));
     s->bound_at = s->node != NULL ? kube__pod_bound_at(kube__get(pod, "status")) : 0;
-    s->queue = kube__queue_label(labels, o);
+    if (kube__queue_label(labels, o) != NULL) /* else a submitter's RayJob's, if any */
+        s->queue = kube__queue_label(labels, o);
     if (s->queue != NULL && !kube__object_ref_valid(s->queue))
         return kube__fail(c, EXT_EINVAL, labels,
                           "pod: queue \"%.80s\" is neither a label value nor a DNS-1123 subdomain",

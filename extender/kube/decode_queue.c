@@ -241,6 +241,9 @@ static int kube__queue_spec(struct kube__queue_ctx *q, const cJSON *spec,
     rc = kube__queue_duration(q, spec, "reclaimMinRuntime", &s->reclaim_min_runtime_ms);
     if (rc == EXT_OK)
         rc = kube__queue_duration(q, spec, "preemptMinRuntime", &s->preempt_min_runtime_ms);
+    if (rc == EXT_OK &&
+        kube__bool(&q->c, spec, "upgradeBurst", "spec.upgradeBurst", &s->upgrade_burst) != EXT_OK)
+        rc = kube__queue_fail(q, *q->c.where, "%s", q->c.err);
     return rc;
 }
 

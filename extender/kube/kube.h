@@ -280,6 +280,10 @@ struct kube_lookup {
     bool (*pod_group)(void *ctx, const char *ns, const char *name, const char **gang,
                       const char **subgroup);
     void *ctx;
+    /* RayJob ns/name: the gang its submitter joins (NULL: a pod of its own) and its queue
+     * (NULL: none). False when the RayJob is not known. */
+    bool (*rayjob)(void *ctx, const char *ns, const char *name, const char **gang,
+                   const char **queue);
 };
 
 struct kube_decode_opts {
@@ -304,12 +308,24 @@ int kube_quantity_parse(const char *s, int64_t scale, int64_t *out);
 
 enum kube_quantity_style {
     KUBE_QUANTITY_MILLI,   /* millicores: 2000 -> "2", 500 -> "500m" */
-    KUBE_QUANTITY_BINARY,  /* bytes, largest exact binary suffix: "4Gi" */
+    KUBE_QUANTITY_BINARY,  /* bytes, the largest exact suffix, binary or decimal: "4Gi", "2G" */
     KUBE_QUANTITY_DECIMAL, /* milli-units as a decimal: 500 -> "0.5", 2000 -> "2" */
 };
 
 /* The opposite way, for output: v in the style's unit into buf. */
 void kube_quantity_format(int64_t v, enum kube_quantity_style style, char *buf, size_t len);
+
+/* Resource r's amount as a Kubernetes quantity: cpu in cores or millicores, memory in bytes
+ * (kube_quantity_format's styles), GPUs as a decimal of devices. */
+void kube_resource_format(int r, int64_t v, char *buf, size_t len);
+
+/*
+ * A reason as data, for the JSON printers (/debug/state, muster simulate): its kind's name
+ * and the figures that kind names, amounts as quantities ({"kind": "queue-limit", "queue":
+ * "team-a", "resource": "gpu", "limit": "2", "used": "0", "asked": "3", "never": true}).
+ * docs/why.md lists the fields. NULL when out of memory.
+ */
+cJSON *kube_reason_json(const struct policy_reason *r);
 
 /* A gpu-fraction value ("0.5") into milli-devices, rounding up; -2 if not a number. */
 int kube_fraction_parse(const char *s, int32_t *milli);
@@ -396,6 +412,64 @@ int kube_pod_group_decode(const cJSON *pg, const struct kube_decode_opts *o, str
                           const cJSON **where);
 
 /*
+ * A ray.io/v1 RayJob as muster follows it (KubeRay v1.7.0, controllers/ray/rayjob_controller.go).
+ * Its RayCluster (status.rayClusterName, or clusterSelector's ray.io/cluster for a cluster it did
+ * not make) is its gang, declared by the RayCluster itself; in K8sJobMode its submitter, a Job's
+ * pod KubeRay makes once the cluster is ready, joins that gang, and its room is held from the
+ * start (hold): the submitterPodTemplate's requests as Kubernetes computes them, else KubeRay's
+ * default submitter (500m cpu, 200Mi memory). SidecarMode's submitter is a container of the head
+ * (the head pod asks for it); HTTPMode and InteractiveMode have none. Nothing is held while it
+ * is suspended or once it finished (Complete, Failed, ValidationFailed).
+ */
+#define KUBE_RAYJOB_SUBMITTER "submitter" /* the submitter's subgroup in its gang */
+
+enum kube_rayjob_mode {
+    KUBE_RAYJOB_K8S_JOB,
+    KUBE_RAYJOB_SIDECAR,
+    KUBE_RAYJOB_HTTP,
+    KUBE_RAYJOB_INTERACTIVE,
+};
+
+const char *kube_rayjob_mode_name(enum kube_rayjob_mode m);
+
+struct kube_rayjob {
+    const char *namespace_, *name, *uid;
+    const char *key; /* "ns/name" */
+    enum kube_rayjob_mode mode;
+    bool suspend;
+    bool shutdown_after_finish; /* spec.shutdownAfterJobFinishes */
+    const char *cluster;        /* its RayCluster's name; NULL while KubeRay has not named it */
+    bool existing_cluster;      /* spec.clusterSelector: a cluster it did not make */
+    const char *deployment;     /* status.jobDeploymentStatus ("" when none yet) */
+    bool finished;              /* Complete, Failed or ValidationFailed */
+    const char *queue;          /* its queue label (its cluster's, as KubeRay copies labels) */
+    /* The gang its submitter pod joins ("ns/<cluster>"); NULL: a pod of its own (a cluster it
+     * did not make, or none named yet), in queue. */
+    const char *submitter_gang;
+    bool holds;                   /* the submitter's room is held in submitter_gang */
+    struct policy_hold_spec hold; /* what is held (hold.gang is submitter_gang) */
+};
+
+int kube_rayjob_decode(const cJSON *rj, const struct kube_decode_opts *o, struct ext_arena *a,
+                       struct kube_rayjob *out, char *err, size_t errlen, const cJSON **where);
+
+/* A ray.io/v1 RayService: its clusters (status.activeServiceStatus and pendingServiceStatus
+ * rayClusterName) and upgrade strategy (spec.upgradeStrategy.type, "NewCluster" when absent). */
+struct kube_rayservice {
+    const char *namespace_, *name, *uid;
+    const char *key;
+    const char *active, *pending; /* NULL: none */
+    const char *strategy;
+};
+
+int kube_rayservice_decode(const cJSON *rs, struct ext_arena *a, struct kube_rayservice *out,
+                           char *err, size_t errlen, const cJSON **where);
+
+/* The RayJob ("ns/name") whose submitter this pod is (a Job pod labelled
+ * ray.io/originated-from-crd RayJob, no Ray node), into buf; false when it is none. */
+bool kube_pod_rayjob(const cJSON *pod, char *buf, size_t len);
+
+/*
  * A Topology: KAI's (kai.scheduler/v1alpha1) by its name, Kueue's (kueue.x-k8s.io) as
  * "kueue/<name>"; spec.levels[]{nodeLabel, alias}, coarsest first (docs/topology.md).
  */
@@ -431,6 +505,8 @@ enum kube_ref_kind {
     KUBE_REF_PRIORITY_CLASS, /* key: name */
     KUBE_REF_WORKLOAD,       /* key: namespace/name */
     KUBE_REF_POD_GROUP,      /* key: namespace/name (a Workload-API PodGroup) */
+    KUBE_REF_RAYJOB,         /* key: namespace/name */
+    KUBE_REF_RAYSERVICE,     /* key: namespace/name */
 };
 
 struct kube_refs;
@@ -446,6 +522,18 @@ int kube_refs_priority_class(struct kube_refs *r, const struct kube_priority_cla
 int kube_refs_workload(struct kube_refs *r, const char *ns, const char *name,
                        const struct policy_gang_spec *gang, const char *single_template);
 int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg);
+
+/* A RayJob as its submitter pods are decoded; the gang it held room in before goes into
+ * old_hold (len bytes, "" when none). */
+int kube_refs_rayjob(struct kube_refs *r, const struct kube_rayjob *rj, char *old_hold,
+                     size_t len);
+/* A RayService's name, uid and clusters, for Events about it. */
+int kube_refs_rayservice(struct kube_refs *r, const struct kube_rayservice *rs);
+/* Is an object of this kind and key known? */
+bool kube_refs_known(const struct kube_refs *r, enum kube_ref_kind kind, const char *key);
+/* The uid of RayJob or RayService key ("ns/name"), or NULL. Points into r. */
+const char *kube_refs_owner_uid(const struct kube_refs *r, enum kube_ref_kind kind,
+                                const char *key);
 
 /* Whether the pods of Workload-API PodGroup ns/name decode as they will stay: the PodGroup is
  * known, and so is the Workload it was made from, if any. */
@@ -465,7 +553,7 @@ bool kube_refs_pod_group_workload(const struct kube_refs *r, const char *key, ch
                                   size_t len);
 
 /* Forget an object. Returns whether it was known; *gang (len bytes, may be
- * NULL) gets the gang key it declared, "" when none. */
+ * NULL) gets the gang key it declared (a RayJob: where it held room), "" when none. */
 bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *key, char *gang,
                       size_t len);
 

@@ -113,6 +113,14 @@ int kube__volcano_network_topology(struct kube__ctx *c, const cJSON *spec,
 /* The RayCluster named in metadata.ownerReferences, or NULL. */
 const char *kube__owner_raycluster(const cJSON *meta);
 
+/* Which RayJob or RayService made the object (labels ray.io/originated-from-crd and -cr-name):
+ * *kind NONE and *owner NULL when none (or a kind muster does not follow); *owner "ns/name". */
+int kube__ray_origin(struct kube__ctx *c, const cJSON *meta, const char *ns,
+                     enum policy_owner_kind *kind, const char **owner);
+
+/* A RayJob's submitter pod's subgroup in its gang. */
+#define KUBE_SUBGROUP_SUBMITTER KUBE_RAYJOB_SUBMITTER
+
 /* KAI's preemptibility ("preemptible", "non-preemptible"; NULL or "": by
  * priority); false for any other value. */
 bool kube__preemptibility(const char *value, enum policy_preemptible *out);

@@ -200,12 +200,8 @@ int kube_fraction_parse(const char *s, int32_t *milli)
     return EXT_OK;
 }
 
-static const char *const kube__binary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-
 void kube_quantity_format(int64_t v, enum kube_quantity_style style, char *buf, size_t len)
 {
-    int i = 0;
-
     switch (style) {
     case KUBE_QUANTITY_MILLI:
         if (v % 1000 == 0)
@@ -214,11 +210,7 @@ void kube_quantity_format(int64_t v, enum kube_quantity_style style, char *buf, 
             snprintf(buf, len, "%" PRId64 "m", v);
         return;
     case KUBE_QUANTITY_BINARY:
-        while (v != 0 && i < 6 && v % 1024 == 0) {
-            v /= 1024;
-            i++;
-        }
-        snprintf(buf, len, "%" PRId64 "%s", v, kube__binary[i]);
+        policy_memory_text(v, buf, len); /* the engine's reasons write bytes the same way */
         return;
     case KUBE_QUANTITY_DECIMAL: {
         char frac[8];

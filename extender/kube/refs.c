@@ -1,13 +1,15 @@
 /*
  * refs.c - what other objects say, for the decoders' lookups: PriorityClass
- * values, and which gang a Workload-API PodGroup's pods join; and the gang a
- * Workload declares once its PodGroups' minCounts are counted in.
+ * values, which gang a Workload-API PodGroup's pods join, which gang a RayJob's
+ * submitter joins; the gang a Workload declares once its PodGroups' minCounts
+ * are counted in; and the RayJobs and RayServices Events name.
  *
- * Three sorted tables (binary search, insertion by memmove): lookups happen
+ * Sorted tables (binary search, insertion by memmove): lookups happen
  * on every pod decode, changes only on watch events. The two PriorityClasses
  * every cluster has are there from the start.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,9 @@ struct kube__ref {
      * topology key. */
     int32_t min_count;
     char *topology;
+    /* A RayJob: its submitter's gang is gang above (NULL: a pod of its own), in queue; the gang
+     * it holds room in (hold). A RayJob or RayService: its uid. */
+    char *queue, *hold, *uid;
 };
 
 struct kube__ref_table {
@@ -40,7 +45,7 @@ struct kube__ref_table {
 };
 
 struct kube_refs {
-    struct kube__ref_table t[KUBE_REF_POD_GROUP + 1];
+    struct kube__ref_table t[KUBE_REF_RAYSERVICE + 1];
 };
 
 static void kube__ref_clear(struct kube__ref *e)
@@ -56,6 +61,9 @@ static void kube__ref_clear(struct kube__ref *e)
     free((char *)e->spec.topology.required);
     free(e->single);
     free(e->topology);
+    free(e->queue);
+    free(e->hold);
+    free(e->uid);
     memset(e, 0, sizeof(*e));
 }
 
@@ -253,6 +261,20 @@ int kube_refs_pod_group(struct kube_refs *r, const struct kube_pod_group *pg)
     return kube__ref_put_or_free(&r->t[KUBE_REF_POD_GROUP], &e, oom || e.key == NULL);
 }
 
+/* What entry e declared: a gang (a Workload, a standalone PodGroup), or held room (a RayJob). */
+static const char *kube__ref_declared(const struct kube__ref *e)
+{
+    return e->hold != NULL ? e->hold : e->declares ? e->gang : NULL;
+}
+
+static void kube__copy_out(const char *s, char *buf, size_t len)
+{
+    if (buf != NULL && len > 0)
+        buf[0] = '\0';
+    if (buf != NULL && s != NULL && strlen(s) < len)
+        memcpy(buf, s, strlen(s) + 1);
+}
+
 bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *key, char *gang,
                       size_t len)
 {
@@ -260,17 +282,55 @@ bool kube_refs_forget(struct kube_refs *r, enum kube_ref_kind kind, const char *
     bool found;
     size_t at = kube__ref_find(t, key, &found);
 
-    if (gang != NULL && len > 0)
-        gang[0] = '\0';
+    kube__copy_out(NULL, gang, len);
     if (!found)
         return false;
-    if (gang != NULL && len > 0 && t->v[at].declares && t->v[at].gang != NULL &&
-        strlen(t->v[at].gang) < len)
-        memcpy(gang, t->v[at].gang, strlen(t->v[at].gang) + 1);
+    kube__copy_out(kube__ref_declared(&t->v[at]), gang, len);
     kube__ref_clear(&t->v[at]);
     memmove(&t->v[at], &t->v[at + 1], (t->n - at - 1) * sizeof(*t->v));
     t->n--;
     return true;
+}
+
+/* ---- RayJobs and RayServices ------------------------------------------------- */
+
+int kube_refs_rayjob(struct kube_refs *r, const struct kube_rayjob *rj, char *old_hold,
+                     size_t len)
+{
+    struct kube__ref e = {0};
+    const struct kube__ref *was = kube__ref_get(&r->t[KUBE_REF_RAYJOB], rj->key);
+    bool oom = false;
+
+    kube__copy_out(was != NULL ? was->hold : NULL, old_hold, len);
+    e.key = kube__dup(rj->key, &oom);
+    e.gang = kube__dup(rj->submitter_gang, &oom);
+    e.queue = kube__dup(rj->queue, &oom);
+    e.hold = rj->holds ? kube__dup(rj->hold.gang, &oom) : NULL;
+    e.uid = kube__dup(rj->uid, &oom);
+    return kube__ref_put_or_free(&r->t[KUBE_REF_RAYJOB], &e, oom || e.key == NULL);
+}
+
+int kube_refs_rayservice(struct kube_refs *r, const struct kube_rayservice *rs)
+{
+    struct kube__ref e = {0};
+    bool oom = false;
+
+    e.key = kube__dup(rs->key, &oom);
+    e.uid = kube__dup(rs->uid, &oom);
+    return kube__ref_put_or_free(&r->t[KUBE_REF_RAYSERVICE], &e, oom || e.key == NULL);
+}
+
+bool kube_refs_known(const struct kube_refs *r, enum kube_ref_kind kind, const char *key)
+{
+    return key != NULL && kube__ref_get(&r->t[kind], key) != NULL;
+}
+
+const char *kube_refs_owner_uid(const struct kube_refs *r, enum kube_ref_kind kind,
+                                const char *key)
+{
+    const struct kube__ref *e = kube__ref_get(&r->t[kind], key);
+
+    return e != NULL && e->uid != NULL && *e->uid != '\0' ? e->uid : NULL;
 }
 
 /* ---- a Workload's gang with its PodGroups counted in --------------------- */
@@ -415,7 +475,27 @@ bool kube_refs_pod_group_known(const struct kube_refs *r, const char *ns, const 
            (pg->workload == NULL || kube__ref_get(&r->t[KUBE_REF_WORKLOAD], pg->workload) != NULL);
 }
 
+static bool kube__refs_rayjob(void *ctx, const char *ns, const char *name, const char **gang,
+                              const char **queue)
+{
+    const struct kube_refs *r = ctx;
+    char key[2 * KUBE_MAX_NAME + 2];
+    const struct kube__ref *e;
+
+    if (strlen(ns) > KUBE_MAX_NAME || strlen(name) > KUBE_MAX_NAME)
+        return false;
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if ((e = kube__ref_get(&r->t[KUBE_REF_RAYJOB], key)) == NULL)
+        return false;
+    *gang = e->gang;
+    *queue = e->queue;
+    return true;
+}
+
 struct kube_lookup kube_refs_lookup(struct kube_refs *r)
 {
-    return (struct kube_lookup){kube__refs_priority_class, kube__refs_pod_group, r};
+    return (struct kube_lookup){.priority_class = kube__refs_priority_class,
+                                .pod_group = kube__refs_pod_group,
+                                .rayjob = kube__refs_rayjob,
+                                .ctx = r};
 }

@@ -12,6 +12,8 @@
 /* One pod as printed. */
 struct sim_row {
     const char *ns, *name, *gang, *queue, *node, *gpu_group, *reason;
+    const struct policy_reason *why; /* the engine's figures behind reason, when they are */
+    const cJSON *why_json;           /* ... or an eviction's, already as JSON */
     int64_t gpus;
     int32_t share_milli, devices;
 };
@@ -48,6 +50,11 @@ static void sim_row_fill(struct sim_run *r, const struct sim_pod *p, struct sim_
         row->reason = v.reason;
     else
         row->reason = "pending";
+    /* The figures go with the words when they are the engine's words for this pod. */
+    if (have && v.reason != NULL && strcmp(v.reason, row->reason) == 0)
+        row->why = v.why;
+    else if (p->why != NULL && p->reason == row->reason)
+        row->why_json = p->why;
 }
 
 /* Devices in a comma-separated group list that this pod is the first to name. */
@@ -196,6 +203,9 @@ static void sim_queue_rows_cleanup(struct sim_queue_rows *rows)
 /* One gang as printed: copies, since a view lives only during its callback. */
 struct sim_gang_row {
     char *key, *queue, *composition, *conflict, *reason, *topology, *domain;
+    char *owner, *upgrade_of, *held; /* "RayJob lab/train"; the running sibling; the held room */
+    char *label;                     /* the key, and its owner in brackets */
+    cJSON *why;
     const char *state;
 };
 
@@ -229,9 +239,35 @@ static void sim_gang_collect(const struct policy_gang_view *g, void *ctx)
     row->composition = sim_dup(g->composition);
     row->conflict = sim_dup(g->conflict);
     row->reason = sim_dup(g->reason);
+    row->why = g->why != NULL ? kube_reason_json(g->why) : NULL;
     row->topology = sim_dup(g->topology);
     row->domain = sim_dup(g->domain);
     row->state = policy_gang_state_name(g->state);
+    row->owner = row->upgrade_of = row->held = row->label = NULL;
+    if (g->owner_kind != POLICY_OWNER_NONE && g->owner != NULL) {
+        char text[600];
+
+        snprintf(text, sizeof(text), "%s %s", policy_owner_kind_name(g->owner_kind), g->owner);
+        row->owner = strdup(text);
+        snprintf(text, sizeof(text), "%s (%s %s)", g->key, policy_owner_kind_name(g->owner_kind),
+                 g->owner);
+        row->label = strdup(text);
+    }
+    row->upgrade_of = sim_dup(g->upgrade_of);
+    if (g->nholds > 0) {
+        const struct policy_hold_view *h = &g->holds[0];
+        char text[600], cpu[32], mem[32];
+
+        kube_quantity_format(h->cpu_milli, KUBE_QUANTITY_MILLI, cpu, sizeof(cpu));
+        kube_quantity_format(h->memory_bytes, KUBE_QUANTITY_BINARY, mem, sizeof(mem));
+        if (h->state == POLICY_HOLD_WAITING)
+            snprintf(text, sizeof(text), "%s (%s cpu, %s memory) held %s%s", h->subgroup, cpu,
+                     mem, h->node ? "on " : "", h->node ? h->node : "with the gang's plan");
+        else
+            snprintf(text, sizeof(text), "%s: %s", h->subgroup,
+                     policy_hold_state_name(h->state));
+        row->held = strdup(text);
+    }
 }
 
 static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
@@ -242,6 +278,11 @@ static void sim_gang_rows_cleanup(struct sim_gang_rows *rows)
         free(rows->v[i].composition);
         free(rows->v[i].conflict);
         free(rows->v[i].reason);
+        free(rows->v[i].owner);
+        free(rows->v[i].upgrade_of);
+        free(rows->v[i].held);
+        free(rows->v[i].label);
+        cJSON_Delete(rows->v[i].why);
         free(rows->v[i].topology);
         free(rows->v[i].domain);
     }
@@ -277,6 +318,9 @@ static cJSON *sim_pod_json(const struct sim_row *row)
     cJSON_AddNumberToObject(o, "gpuFraction", row->share_milli / (double)POLICY_GPU_MILLI);
     cJSON_AddItemToObject(o, "gpuGroup", sim_string_or_null(row->gpu_group));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(row->reason));
+    cJSON_AddItemToObject(o, "why", row->why != NULL        ? kube_reason_json(row->why)
+                                    : row->why_json != NULL ? cJSON_Duplicate(row->why_json, true)
+                                                            : cJSON_CreateNull());
     return o;
 }
 
@@ -321,6 +365,11 @@ static cJSON *sim_gang_json(const struct sim_gang_row *g)
     cJSON_AddItemToObject(o, "topology", sim_string_or_null(g->topology));
     cJSON_AddItemToObject(o, "domain", sim_string_or_null(g->domain));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(g->reason));
+    cJSON_AddItemToObject(o, "why", g->why != NULL ? cJSON_Duplicate(g->why, true)
+                                                   : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "owner", sim_string_or_null(g->owner));
+    cJSON_AddItemToObject(o, "upgradeOf", sim_string_or_null(g->upgrade_of));
+    cJSON_AddItemToObject(o, "held", sim_string_or_null(g->held));
     return o;
 }
 
@@ -333,6 +382,8 @@ static cJSON *sim_eviction_json(const struct sim_eviction *e)
     cJSON_AddItemToObject(o, "gang", sim_string_or_null(e->gang));
     cJSON_AddItemToObject(o, "by", sim_string_or_null(e->by));
     cJSON_AddItemToObject(o, "reason", sim_string_or_null(e->reason));
+    cJSON_AddItemToObject(o, "why", e->why != NULL ? cJSON_Duplicate(e->why, true)
+                                                   : cJSON_CreateNull());
     return o;
 }
 
@@ -503,7 +554,7 @@ static void sim_gangs_table(struct sim_run *r, FILE *out)
         for (size_t i = 0; i < gs.n; i++) {
             const char **c = &cells[(i + 1) * NCOLS];
 
-            c[0] = sim_or_none(gs.v[i].key);
+            c[0] = sim_or_none(gs.v[i].label ? gs.v[i].label : gs.v[i].key);
             c[1] = sim_or_none(gs.v[i].queue);
             c[2] = gs.v[i].state;
             c[3] = sim_or_none(gs.v[i].composition);

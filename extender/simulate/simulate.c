@@ -305,6 +305,15 @@ const char *sim_keep(struct sim_run *r, const char *s)
     return s != NULL ? ext_arena_strdup(r->arena, s) : NULL;
 }
 
+/* "ns/name" in the run's arena. */
+static const char *sim_key(struct sim_run *r, const char *ns, const char *name)
+{
+    char key[600];
+
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return sim_keep(r, key);
+}
+
 static int sim_gang(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc, const char *kind,
                     const struct policy_gang_spec *g)
 {
@@ -722,6 +731,15 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
     if (kube_raycluster_gang(doc, &r->opts, r->arena, &gang, err, sizeof(err), &where) != EXT_OK)
         return sim_fail(d, where, doc, "RayCluster: %s", err);
     rc = sim_gang(r, d, doc, "RayCluster", &gang);
+    if (rc == SIM_EXIT_OK && gang.owner_kind == POLICY_OWNER_RAYSERVICE) {
+        char owned[600];
+
+        /* A RayService whose cluster is given runs it already (its upgradeStrategy None
+         * makes no other). */
+        snprintf(owned, sizeof(owned), "cluster of RayService %s", gang.owner);
+        if (!sim_seen(r->named, r->nnamed, owned))
+            rc = sim_add_name(&r->named, &r->nnamed, &r->capnamed, sim_keep(r, owned));
+    }
     if (rc != SIM_EXIT_OK)
         return rc;
     rp.ns = ext_arena_strdup(r->arena, gang.key);
@@ -753,6 +771,314 @@ static int sim_raycluster(struct sim_run *r, const struct cfg_docs *d, const cJS
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "enableInTreeAutoscaling")));
     }
     return rc;
+}
+
+/* ---- RayJobs and RayServices: the RayClusters and submitters KubeRay makes ---- */
+
+/*
+ * KubeRay names what it makes <owner>-<5 characters> (utils.GenerateRayClusterName, with
+ * k8s.io/apimachinery's rand alphabet); simulate takes the characters from a hash of the owner
+ * and what is made, so the same files give the same names.
+ */
+static void sim_generated_name(const char *base, const char *what, char *out, size_t len)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t h = 1469598103934665603ULL;
+    char suffix[6];
+
+    for (const char *p = base; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    for (const char *p = what; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    for (int i = 0; i < 5; i++) {
+        suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
+        h /= sizeof(alphabet) - 1;
+    }
+    suffix[5] = '\0';
+    snprintf(out, len, "%s-%s", base, suffix);
+}
+
+static const char *sim_doc_string(const cJSON *doc, const char *key)
+{
+    return cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), key));
+}
+
+/*
+ * The RayCluster KubeRay makes for an owner (constructRayClusterForRayJob, ...ForRayService):
+ * the owner's labels copied, ray.io/originated-from-crd and -cr-name on top (and the RayJob's
+ * submission mode); its spec the owner's (referenced: a complaint knows its line), or spec_copy
+ * when the head changed (SidecarMode). Kept in holder.
+ */
+static cJSON *sim_owned_cluster(const cJSON *owner, const char *kind, const char *name,
+                                const char *mode, const cJSON *spec, cJSON *spec_copy,
+                                cJSON *holder)
+{
+    cJSON *rc = cJSON_CreateObject(), *meta, *labels;
+    const cJSON *olabels =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(owner, "metadata"),
+                                         "labels");
+    bool ok;
+
+    meta = rc ? cJSON_AddObjectToObject(rc, "metadata") : NULL;
+    labels = meta ? cJSON_AddObjectToObject(meta, "labels") : NULL;
+    ok = labels && cJSON_AddStringToObject(rc, "apiVersion", "ray.io/v1") &&
+         cJSON_AddStringToObject(rc, "kind", "RayCluster") &&
+         cJSON_AddStringToObject(meta, "name", name) &&
+         cJSON_AddStringToObject(meta, "namespace", sim_doc_string(owner, "namespace")
+                                                        ? sim_doc_string(owner, "namespace")
+                                                        : "default") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_ORIGIN_KIND, kind) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_ORIGIN_NAME, sim_doc_string(owner, "name")) &&
+         (mode == NULL || cJSON_AddStringToObject(labels, "ray.io/job-submission-mode", mode)) &&
+         sim_ref_members(labels, olabels, NULL);
+    if (ok && spec_copy)
+        ok = cJSON_AddItemToObject(rc, "spec", spec_copy);
+    else if (ok && spec)
+        ok = cJSON_AddItemReferenceToObject(rc, "spec", (cJSON *)spec);
+    spec_copy = ok ? NULL : spec_copy;
+    if (ok)
+        ok = cJSON_AddItemToArray(holder, rc);
+    if (!ok) {
+        cJSON_Delete(rc);
+        cJSON_Delete(spec_copy);
+        return NULL;
+    }
+    return rc;
+}
+
+/* SidecarMode: the submitter is a container of the head (KubeRay's default one). */
+static cJSON *sim_sidecar_spec(const cJSON *spec)
+{
+    cJSON *copy = cJSON_Duplicate(spec, true), *containers, *c, *res;
+
+    containers = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(copy, "headGroupSpec"), "template"),
+            "spec"),
+        "containers");
+    if (!cJSON_IsArray(containers) || !(c = cJSON_CreateObject())) {
+        cJSON_Delete(copy);
+        return NULL;
+    }
+    cJSON_AddItemToArray(containers, c);
+    res = cJSON_AddObjectToObject(c, "resources");
+    if (!cJSON_AddStringToObject(c, "name", "ray-job-submitter") || !res ||
+        !cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "requests"), "cpu", "500m") ||
+        !cJSON_AddStringToObject(cJSON_GetObjectItem(res, "requests"), "memory", "200Mi") ||
+        !cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "limits"), "cpu", "1") ||
+        !cJSON_AddStringToObject(cJSON_GetObjectItem(res, "limits"), "memory", "1Gi")) {
+        cJSON_Delete(copy);
+        return NULL;
+    }
+    return copy;
+}
+
+/* The cluster a RayJob makes (not for clusterSelector): status.rayClusterName, or KubeRay's
+ * name for it. */
+static void sim_rayjob_cluster(const struct kube_rayjob *j, char *out, size_t len)
+{
+    if (j->cluster != NULL && !j->existing_cluster)
+        snprintf(out, len, "%s", j->cluster);
+    else
+        sim_generated_name(j->name, "cluster", out, len);
+}
+
+/* Both passes: the RayJob as muster serve follows it, in simulate's terms (no status needed:
+ * a RayJob is running unless suspended or finished). */
+static int sim_rayjob_decode(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                             struct kube_rayjob *j)
+{
+    const cJSON *where = NULL;
+    char err[512], cluster[300];
+
+    if (kube_rayjob_decode(doc, &r->opts, r->arena, j, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "RayJob: %s", err);
+    if (!j->existing_cluster) {
+        sim_rayjob_cluster(j, cluster, sizeof(cluster));
+        j->cluster = sim_keep(r, cluster);
+        j->submitter_gang = sim_key(r, j->namespace_, j->cluster);
+        if (j->cluster == NULL || j->submitter_gang == NULL)
+            return SIM_EXIT_FAIL;
+    }
+    j->hold.gang = j->submitter_gang;
+    j->holds = j->mode == KUBE_RAYJOB_K8S_JOB && !j->suspend && !j->existing_cluster &&
+               !j->finished;
+    return SIM_EXIT_OK;
+}
+
+static int sim_rayjob_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                           cJSON *holder)
+{
+    struct kube_rayjob j;
+    int rc = sim_rayjob_decode(r, d, doc, &j);
+
+    if (rc == SIM_EXIT_OK)
+        rc = sim_name_once(r, d, doc, "RayJob", j.key);
+    if (rc == SIM_EXIT_OK && kube_refs_rayjob(r->refs, &j, NULL, 0) != EXT_OK)
+        rc = SIM_EXIT_FAIL;
+    return rc;
+}
+
+/*
+ * Its cluster (unless on an existing one, suspended, or finished with shutdownAfterJobFinishes:
+ * a finished job's cluster without it idles on, charged as it runs), the room held for its
+ * submitter (K8sJobMode), and the submitter itself, made once the cluster is bound.
+ */
+static int sim_rayjob(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                      cJSON *holder)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "spec"), "rayClusterSpec");
+    struct kube_rayjob j;
+    struct sim_rayjob *sj;
+    cJSON *cluster, *copy = NULL;
+    int rc = sim_rayjob_decode(r, d, doc, &j), prc;
+
+    if (rc != SIM_EXIT_OK || j.suspend || (j.finished && j.shutdown_after_finish))
+        return rc;
+    if (!j.existing_cluster) {
+        if (!cJSON_IsObject(spec))
+            return sim_fail(d, spec, doc, "RayJob %s: spec.rayClusterSpec missing", j.key);
+        if (j.mode == KUBE_RAYJOB_SIDECAR && !(copy = sim_sidecar_spec(spec)))
+            return sim_fail(d, spec, doc, "RayJob %s: spec.rayClusterSpec.headGroupSpec has no "
+                                          "containers for the submitter to join",
+                            j.key);
+        cluster = sim_owned_cluster(doc, "RayJob", j.cluster, kube_rayjob_mode_name(j.mode),
+                                    spec, copy, holder);
+        if (cluster == NULL)
+            return SIM_EXIT_FAIL;
+        rc = sim_raycluster(r, d, cluster, holder);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+    }
+    if (j.holds && (prc = policy_hold_upsert(r->cluster, &j.hold, r->now)) != POLICY_OK)
+        return sim_fail(d, doc, doc, "RayJob %s: %s", j.key, policy_strerror(prc));
+    if (j.mode != KUBE_RAYJOB_K8S_JOB || j.finished)
+        return SIM_EXIT_OK;
+    if (!sim_grow((void **)&r->rayjobs, &r->caprayjobs, r->nrayjobs, sizeof(*r->rayjobs)))
+        return SIM_EXIT_FAIL;
+    sj = &r->rayjobs[r->nrayjobs++];
+    *sj = (struct sim_rayjob){.d = d, .doc = doc, .job = j};
+    if (j.existing_cluster && j.cluster)
+        sj->cluster_key = sim_key(r, j.namespace_, j.cluster);
+    else if (!j.existing_cluster)
+        sj->cluster_key = j.submitter_gang;
+    return SIM_EXIT_OK;
+}
+
+/* The submitter Job's pod (getSubmitterTemplate, createNewK8sJob): the template's metadata and
+ * spec (referenced), or KubeRay's default container; the Job controller's and KubeRay's labels. */
+static int sim_submitter(struct sim_run *r, struct sim_rayjob *sj, cJSON *holder)
+{
+    const struct kube_rayjob *j = &sj->job;
+    const cJSON *tmpl = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(sj->doc, "spec"), "submitterPodTemplate");
+    const cJSON *tmeta = cJSON_GetObjectItemCaseSensitive(tmpl, "metadata");
+    const cJSON *tspec = cJSON_GetObjectItemCaseSensitive(tmpl, "spec");
+    cJSON *pod = cJSON_CreateObject(), *meta, *labels, *spec, *c = NULL, *res = NULL;
+    char name[300], what[600];
+    bool ok;
+
+    sim_generated_name(j->name, "submitter", name, sizeof(name));
+    meta = pod ? cJSON_AddObjectToObject(pod, "metadata") : NULL;
+    spec = pod ? cJSON_AddObjectToObject(pod, "spec") : NULL;
+    labels = meta ? cJSON_AddObjectToObject(meta, "labels") : NULL;
+    ok = labels && spec && cJSON_AddStringToObject(pod, "apiVersion", "v1") &&
+         cJSON_AddStringToObject(pod, "kind", "Pod") &&
+         cJSON_AddStringToObject(meta, "name", name) &&
+         cJSON_AddStringToObject(meta, "namespace", j->namespace_) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_ORIGIN_KIND, "RayJob") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_RAY_ORIGIN_NAME, j->name) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_CREATED_BY, "kuberay-operator") &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_JOB_NAME, j->name) &&
+         cJSON_AddStringToObject(labels, EXT_LABEL_JOB_NAME_LEGACY, j->name) &&
+         sim_ref_members(labels, cJSON_GetObjectItemCaseSensitive(tmeta, "labels"), NULL);
+    if (ok && cJSON_IsObject(tspec)) {
+        ok = sim_ref_members(spec, tspec, NULL);
+    } else if (ok) { /* KubeRay's default submitter (common/job.go) */
+        ok = (c = cJSON_CreateObject()) != NULL &&
+             cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), c) &&
+             cJSON_AddStringToObject(c, "name", "ray-job-submitter") &&
+             (res = cJSON_AddObjectToObject(c, "resources")) != NULL &&
+             cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "requests"), "cpu", "500m") &&
+             cJSON_AddStringToObject(cJSON_GetObjectItem(res, "requests"), "memory", "200Mi") &&
+             cJSON_AddStringToObject(cJSON_AddObjectToObject(res, "limits"), "cpu", "1") &&
+             cJSON_AddStringToObject(cJSON_GetObjectItem(res, "limits"), "memory", "1Gi") &&
+             cJSON_AddStringToObject(spec, "restartPolicy", "Never");
+    }
+    if (!ok || !cJSON_AddItemToArray(holder, pod)) {
+        cJSON_Delete(pod);
+        return SIM_EXIT_FAIL;
+    }
+    sj->made = true;
+    snprintf(what, sizeof(what), "RayJob %s: submitter %s", j->key, name);
+    return sim_pod(r, sj->d, pod, tspec != NULL ? tspec : sj->doc, what);
+}
+
+/* After a pass: the submitters of RayJobs whose cluster is bound now (KubeRay waits for the
+ * cluster to be ready). *made: some were. */
+static int sim_submitters(struct sim_run *r, cJSON *holder, bool *made)
+{
+    for (size_t i = 0; i < r->nrayjobs; i++) {
+        struct sim_rayjob *sj = &r->rayjobs[i];
+        struct policy_gang_view v;
+        int rc;
+
+        if (sj->made || (sj->cluster_key && (!policy_gang_view_get(r->cluster, sj->cluster_key, &v) ||
+                                             v.state != POLICY_GANG_BOUND)))
+            continue;
+        rc = sim_submitter(r, sj, holder);
+        if (rc != SIM_EXIT_OK)
+            return rc;
+        *made = true;
+    }
+    return SIM_EXIT_OK;
+}
+
+static int sim_rayservice_refs(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                               cJSON *holder)
+{
+    struct kube_rayservice rs;
+    const cJSON *where = NULL;
+    char err[512];
+
+    if (kube_rayservice_decode(doc, r->arena, &rs, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "RayService: %s", err);
+    return sim_name_once(r, d, doc, "RayService", rs.key);
+}
+
+/*
+ * The cluster its spec.rayClusterConfig describes: status.pendingServiceStatus.rayClusterName,
+ * else KubeRay's name for a new one. A cluster of the RayService given in the files before it
+ * (a RayCluster labelled ray.io/originated-from-crd: RayService) is the one it runs: this one is
+ * then its upgrade (NewCluster), or nothing (upgradeStrategy None).
+ */
+static int sim_rayservice(struct sim_run *r, const struct cfg_docs *d, const cJSON *doc,
+                          cJSON *holder)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "spec"), "rayClusterConfig");
+    struct kube_rayservice rs;
+    const cJSON *where = NULL;
+    char err[512], name[300], owned[600];
+    cJSON *cluster;
+
+    if (kube_rayservice_decode(doc, r->arena, &rs, err, sizeof(err), &where) != EXT_OK)
+        return sim_fail(d, where, doc, "RayService: %s", err);
+    if (!cJSON_IsObject(spec))
+        return sim_fail(d, spec, doc, "RayService %s: spec.rayClusterConfig missing", rs.key);
+    snprintf(owned, sizeof(owned), "cluster of RayService %s", rs.key);
+    if (strcmp(rs.strategy, "None") == 0 && sim_seen(r->named, r->nnamed, owned))
+        return SIM_EXIT_OK;
+    if (rs.pending != NULL)
+        snprintf(name, sizeof(name), "%s", rs.pending);
+    else
+        sim_generated_name(rs.name, sim_seen(r->named, r->nnamed, owned) ? "pending" : "active",
+                           name, sizeof(name));
+    cluster = sim_owned_cluster(doc, "RayService", name, NULL, spec, NULL, holder);
+    return cluster != NULL ? sim_raycluster(r, d, cluster, holder) : SIM_EXIT_FAIL;
 }
 
 /* ---- one document -------------------------------------------------------- */
@@ -849,6 +1175,8 @@ static const struct sim_kind sim_kinds[] = {
     {"Queue", "muster.dev/", NULL, sim_read_queue},
     {"Queue", "scheduling.run.ai/", NULL, sim_read_queue}, /* KAI's v2, in KAI's units */
     {"RayCluster", "ray.io/", sim_read_times, sim_raycluster},
+    {"RayJob", "ray.io/", sim_rayjob_refs, sim_rayjob},
+    {"RayService", "ray.io/", sim_rayservice_refs, sim_rayservice},
     {"PodGroup", "scheduling.x-k8s.io/", sim_read_times, sim_read_podgroup},
     {"PodGroup", "scheduling.volcano.sh/", sim_read_times, sim_read_podgroup},
     {"PodGroup", "scheduling.run.ai/", sim_read_times, sim_read_podgroup}, /* KAI's v2alpha2 */
@@ -938,8 +1266,8 @@ static int sim_read_doc(struct sim_run *r, const struct cfg_docs *d, const cJSON
         return SIM_EXIT_OK; /* the first pass said it */
     return sim_fail(d, kind, doc,
                     "unknown kind %.64s (apiVersion %.64s): want Node, Pod, Queue "
-                    "(muster.dev/v1alpha1, scheduling.run.ai/v2), RayCluster (ray.io/v1), "
-                    "PodGroup, Workload or PriorityClass",
+                    "(muster.dev/v1alpha1, scheduling.run.ai/v2), RayCluster, RayJob or "
+                    "RayService (ray.io/v1), PodGroup, Workload or PriorityClass",
                     kind->valuestring, api->valuestring);
 }
 
@@ -1026,6 +1354,7 @@ static int sim_record_eviction(struct sim_run *r, const struct policy_eviction *
     v->gang = sim_keep(r, e->gang);
     v->by = sim_keep(r, e->by);
     v->reason = sim_keep(r, e->reason);
+    v->why = e->why != NULL ? kube_reason_json(e->why) : NULL;
     return v->ns != NULL && v->name != NULL ? SIM_EXIT_OK : SIM_EXIT_FAIL;
 }
 
@@ -1070,6 +1399,7 @@ static int sim_evict(struct sim_run *r)
         p->gpu_groups = NULL;
         p->bound_ms = -1;
         p->reason = r->evictions[r->nevictions - 1].reason;
+        p->why = r->evictions[r->nevictions - 1].why;
         if (r->timeline)
             sim_timeline_evicted(r, p);
     }
@@ -1121,6 +1451,8 @@ static int sim_cycle(struct sim_run *r, struct sim_pod *p, bool *bound, bool *wa
                 policy_strerror(rc));
         return SIM_EXIT_FAIL;
     }
+    if (r->hooks != NULL && r->hooks->filtered != NULL)
+        r->hooks->filtered(r->hooks->ctx, r->cluster, &f, r->nodes, r->nnodes);
     if (f.evictions) {
         rc = sim_evict(r);
         *bound = true; /* the cluster changed: another pass */
@@ -1206,6 +1538,8 @@ int sim_schedule(struct sim_run *r)
             if (rc != SIM_EXIT_OK)
                 return rc;
         }
+        if (sim_submitters(r, r->holder, &bound) != SIM_EXIT_OK)
+            return SIM_EXIT_FAIL;
         r->now++;
         for (size_t i = 0; i < r->npods; i++)
             any_waiting = any_waiting || r->pods[i].waiting;
@@ -1237,7 +1571,10 @@ static void sim_run_cleanup(struct sim_run *r)
     free(r->queues);
     free(r->gangs);
     free(r->named);
+    for (size_t i = 0; i < r->nevictions; i++)
+        cJSON_Delete(r->evictions[i].why);
     free(r->evictions);
+    free(r->rayjobs);
     free(r->times);
     free(r->lives);
     free(r->events);
@@ -1247,6 +1584,11 @@ static void sim_run_cleanup(struct sim_run *r)
 static const char *const sim_schedulers[] = {"muster"};
 
 int simulate_main(int argc, char **argv)
+{
+    return sim_main(argc, argv, NULL);
+}
+
+int sim_main(int argc, char **argv, const struct sim_hooks *hooks)
 {
     struct sim_args a = {.strategy = POLICY_FRAGMENTATION, .output = SIM_OUTPUT_JSON,
                          .tick_ms = 60000, .until_ms = -1};
@@ -1281,6 +1623,7 @@ int simulate_main(int argc, char **argv)
     r->refs = kube_refs_new();
     if (r->arena == NULL || r->cluster == NULL || r->refs == NULL)
         goto out_oom;
+    r->hooks = hooks;
     r->lookup = kube_refs_lookup(r->refs);
     r->opts = kube_decode_defaults;
     r->opts.scheduler_names = sim_schedulers;
@@ -1291,6 +1634,7 @@ int simulate_main(int argc, char **argv)
     if (a.fairness.half_life_ms > 0 && a.fairness.k_milli > 0)
         r->fair_settle_ms = 2 * a.fairness.half_life_ms + a.fairness.window_ms + a.tick_ms;
     r->timeline = a.until_ms >= 0;
+    r->holder = holder;
     rc = sim_read_files(r, &a, holder);
     if (rc == SIM_EXIT_OK && r->timeline)
         rc = sim_timeline_run(r);
@@ -1301,6 +1645,11 @@ int simulate_main(int argc, char **argv)
     }
     if (rc != SIM_EXIT_OK)
         goto out;
+    if (hooks != NULL) {
+        if (hooks->finished != NULL)
+            hooks->finished(hooks->ctx, r->cluster);
+        goto out;
+    }
     if (a.output == SIM_OUTPUT_JSON)
         sim_report_json(r, stdout);
     else if (a.output == SIM_OUTPUT_TABLE)

@@ -27,6 +27,7 @@ struct sim_pod {
     const char *node; /* where it runs, once bound */
     const char *gpu_groups;
     const char *reason; /* why it waits (arena) */
+    const cJSON *why;   /* evicted: the eviction's figures (its struct sim_eviction's) */
     /* The timeline (timeline.c): when it comes (ms from the start), how long it runs once
      * bound (-1: to the end), whether it is there yet, when it was bound, whether it ended. */
     int64_t arrival_ms, duration_ms;
@@ -64,9 +65,29 @@ struct sim_queue_time {
 /* One pod evicted by reclaim or preemption, as printed (arena strings). */
 struct sim_eviction {
     const char *ns, *name, *gang, *by, *reason;
+    cJSON *why; /* the reason's figures (kube_reason_json), owned */
+};
+
+/* What a caller may watch of a run (test/test_reason.c checks every reason given): each
+ * filter's answer with the nodes it was offered, and the cluster once the run is over. */
+struct sim_hooks {
+    void (*filtered)(void *ctx, struct policy_cluster *c, const struct policy_filter_result *f,
+                     const char *const *nodes, size_t n);
+    void (*finished)(void *ctx, struct policy_cluster *c);
+    void *ctx;
+};
+
+/* A RayJob whose submitter KubeRay makes once its cluster is ready (K8sJobMode). */
+struct sim_rayjob {
+    const struct cfg_docs *d;
+    const cJSON *doc;
+    struct kube_rayjob job;  /* points into the run's arena and doc */
+    const char *cluster_key; /* the gang whose being bound makes the submitter; NULL: none */
+    bool made;               /* its submitter pod was made */
 };
 
 struct sim_run {
+    const struct sim_hooks *hooks; /* NULL: none */
     struct cfg_docs docs[SIM_MAX_FILES];
     size_t ndocs;
     struct ext_arena *arena;
@@ -88,6 +109,9 @@ struct sim_run {
     size_t nnamed, capnamed;
     struct sim_eviction *evictions; /* in the order they were decided */
     size_t nevictions, capevictions;
+    struct sim_rayjob *rayjobs; /* whose submitters are still to be made */
+    size_t nrayjobs, caprayjobs;
+    cJSON *holder; /* owns the documents the run makes (a RayJob's submitter pod) */
 
     /* The timeline: on when any object says when it comes or how long it runs, or --until. */
     bool timeline;
@@ -106,6 +130,9 @@ struct sim_run {
     struct sim_queue_time *qtimes;
     size_t nqtimes, capqtimes;
 };
+
+/* simulate_main with hooks; a run with hooks prints no result. */
+int sim_main(int argc, char **argv, const struct sim_hooks *hooks);
 
 bool sim_grow(void **items, size_t *cap, size_t n, size_t size);
 struct sim_pod *sim_find_pod(struct sim_run *r, const char *ns, const char *name);

@@ -22,6 +22,10 @@
 #define HTTP_DEFAULT_LISTEN "127.0.0.1:8888"
 #define HTTP_PROBE_TIMEOUT_S 2u /* a connection beyond the limit that says nothing */
 #define HTTP_FD_RESERVE 128     /* descriptors kept for the API client, files, logs */
+/* A body declared over the cap but within this many caps is read and dropped before the 413
+ * (Go's net/http drains a rejected body likewise): a connection closed while the client still
+ * sends reads as a broken pipe there, not as the answer. Beyond it, the connection is closed. */
+#define HTTP_DRAIN_CAPS 4u
 
 /* A connection's own state: libmicrohttpd's socket context. */
 struct conn {
@@ -343,6 +347,8 @@ static enum MHD_Result on_headers(struct ext_http_server *s, struct MHD_Connecti
     if (declared > s->limits.max_body) {
         snprintf(why, sizeof(why), "body of %.40s bytes is over the cap of %zu", clen,
                  s->limits.max_body);
+        if (declared / HTTP_DRAIN_CAPS <= s->limits.max_body)
+            return answer_after_body(req, MHD_HTTP_CONTENT_TOO_LARGE, why, NULL);
         return answer_now(s, c, req, MHD_HTTP_CONTENT_TOO_LARGE, why);
     }
     if (rt == NULL) {

@@ -6,7 +6,7 @@
 # workers each), each group held by one reservation pod in muster-system.
 NS=kuberay-lab
 RC=frac
-REASON="queue team-a: gpu limit 2, in use 0, gang needs 3"
+REASON="queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit"
 
 show_pods() {
   kubectl_ -n "$NS" get pods -l ray.io/cluster=$RC -o custom-columns='NAME:.metadata.name,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,FRACTION:.metadata.annotations.gpu-fraction,GROUP:.metadata.annotations.muster\.dev/gpu-group,NODE:.spec.nodeName,PHASE:.status.phase'

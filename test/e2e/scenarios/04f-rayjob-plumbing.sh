@@ -3,8 +3,8 @@
 # K8sJobMode, only once the cluster is ready); kube-controller-manager's Job controller makes
 # the submitter's pod, which muster places (its submitterPodTemplate names schedulerName muster)
 # and kwok runs to Succeeded; deleting the RayJob, the garbage collector deletes its RayCluster,
-# its Job and every pod. This proves the plumbing only: muster does not yet know a RayJob (its
-# cluster is a RayCluster gang, its submitter a gang of one; issue 22).
+# its Job and every pod. This proves the plumbing only (no queue, nothing competing); what
+# muster makes of a RayJob (one gang, the submitter's room held) is 20a's.
 NS_04F=lab-04f
 
 _04f_cleanup() {

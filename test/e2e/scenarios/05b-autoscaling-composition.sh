@@ -5,7 +5,9 @@
 #   node with 2 GPUs   nothing of comp binds, not even the CPU workers: head + 6 CPU workers are
 #                      7 pods, more than the count 6, but worker group gpu's 3 do not fit
 #                      (kuberay#4656 is that count met by the wrong members); every pod waits
-#                      with the reason "worker group gpu needs 3 x 1 GPU, only 2 could be placed"
+#                      with the reason "the 6 members its minimum misses ask 3 GPUs together,
+#                      the nodes they may use have 2 GPUs free (worker group gpu needs 3 more x
+#                      1 GPU)"
 #   the node has 3     the minimum (head, 2 cpu, 3 gpu) binds whole through the barrier (which
 #                      waits for 6 members, never 11), the 4 extra CPU workers bind too, the 4th
 #                      GPU worker alone stays Pending with a reason; /debug/state shows
@@ -62,7 +64,7 @@ scenario() {
   # --- 2 GPUs: the whole gang waits, CPU workers included
   eleven() { [[ $(_05b_count all all) == 11 ]]; }
   wait_for 120 "KubeRay creates the 11 pods of comp" eleven
-  local reason="gang $NS_05B/comp: worker group gpu needs 3 x 1 GPU, only 2 could be placed"
+  local reason="gang $NS_05B/comp: the 6 members its minimum misses ask 3 GPUs together, the nodes they may use have 2 GPUs free (worker group gpu needs 3 more x 1 GPU)"
   wait_for 120 "every pod of comp has the event '$reason'" _05b_all_have_reason "$reason"
   local end=$((SECONDS + 15))
   while ((SECONDS < end)); do

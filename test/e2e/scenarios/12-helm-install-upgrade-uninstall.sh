@@ -234,7 +234,7 @@ scenario() {
   s12_big_raycluster | kubectl_ apply -f - >/dev/null
   wait_for 90 "big: 4 pods, none bound (3 GPUs in team-a, limit 2)" s12_none_bound big 4
   wait_for 30 "muster: gang kuberay-lab/big waits whole for team-a's limit" \
-    s12_gang_state kuberay-lab/big Pending 0 "queue team-a: gpu limit 2, in use 0, gang needs 3"
+    s12_gang_state kuberay-lab/big Pending 0 "queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit"
   s12_none_bound big 4
   s12_values 3 > "$S12_DIR/values-3.yaml"
   helm_do upgrade "$S12_RELEASE" "$S12_CHART" -n "$S12_NS" -f "$S12_DIR/values-3.yaml"

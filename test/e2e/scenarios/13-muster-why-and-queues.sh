@@ -6,7 +6,7 @@
 # show team-a's limit and its pending gang. Raise the limit: `why` says bound, `queues` 3 GPUs.
 NS=kuberay-lab
 RC=frac
-REASON="queue team-a: gpu limit 2, in use 0, gang needs 3"
+REASON="queue team-a: limit 2 GPUs, 0 GPUs in use, the gang needs 3 GPUs; never: more than the limit"
 
 # kubectl muster ARGS...: through kubectl's plugin lookup, with the admin kubeconfig.
 kubectl_muster() {
@@ -75,7 +75,7 @@ scenario() {
   # No such object: exit 1. No cluster: exit 2 and one line.
   rc=0
   kubectl_muster why $NS/no-such-thing > /dev/null 2> "$out/missing.err" || rc=$?
-  [[ $rc == 1 ]] && grep -q "no RayCluster, PodGroup or Pod named kuberay-lab/no-such-thing" "$out/missing.err" ||
+  [[ $rc == 1 ]] && grep -q "no RayCluster, PodGroup, Pod, RayJob or RayService named kuberay-lab/no-such-thing" "$out/missing.err" ||
     { e2e_err "why of a missing object: exit $rc: $(cat "$out/missing.err")"; return 1; }
   sed -E 's#(server: https?://[^:]+):[0-9]+#\1:1#' "$MUSTER_E2E_DIR/admin.kubeconfig" > "$out/dead.kubeconfig"
   rc=0
