@@ -16,7 +16,7 @@
 #   json4 ...   four of them: the encoding is done once per format and event, the sending per
 #               watcher, so json4 - protobuf4 is still one encoding per event
 # Prints each run, then the medians: API server CPU per pod created and each set's difference
-# to none. A pod's life in a real cluster is a few events (created, bound, started, ...): the
+# to none, and the paired figure (each round's JSON run less its protobuf run, per watcher). A pod's life in a real cluster is a few events (created, bound, started, ...): the
 # per-event figure times those is what a JSON reader of pods costs.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -101,6 +101,18 @@ for label, v in by.items():
     m = med(v)
     print("| %s | %d | %s | %.3f | %s |" % (label, len(v), ", ".join("%.3f" % x for x in v), m,
                                           "%+.3f" % (m - base) if base is not None else "-"))
+# The machine's load drifts between rounds more than a watcher weighs: the paired figure is
+# each round's JSON run less the same round's protobuf run.
+pairs = [(a, b) for a, b in (("json", "protobuf"), ("json4", "protobuf4")) if a in by and b in by]
+if pairs:
+    print()
+    print("| JSON less protobuf, same round | each round, ms per pod | median | per watcher |")
+    print("|---|---|---|---|")
+for a, b in pairs:
+    d = [x - y for x, y in zip(by[a], by[b])]
+    n = 4 if a.endswith("4") else 1
+    print("| %s - %s | %s | %+.3f | %+.3f |" % (a, b, ", ".join("%+.3f" % x for x in d), med(d),
+                                               med(d) / n))
 EOF
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -277,6 +277,7 @@ struct cfg_settings {
     struct cfg_leader_election leader_election;
     struct cfg_evictions evictions;
     struct cfg_fairness fairness;
+    bool watch_protobuf; /* read Pods and Nodes as protobuf */
 };
 
 /* The defaults. CFG_ENOMEM leaves *s safe to cleanup. */

@@ -100,6 +100,7 @@ int cfg_settings_init(struct cfg_settings *s)
     s->fairness.window_ms = INT64_C(7) * 24 * 3600 * 1000; /* KAI's windowSize default, 1w */
     s->fairness.k_milli = 1000;                             /* KAI's kValue default */
     s->fairness.entry_penalty_ms = 0;
+    s->watch_protobuf = true;
     for (size_t i = 0; i < COUNT(default_strings); i++) {
         char *v = strdup(default_strings[i].value);
 

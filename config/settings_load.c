@@ -133,6 +133,7 @@ static const struct field settings_fields[] = {
     {"leaderElection", K_MAP, offsetof(S, leader_election), 0, leader_election_fields, NULL, 0, 0},
     {"evictions", K_MAP, offsetof(S, evictions), 0, evictions_fields, NULL, 0, 0},
     {"fairness", K_MAP, offsetof(S, fairness), 0, fairness_fields, NULL, 0, 0},
+    {"watchProtobuf", K_BOOL, offsetof(S, watch_protobuf), 0, NULL, NULL, 0, 0},
     {NULL, 0, 0, 0, NULL, NULL, 0, 0},
 };
 #undef S

@@ -94,7 +94,7 @@ static bool record_matches(const char *rec, const char *method, const char *targ
 /* Read one request; its record, malloc'd, or NULL when the client sent none. */
 static char *read_request(int fd)
 {
-    char buf[65536], *end, *auth, *ctype, *clen, *rec;
+    char buf[65536], *end, *auth, *ctype, *accept, *clen, *rec, *acc = NULL;
     size_t n = 0, want;
     ssize_t r;
 
@@ -117,12 +117,19 @@ static char *read_request(int fd)
     *end = '\0';
     auth = header_dup(strstr(buf, "\r\n") + 2, "Authorization");
     ctype = header_dup(strstr(buf, "\r\n") + 2, "Content-Type");
+    accept = header_dup(strstr(buf, "\r\n") + 2, "Accept");
+    /* Accept is recorded only when it asks for more than JSON (a protobuf watch, say). */
+    if (accept && strcmp(accept, "application/json") != 0)
+        ck_assert(asprintf(&acc, "Accept: %s\n", accept) > 0);
     *strstr(buf, " HTTP/1.1") = '\0';
-    ck_assert(asprintf(&rec, "%s\n%s%s%s%s%s%s\n%s%s", buf, auth ? "Authorization: " : "",
-                       auth ? auth : "", auth ? "\n" : "", ctype ? "Content-Type: " : "",
-                       ctype ? ctype : "", ctype ? "\n" : "", end + 4, end[4] ? "\n" : "") > 0);
+    ck_assert(asprintf(&rec, "%s\n%s%s%s%s%s%s%s\n%s%s", buf, acc ? acc : "",
+                       auth ? "Authorization: " : "", auth ? auth : "", auth ? "\n" : "",
+                       ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\n" : "",
+                       end + 4, end[4] ? "\n" : "") > 0);
     free(auth);
     free(ctype);
+    free(accept);
+    free(acc);
     return rec;
 }
 
@@ -176,10 +183,36 @@ static void reply_hang(struct canned_api *s, int fd)
             break; /* the client hung up */
 }
 
+/*
+ * A binary body (header "X-Canned-Body: FILE", a file beside the fixture), sent chunked in
+ * pieces of "X-Canned-Split: N" bytes with a pause between them (default: whole).
+ */
+static void reply_binary(const struct canned_api *s, int fd, const char *file, size_t split)
+{
+    size_t len, off = 0;
+    char *body = fixture_read(s->dir, file, &len), *out;
+
+    while (off < len) {
+        size_t n = split && len - off > split ? split : len - off;
+
+        ck_assert(asprintf(&out, "%zx\r\n", n) > 0);
+        send_all(fd, out, strlen(out));
+        free(out);
+        send_all(fd, body + off, n);
+        send_all(fd, "\r\n", 2);
+        off += n;
+        if (off < len && split)
+            pause_ms(5);
+    }
+    send_all(fd, "0\r\n\r\n", 5);
+    free(body);
+}
+
 /* Send fixture name: its status and headers, the body in <<SPLIT>> pieces with a pause. */
 static void reply_fixture(const struct canned_api *s, int fd, const char *name)
 {
     char *text = fixture_read(s->dir, name, NULL), *body, *piece, *split, *out, *save = NULL;
+    char *binary = NULL, *pieces = NULL;
     int chunked;
 
     body = strstr(text, "\n\n");
@@ -188,8 +221,22 @@ static void reply_fixture(const struct canned_api *s, int fd, const char *name)
     body += 2;
     chunked = strstr(text, "Transfer-Encoding: chunked") != NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "X-Canned-Body: ", 15) == 0) {
+            binary = line + 15;
+            continue;
+        }
+        if (strncmp(line, "X-Canned-Split: ", 16) == 0) {
+            pieces = line + 16;
+            continue;
+        }
         send_all(fd, line, strlen(line)); /* the fixture's LF lines go out as CRLF */
         send_all(fd, "\r\n", 2);
+    }
+    if (binary) {
+        send_all(fd, "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n", 49);
+        reply_binary(s, fd, binary, pieces ? strtoul(pieces, NULL, 10) : 0);
+        free(text);
+        return;
     }
     if (!chunked) {
         size_t len = strlen(body);

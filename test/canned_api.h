@@ -5,9 +5,13 @@
  * files FIXTURES/<dir>/NAME.http: the status line and headers, a blank line,
  * the body (LF lines, sent as CRLF; "<<SPLIT>>" in the body sends the parts
  * in separate writes with a pause; Content-Length is added unless the reply
- * is chunked). Every request is recorded as
+ * is chunked). A binary body (protobuf) is a file of its own, named by the
+ * header "X-Canned-Body: FILE" and sent chunked, in pieces of
+ * "X-Canned-Split: N" bytes when that is given (neither header is sent).
+ * Every request is recorded as
  *
  *     METHOD TARGET
+ *     Accept: ...             (when it is not application/json)
  *     Authorization: ...      (when sent)
  *     Content-Type: ...       (when sent)
  *     <blank line>

@@ -857,6 +857,7 @@ static void assert_defaults(const struct cfg_settings *s)
     ck_assert(s->evictions.preemption);
     ck_assert_int_eq(s->evictions.refused_victim_wait_ms, 30000);
     ck_assert_int_eq(s->evictions.unasked_wait_ms, 500);
+    ck_assert(s->watch_protobuf);
     ck_assert_int_eq(s->fairness.half_life_ms, 4 * 3600 * 1000);
     ck_assert_int_eq(s->fairness.window_ms, INT64_C(7) * 24 * 3600 * 1000);
     ck_assert_int_eq(s->fairness.k_milli, 1000);
@@ -943,6 +944,7 @@ START_TEST(test_settings_full)
     ck_assert_int_eq(s.fairness.window_ms, 72 * 3600 * 1000);
     ck_assert_int_eq(s.fairness.k_milli, 2500);
     ck_assert_int_eq(s.fairness.entry_penalty_ms, 5 * 60 * 1000);
+    ck_assert(!s.watch_protobuf);
     cfg_settings_cleanup(&s);
 }
 END_TEST

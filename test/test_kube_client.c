@@ -87,6 +87,51 @@ START_TEST(test_lines_cap)
 }
 END_TEST
 
+/* A protobuf watch's frames: a 4-byte big-endian length, then that many bytes. */
+static int collect_frame(void *arg, const void *frame, size_t len)
+{
+    char *got = arg;
+
+    strncat(got, frame, len);
+    strcat(got, "|");
+    return EXT_OK;
+}
+
+START_TEST(test_frames_chunks)
+{
+    static const char stream[] = "\0\0\0\5ADDED\0\0\0\0\0\0\0\x08MODIFIED\0\0\0\7DELETED"
+                                 "\0\0\0\x09partial";
+    size_t step = chunk_sizes[_i], len = sizeof(stream) - 1;
+    char got[512] = "";
+    struct kube_frames f;
+
+    kube__frames_init(&f, 1024, collect_frame, got);
+    for (size_t off = 0; off < len; off += step) {
+        size_t n = len - off < step ? len - off : step;
+
+        ck_assert_int_eq(kube__frames_feed(&f, stream + off, n), EXT_OK);
+    }
+    ck_assert_str_eq(got, "ADDED||MODIFIED|DELETED|");
+    kube__frames_cleanup(&f);
+}
+END_TEST
+
+/* A frame whose length (its 4 bytes counted) is over the cap stops the feed before it is read. */
+START_TEST(test_frames_cap)
+{
+    char got[64] = "";
+    struct kube_frames f;
+
+    kube__frames_init(&f, 12, collect_frame, got);
+    ck_assert_int_eq(kube__frames_feed(&f, "\0\0\0\x08"
+                                               "ABCDEFGH",
+                                       12), EXT_OK);
+    ck_assert_int_eq(kube__frames_feed(&f, "\0\0\0\x09", 4), EXT_ETOOBIG);
+    ck_assert_str_eq(got, "ABCDEFGH|");
+    kube__frames_cleanup(&f);
+}
+END_TEST
+
 /* ---- kubeconfig ---------------------------------------------------------------------------- */
 
 static const struct kcfg_case {
@@ -718,6 +763,24 @@ static const char *const script_huge[] = {"list_pods_rv100.http", "watch_huge_ev
 static const char *const script_retry[] = {"list_pods_rv100.http", "status_500.http", HANG};
 static const char *const script_absent[] = {"status_404.http", "status_404.http", "list_empty.http",
                                             HANG};
+/* fixtures/proto: a real API server's replies, in protobuf and in JSON (capture.sh). */
+static const char *const script_proto[] = {"proto_list_p1.http", "proto_list_p2.http",
+                                           "proto_watch.http", HANG};
+static const char *const script_proto_json[] = {"proto_list_p1_json.http", "proto_list_p2_json.http",
+                                                "proto_watch_json.http", HANG};
+static const char *const script_proto_gone[] = {"list_pods_rv100.http", "proto_gone.http",
+                                                "list_pods_rv200.http", HANG};
+static const char *const script_proto_absent[] = {"proto_missing.http", "list_empty.http", HANG};
+/* A frame muster's k8s.proto cannot unpack after one it can; a list page the same. */
+static const char *const script_proto_bad_frame[] = {
+    "proto_list_p1.http", "proto_list_p2.http", "proto_bad_watch.http",
+    "proto_watch_from_228_json.http", HANG};
+static const char *const script_proto_bad_list[] = {"proto_bad_list.http", "proto_list_p1_json.http",
+                                                    "proto_list_p2_json.http",
+                                                    "proto_watch_json.http", HANG};
+#define PROTO_TRACE                                                                                \
+    "replace kai-member,rc-head,rc-worker-0,wl-0\nADDED late\nMODIFIED late\nMODIFIED late\n"       \
+    "DELETED late\n"
 
 static const struct watch_case {
     const char *name;
@@ -729,6 +792,8 @@ static const struct watch_case {
     const char *trace; /* expected consumer calls */
     unsigned restarts;
     unsigned relists;
+    bool protobuf;       /* asked for (opts.protobuf) */
+    bool ends_protobuf;  /* kube_watch_protobuf at the end: the last reply read was protobuf */
 } watch_cases[] = {
     {"paged list, split events, bookmark", "/api/v1/pods", script_basic, 4, 1, "watch_basic.req",
      "replace a,b\nADDED c\nMODIFIED a\nDELETED b\n", 0, 0},
@@ -742,6 +807,29 @@ static const struct watch_case {
      "replace a,b\n", 1, 0},
     {"404 list is absent, retried", "/apis/ray.io/v1/rayclusters?labelSelector=app%3Dray",
      script_absent, 4, 0, "watch_absent.req", "absent\nreplace \n", 0, 0},
+    /* Pods as protobuf: list pages and watch frames (cut in 7-byte pieces) give the consumer
+     * what the API server's JSON of the same list and watch gives it, bookmarks followed. */
+    {"protobuf pages and frames", "/api/v1/namespaces/proto/pods", script_proto, 4, 2,
+     "watch_proto.req", PROTO_TRACE, 0, 0, true, true},
+    {"the same in JSON", "/api/v1/namespaces/proto/pods", script_proto_json, 4, 2,
+     "watch_proto_json.req", PROTO_TRACE, 0, 0, false},
+    /* Asked for protobuf, answered in JSON (a resource served only so): read as JSON. */
+    {"protobuf asked, JSON answered", "/api/v1/pods", script_basic, 4, 1, "watch_basic_accept.req",
+     "replace a,b\nADDED c\nMODIFIED a\nDELETED b\n", 0, 0, true},
+    {"protobuf ERROR 410 relists", "/api/v1/pods", script_proto_gone, 4, 0, "watch_proto_gone.req",
+     "replace a,b\nreplace a\n", 0, 1, true},
+    {"protobuf 404 Status is absent", "/api/v1/namespaces/proto/pods", script_proto_absent, 3, 0,
+     "watch_proto_absent.req", "absent\nreplace \n", 0, 0, true},
+    /* A frame that does not unpack (bad_watch.pb: watch.pb's first frame, ADDED late at 228,
+     * then a MODIFIED whose Pod's metadata says 9 bytes and has 2): the watch goes on in JSON
+     * from 228, the last version delivered, at once (one restart, no relist, nothing lost or
+     * delivered twice), and stays JSON. */
+    {"protobuf frame undecodable: JSON from there", "/api/v1/namespaces/proto/pods",
+     script_proto_bad_frame, 5, 2, "watch_proto_bad_frame.req", PROTO_TRACE, 1, 0, true, false},
+    /* A list page that does not unpack (bad_list.pb: a PodList whose item is cut short): the
+     * list again, in JSON, and everything after it. */
+    {"protobuf list undecodable: listed again in JSON", "/api/v1/namespaces/proto/pods",
+     script_proto_bad_list, 5, 2, "watch_proto_bad_list.req", PROTO_TRACE, 1, 0, true, false},
 };
 
 static void trace_wait(struct trace *t, const char *want)
@@ -770,7 +858,9 @@ START_TEST(test_watch)
                                    .backoff_min_ms = 1,
                                    .backoff_max_ms = 4,
                                    .absent_retry_ms = 1,
-                                   .max_event = 256};
+                                   .max_event = t->protobuf || strstr(t->path, "proto") ? 65536
+                                                                                         : 256,
+                                   .protobuf = t->protobuf};
     struct paged_trace pt = {.t = {.lock = PTHREAD_MUTEX_INITIALIZER}};
     struct trace *tr = &pt.t;
     struct kube_client *c;
@@ -791,6 +881,7 @@ START_TEST(test_watch)
     ck_assert_int_eq(kube_watch_absent(w), 0);
     ck_assert_uint_eq(kube_watch_restarts(w), t->restarts);
     ck_assert_uint_eq(kube_watch_relists(w), t->relists);
+    ck_assert_int_eq(kube_watch_protobuf(w), t->ends_protobuf);
     kube_watch_stop(w); /* aborts the hanging watch */
     kube_client_free(c);
     canned_api_stop(&s);
@@ -828,6 +919,8 @@ static Suite *kube_suite(void)
     tc = tcase_create("lines");
     tcase_add_loop_test(tc, test_lines_chunks, 0, N(chunk_sizes));
     tcase_add_test(tc, test_lines_cap);
+    tcase_add_loop_test(tc, test_frames_chunks, 0, N(chunk_sizes));
+    tcase_add_test(tc, test_frames_cap);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("kubeconfig");

@@ -8,6 +8,7 @@
 #include "base.h"
 #include "kube.h"
 #include "fixture.h"
+#include "kube_client_int.h"
 
 static cJSON *load_fixture(const char *name)
 {
@@ -1777,6 +1778,281 @@ START_TEST(test_gang_malformed)
 }
 END_TEST
 
+/* ---- protobuf: the same objects as JSON ------------------------------------------------------ */
+/*
+ * fixtures/proto: Pods and Nodes read back from a real API server (capture.sh, Kubernetes
+ * v1.37.2) in both forms. Decoded from protobuf (proto.c's JSON of the fields muster reads) and
+ * from the API server's own JSON, each must give the engine the same spec, field by field.
+ */
+
+static cJSON *proto_list(const char *name)
+{
+    size_t len;
+    char *buf = fixture_read("proto", name, &len), err[256] = "";
+    cJSON *j = kube__proto_body(buf, len, err, sizeof(err));
+
+    free(buf);
+    ck_assert_msg(j != NULL, "proto/%s: %s", name, err);
+    return j;
+}
+
+static cJSON *json_list(const char *name)
+{
+    char *buf = fixture_read("proto", name, NULL);
+    cJSON *j = cJSON_Parse(buf);
+
+    free(buf);
+    ck_assert_msg(j != NULL, "proto/%s is not JSON", name);
+    return j;
+}
+
+#define OUT(...) (off += (size_t)snprintf(buf + off, off < len ? len - off : 0, __VA_ARGS__))
+#define S(x) ((x) ? (x) : "(null)")
+
+static void labels_text(char *buf, size_t len, size_t *o, const char *what,
+                        const struct policy_label *l, size_t n)
+{
+    size_t off = *o;
+
+    OUT(" %s{", what);
+    for (size_t i = 0; i < n; i++)
+        OUT("%s=%s;", S(l[i].key), S(l[i].value));
+    OUT("}");
+    *o = off;
+}
+
+/* Every field of a decoded Pod, as text: two specs are the same when their texts are. */
+static void pod_text(const struct policy_pod_spec *s, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    OUT("%s/%s uid=%s prio=%d cpu=%lld mem=%lld gpus=%lld share=%d gpumem=%lld devs=%d inv=%s",
+        S(s->namespace_), S(s->name), S(s->uid), s->priority, (long long)s->cpu_milli,
+        (long long)s->memory_bytes, (long long)s->gpus, s->gpu_share_milli,
+        (long long)s->gpu_memory_mib, s->gpu_devices, S(s->invalid));
+    labels_text(buf, len, &off, "sel", s->node_selector, s->nnode_selector);
+    for (size_t t = 0; t < s->naffinity; t++) {
+        OUT(" term{");
+        for (size_t r = 0; r < s->affinity[t].nreqs; r++) {
+            const struct policy_selector_req *q = &s->affinity[t].reqs[r];
+
+            OUT("%s %d [", S(q->key), (int)q->op);
+            for (size_t v = 0; v < q->nvalues; v++)
+                OUT("%s,", q->values[v]);
+            OUT("];");
+        }
+        OUT("}");
+    }
+    for (size_t t = 0; t < s->ntolerations; t++)
+        OUT(" tol{%s %d %s %d}", S(s->tolerations[t].key), (int)s->tolerations[t].op,
+            S(s->tolerations[t].value), s->tolerations[t].effect);
+    OUT(" gang=%s head=%d sub=%s queue=%s managed=%d preempt=%d node=%s bound=%lld nom=%d "
+        "unsched=%d groups=%s",
+        S(s->gang), s->gang_head, S(s->subgroup), S(s->queue), s->managed, (int)s->preemptible,
+        S(s->node), (long long)s->bound_at, s->nominated, s->unschedulable, S(s->gpu_groups));
+}
+
+static void node_text(const struct policy_node_spec *s, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    OUT("%s unsched=%d cpu=%lld mem=%lld pods=%lld gpus=%lld gpumem=%lld", S(s->name),
+        s->unschedulable, (long long)s->cpu_milli, (long long)s->memory_bytes, (long long)s->pods,
+        (long long)s->gpus, (long long)s->gpu_memory_mib);
+    labels_text(buf, len, &off, "labels", s->labels, s->nlabels);
+    for (size_t t = 0; t < s->ntaints; t++)
+        OUT(" taint{%s=%s:%d}", S(s->taints[t].key), S(s->taints[t].value),
+            (int)s->taints[t].effect);
+}
+#undef S
+#undef OUT
+
+START_TEST(test_proto_pods_as_json)
+{
+    cJSON *pj = proto_list("pods.pb"), *jj = json_list("pods.json");
+    const cJSON *pi = cJSON_GetObjectItem(pj, "items"), *ji = cJSON_GetObjectItem(jj, "items");
+    struct ext_arena *a = ext_arena_new();
+    struct known_classes k;
+    int n = cJSON_GetArraySize(ji), seen_affinity = 0, seen_bound = 0, seen_parked = 0;
+
+    known_classes_init(&k);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(cJSON_GetArraySize(pi), n);
+    for (int i = 0; i < n; i++) {
+        const cJSON *p = cJSON_GetArrayItem(pi, i), *j = cJSON_GetArrayItem(ji, i);
+        struct policy_pod_spec from_pb, from_json;
+        char tp[4096], tj[4096], err[256];
+
+        ck_assert_msg(kube_pod_decode(j, &k.opts, a, &from_json, err, sizeof(err), NULL) == EXT_OK,
+                      "%s", err);
+        ck_assert_msg(kube_pod_decode(p, &k.opts, a, &from_pb, err, sizeof(err), NULL) == EXT_OK,
+                      "%s", err);
+        pod_text(&from_json, tj, sizeof(tj));
+        pod_text(&from_pb, tp, sizeof(tp));
+        ck_assert_str_eq(tp, tj);
+        ck_assert_int_eq(kube_pod_is_terminal(p), kube_pod_is_terminal(j));
+        ck_assert_pstr_eq(kube_pod_gang_key(p, a), kube_pod_gang_key(j, a));
+        ck_assert_pstr_eq(kube_pod_scheduling_group(p), kube_pod_scheduling_group(j));
+        ck_assert_pstr_eq(
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"),
+                                                     "deletionTimestamp")),
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"),
+                                                     "deletionTimestamp")));
+        ck_assert_str_eq(
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metadata"),
+                                                     "resourceVersion")),
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"),
+                                                     "resourceVersion")));
+        seen_affinity += from_json.naffinity > 0 && from_json.ntolerations > 0;
+        seen_bound += from_json.node != NULL && from_json.gpu_groups != NULL &&
+                      from_json.bound_at > 0;
+        seen_parked += from_json.unschedulable && from_json.nominated;
+    }
+    /* The fixture holds what the comparison is about, so equal cannot mean empty. */
+    ck_assert_int_eq(seen_affinity, 1);
+    ck_assert_int_eq(seen_bound, 1);
+    ck_assert_int_eq(seen_parked, 1);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "metadata"),
+                                                              "resourceVersion")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(jj, "metadata"),
+                                                              "resourceVersion")));
+    kube_refs_free(k.refs);
+    ext_arena_free(a);
+    cJSON_Delete(pj);
+    cJSON_Delete(jj);
+}
+END_TEST
+
+START_TEST(test_proto_nodes_as_json)
+{
+    cJSON *pj = proto_list("nodes.pb"), *jj = json_list("nodes.json");
+    const cJSON *pi = cJSON_GetObjectItem(pj, "items"), *ji = cJSON_GetObjectItem(jj, "items");
+    struct ext_arena *a = ext_arena_new();
+    int n = cJSON_GetArraySize(ji), seen_tainted = 0;
+
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(cJSON_GetArraySize(pi), n);
+    for (int i = 0; i < n; i++) {
+        struct policy_node_spec from_pb, from_json;
+        char tp[4096], tj[4096], err[256];
+
+        ck_assert_int_eq(kube_node_decode(cJSON_GetArrayItem(ji, i), a, &from_json, err,
+                                          sizeof(err), NULL),
+                         EXT_OK);
+        ck_assert_int_eq(kube_node_decode(cJSON_GetArrayItem(pi, i), a, &from_pb, err, sizeof(err),
+                                          NULL),
+                         EXT_OK);
+        node_text(&from_json, tj, sizeof(tj));
+        node_text(&from_pb, tp, sizeof(tp));
+        ck_assert_str_eq(tp, tj);
+        seen_tainted += from_json.ntaints == 3 && from_json.unschedulable &&
+                        from_json.gpu_memory_mib == 81920 && from_json.gpus == 8;
+    }
+    ck_assert_int_eq(seen_tainted, 1);
+    ext_arena_free(a);
+    cJSON_Delete(pj);
+    cJSON_Delete(jj);
+}
+END_TEST
+
+/* Paged: the continue token and the resourceVersion come through. */
+START_TEST(test_proto_list_pages)
+{
+    cJSON *p1 = proto_list("pods_p1.pb"), *p2 = proto_list("pods_p2.pb");
+    const cJSON *m1 = cJSON_GetObjectItem(p1, "metadata"), *m2 = cJSON_GetObjectItem(p2, "metadata");
+
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p1, "items")), 2);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(p2, "items")), 2);
+    ck_assert(strlen(cJSON_GetStringValue(cJSON_GetObjectItem(m1, "continue"))) > 10);
+    ck_assert_ptr_null(cJSON_GetObjectItem(m2, "continue"));
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(m1, "resourceVersion")),
+                     cJSON_GetStringValue(cJSON_GetObjectItem(m2, "resourceVersion")));
+    cJSON_Delete(p1);
+    cJSON_Delete(p2);
+}
+END_TEST
+
+/* What is not a Pod, Node, their lists or a Status is refused with why, not guessed at. */
+static const struct proto_bad_case {
+    const char *bytes;
+    size_t len;
+    const char *err;
+} proto_bad_cases[] = {
+#define B(s) s, sizeof(s) - 1
+    {B("{\"kind\":\"Pod\"}"), "protobuf reply without its \"k8s\\0\" envelope"},
+    /* Unknown{typeMeta{apiVersion "v1", kind "Event"}} */
+    {B("k8s\0\x0a\x0b\x0a\x02v1\x12\x05"
+       "Event"),
+     "protobuf Event: not one muster reads, or malformed"},
+    /* typeMeta says 7 bytes, 6 follow */
+    {B("k8s\0\x0a\x07\x0a\x02v1\x12\x01"), "protobuf reply does not unpack"},
+    /* raw alone, no typeMeta */
+    {B("k8s\0\x12\x02\x0a\x00"), "protobuf object without a kind: not one muster reads, or malformed"},
+    /* a Pod whose metadata says 9 bytes, 2 follow */
+    {B("k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod\x12\x04\x0a\x09\x0a\x01"),
+     "protobuf Pod: not one muster reads, or malformed"},
+#undef B
+};
+
+START_TEST(test_proto_refused)
+{
+    const struct proto_bad_case *t = &proto_bad_cases[_i];
+    char err[256] = "";
+
+    ck_assert_ptr_null(kube__proto_body(t->bytes, t->len, err, sizeof(err)));
+    ck_assert_str_eq(err, t->err);
+}
+END_TEST
+
+/* Memory: 100,000 empty Pods (2 bytes each on the wire, a protobuf-c message each unpacked) ask
+ * for some 57 times their bytes, past the 32 times one unpack may take: refused as malformed,
+ * so the watch reads JSON. The same count of Pods with a name each (some 21 times) is not: the
+ * cap is for hostile bytes, not for real lists (real Pods and Nodes take 4 to 5 times). */
+static size_t put_varint(unsigned char *p, size_t v)
+{
+    size_t n = 0;
+
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (unsigned char)(v | 0x80);
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+static size_t pod_list_bytes(unsigned char *buf, size_t nitems, const char *item, size_t itemlen)
+{
+    static const unsigned char head[] = "k8s\0\x0a\x0d\x0a\x02v1\x12\x07PodList";
+    size_t off = sizeof(head) - 1;
+
+    memcpy(buf, head, off);
+    buf[off++] = 0x12; /* Unknown.raw */
+    off += put_varint(buf + off, nitems * itemlen);
+    for (size_t i = 0; i < nitems; i++, off += itemlen)
+        memcpy(buf + off, item, itemlen);
+    return off;
+}
+
+START_TEST(test_proto_memory_budget)
+{
+    enum { N = 100000 };
+    unsigned char *buf = malloc(N * 12 + 64);
+    char err[256] = "", want[256];
+    size_t len = pod_list_bytes(buf, N, "\x12\x00", 2);
+    cJSON *j;
+
+    ck_assert_ptr_null(kube__proto_body(buf, len, err, sizeof(err)));
+    snprintf(want, sizeof(want), "protobuf reply of %zu bytes: over %zu bytes unpacked", len,
+             len * 32 + 65536);
+    ck_assert_str_eq(err, want);
+    /* items{metadata{name "p-0001"}}: 12 bytes each */
+    len = pod_list_bytes(buf, N, "\x12\x0a\x0a\x08\x0a\x06p-0001", 12);
+    j = kube__proto_body(buf, len, err, sizeof(err));
+    ck_assert_msg(j != NULL, "%s", err);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "items")), N);
+    cJSON_Delete(j);
+    free(buf);
+}
+END_TEST
+
 /* ---- RayJob and RayService (KubeRay v1.7.0) ------------------------------------ */
 
 /* A RayJob as the operator leaves it: {meta} replaced by what each case sets. */
@@ -2059,6 +2335,14 @@ static Suite *kube_decode_suite(void)
     tcase_add_loop_test(tc, test_gang_rejects, 0, N(gang_reject_cases));
     tcase_add_test(tc, test_pod_group_decode);
     tcase_add_test(tc, test_priority_class);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("protobuf");
+    tcase_add_test(tc, test_proto_pods_as_json);
+    tcase_add_test(tc, test_proto_nodes_as_json);
+    tcase_add_test(tc, test_proto_list_pages);
+    tcase_add_loop_test(tc, test_proto_refused, 0, N(proto_bad_cases));
+    tcase_add_test(tc, test_proto_memory_budget);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("kuberay");

@@ -10,7 +10,10 @@
  *     copied must not be taken half; a pod taken while the waiting index
  *     could not grow still waits in order;
  *   - the cache: a key that could not be recorded is still forgotten by the
- *     next list that no longer has its object.
+ *     next list that no longer has its object;
+ *   - protobuf (kube/proto.c): a Pod list read with any allocation failing is
+ *     either whole or refused, never a Pod with a field left out (cJSON's own
+ *     allocations go through the same failing malloc, cJSON_InitHooks).
  */
 #include <check.h>
 #include <execinfo.h>
@@ -20,6 +23,8 @@
 
 #include "cache.h"
 #include "config.h"
+#include "fixture.h"
+#include "kube_client_int.h"
 #include "policy.h"
 
 /* ---- the failing allocator --------------------------------------------------------- */
@@ -288,6 +293,40 @@ START_TEST(test_lost_key_forgotten_on_relist)
 }
 END_TEST
 
+/* ---- protobuf -------------------------------------------------------------------------- */
+
+START_TEST(test_proto_whole_or_refused)
+{
+    size_t len;
+    char *pb = fixture_read("proto", "pods.pb", &len), err[256];
+    cJSON *want = kube__proto_body(pb, len, err, sizeof(err)), *got;
+    cJSON_Hooks hooks = {__wrap_malloc, free};
+    bool failed = true;
+    int refused = 0;
+
+    ck_assert_msg(want != NULL, "%s", err);
+    cJSON_InitHooks(&hooks); /* cJSON (a shared library) allocates through the failing malloc */
+    for (long k = 0; failed && k < MAX_STEPS * 10; k++) {
+        err[0] = '\0';
+        arm(k);
+        got = kube__proto_body(pb, len, err, sizeof(err));
+        failed = disarm();
+        if (got) {
+            ck_assert_msg(cJSON_Compare(got, want, true), "k=%ld: a list unlike the whole one", k);
+        } else {
+            ck_assert_msg(failed && err[0], "k=%ld: refused without a failure or a reason", k);
+            refused++;
+        }
+        cJSON_Delete(got);
+    }
+    cJSON_InitHooks(NULL);
+    ck_assert_msg(!failed, "still failing after %d allocations", MAX_STEPS * 10);
+    ck_assert_int_gt(refused, 0);
+    cJSON_Delete(want);
+    free(pb);
+}
+END_TEST
+
 static Suite *oom_suite(void)
 {
     Suite *s = suite_create("oom");
@@ -297,6 +336,7 @@ static Suite *oom_suite(void)
     tcase_add_test(tc, test_taint_copy);
     tcase_add_test(tc, test_waiting_gang_kept);
     tcase_add_test(tc, test_lost_key_forgotten_on_relist);
+    tcase_add_test(tc, test_proto_whole_or_refused);
     suite_add_tcase(s, tc);
     return s;
 }

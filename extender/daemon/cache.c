@@ -43,6 +43,7 @@ struct cache_kind {
     enum cache_family family;
     enum policy_gang_source gang; /* what a gang kind declares */
     const struct cache_ops *ops;
+    bool protobuf; /* read as protobuf when watchProtobuf is on: the kinds proto.c knows */
 };
 
 static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podgroup_ops,
@@ -52,8 +53,9 @@ static const struct cache_ops node_ops, pod_ops, queue_ops, raycluster_ops, podg
 /* One row per watched kind: a new kind is a row (and its cache_source). */
 static const struct cache_kind kinds[CACHE_SOURCE_COUNT] = {
     [CACHE_NODES] = {"nodes", "v1", "Node", "/api/v1/nodes", false, true, FAMILY_NONE, 0,
-                     &node_ops},
-    [CACHE_PODS] = {"pods", "v1", "Pod", "/api/v1/pods", false, false, FAMILY_NONE, 0, &pod_ops},
+                     &node_ops, true},
+    [CACHE_PODS] = {"pods", "v1", "Pod", "/api/v1/pods", false, false, FAMILY_NONE, 0, &pod_ops,
+                    true},
     [CACHE_RAYCLUSTERS] = {"rayclusters", "ray.io/v1", "RayCluster", "/apis/ray.io/v1/rayclusters",
                            true, false, FAMILY_NONE, POLICY_GANG_WORKLOAD, &raycluster_ops},
     [CACHE_QUEUES] = {"queues", "muster.dev/v1alpha1", "Queue", "/apis/muster.dev/v1alpha1/queues",
@@ -1373,6 +1375,7 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
     c->opts.lookup = &c->locked_lookup;
     c->reservation_namespace = s->gpu_sharing.reservation_namespace;
     c->kube = kube;
+    c->watch_protobuf = s->watch_protobuf;
     return EXT_OK;
 }
 
@@ -1381,9 +1384,11 @@ int cache_init(struct cache *c, const struct cfg_settings *s, struct kube_client
 int cache_start(struct cache *c, char *err, size_t errlen)
 {
     for (int i = 0; c->kube && i < CACHE_SOURCE_COUNT; i++) {
+        /* Pods and Nodes as protobuf, as kube-scheduler's informers read them (watchProtobuf) */
+        struct kube_watch_opts o = {.protobuf = c->watch_protobuf && kinds[i].protobuf};
+
         c->reflectors[i] = (struct cache_reflector){c, (enum cache_source)i, {0}};
-        c->watches[i] =
-            kube_watch_start(c->kube, kinds[i].path, &handler, &c->reflectors[i], NULL);
+        c->watches[i] = kube_watch_start(c->kube, kinds[i].path, &handler, &c->reflectors[i], &o);
         if (!c->watches[i]) {
             snprintf(err, errlen, "cannot start the %s reflector", kinds[i].name);
             return EXT_ENOMEM;
@@ -1497,4 +1502,9 @@ bool cache_queue_defined(const struct cache *c, const char *name)
 uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src)
 {
     return c->watches[src] ? kube_watch_restarts(c->watches[src]) : 0;
+}
+
+bool cache_watch_protobuf(const struct cache *c, enum cache_source src)
+{
+    return c->watches[src] && kube_watch_protobuf(c->watches[src]);
 }

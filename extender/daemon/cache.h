@@ -83,6 +83,7 @@ struct cache {
     struct kube_lookup locked_lookup;
     const char *reservation_namespace;
     struct kube_client *kube;
+    bool watch_protobuf; /* read Pods and Nodes as protobuf (settings' watchProtobuf) */
     struct kube_watch *watches[CACHE_SOURCE_COUNT];
     struct cache_reflector reflectors[CACHE_SOURCE_COUNT];
     struct cache_keys known[CACHE_SOURCE_COUNT]; /* what each source told the engine */
@@ -151,6 +152,8 @@ bool cache_is_reservation_pod(const struct cache *c, const cJSON *pod);
 bool cache_queue_defined(const struct cache *c, const char *name);
 
 uint64_t cache_watch_restarts(const struct cache *c, enum cache_source src);
+/* The source's last reply was read as protobuf (watchProtobuf; Pods and Nodes). */
+bool cache_watch_protobuf(const struct cache *c, enum cache_source src);
 const char *cache_source_name(enum cache_source src);
 /* The source of objects of this apiVersion and kind; CACHE_SOURCE_COUNT: none. */
 enum cache_source cache_source_of(const char *api_version, const char *kind);

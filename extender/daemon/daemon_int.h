@@ -64,6 +64,7 @@ struct ext_daemon {
     struct ext_metric *queue_usage;          /* {queue,resource,kind} */
     struct ext_metric *queue_pending;        /* {queue} */
     struct ext_metric *watch_restarts;       /* {resource} */
+    struct ext_metric *watch_protobuf;       /* {resource} */
     struct ext_metric *leader;               /* 1 while housekeeping is active (lease.h) */
     struct ext_metric *ready;                /* 1 once every watch listed (/readyz) */
     struct ext_metric *queue_quota;          /* {queue,resource}; no series = unlimited */

@@ -245,6 +245,8 @@ static void collect(struct ext_metrics *m, void *ctx)
 
         if (now > ext_series_value(series))
             ext_series_add(series, now - ext_series_value(series));
+        ext_series_set(ext_metric_with(d->watch_protobuf, (const char *[]){cache_source_name(src)}),
+                       cache_watch_protobuf(&d->cache, src));
     }
     (void)m;
 }
@@ -269,6 +271,9 @@ static int register_metrics(struct ext_daemon *d)
                                          "Gangs waiting whole in each queue", "queue");
     d->watch_restarts = ext_metrics_counter(m, "muster_watch_restarts_total",
                                             "Reflector reconnects after a failure", "resource");
+    d->watch_protobuf = ext_metrics_gauge(
+        m, "muster_watch_protobuf",
+        "1 while the resource is read as protobuf (watchProtobuf: pods, nodes), else 0", "resource");
     d->leader = ext_metrics_gauge(m, "muster_leader",
                                   "1 while this replica's kube-scheduler holds the Lease and "
                                   "muster's housekeeping writes; 0 on the standby",
@@ -328,7 +333,7 @@ static int register_metrics(struct ext_daemon *d)
         "resource (pods/binding, events, queues/status) and HTTP status (error: no response)",
         "verb,resource,code");
     if (!d->kube_requests || !d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
-        !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->leader || !d->ready ||
+        !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->watch_protobuf || !d->leader || !d->ready ||
         !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
         !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
         !d->reservation_timeouts || !d->evictions || !d->queue_fair_share || !d->queue_demand ||

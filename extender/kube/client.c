@@ -457,11 +457,11 @@ static int token_header(struct kube_client *c, char **hdr, char *err, size_t err
     return rc;
 }
 
-int kube__headers(struct kube_client *c, const char *content_type, struct curl_slist **out,
-                  char *err, size_t errlen)
+int kube__headers(struct kube_client *c, const char *accept, const char *content_type,
+                  struct curl_slist **out, char *err, size_t errlen)
 {
     struct curl_slist *list = NULL, *l;
-    char *auth = NULL, *ctype = NULL;
+    char *auth = NULL, *ctype = NULL, *acc = NULL;
     int rc = token_header(c, &auth, err, errlen);
 
     if (rc != EXT_OK)
@@ -472,7 +472,11 @@ int kube__headers(struct kube_client *c, const char *content_type, struct curl_s
         goto out;
     }
     rc = EXT_ENOMEM;
-    if (!(l = curl_slist_append(list, "Accept: application/json")))
+    if (asprintf(&acc, "Accept: %s", accept ? accept : "application/json") < 0) {
+        acc = NULL;
+        goto out;
+    }
+    if (!(l = curl_slist_append(list, acc)))
         goto out;
     list = l;
     if (!(l = curl_slist_append(list, "Expect:"))) /* no 100-continue round trip */
@@ -491,6 +495,7 @@ out:
     curl_slist_free_all(list);
     free(auth);
     free(ctype);
+    free(acc);
     if (rc == EXT_ENOMEM)
         (void)ext_errf(err, errlen, EXT_OK, "kube request: out of memory");
     return rc;
@@ -592,7 +597,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     if (body && !content_type)
         content_type = "application/json";
     kube__buf_init(&buf, c->opts.max_reply);
-    result = kube__headers(c, body ? content_type : NULL, &headers, err, errlen);
+    result = kube__headers(c, NULL, body ? content_type : NULL, &headers, err, errlen);
     if (result != EXT_OK)
         return result;
     result = EXT_ENOMEM;

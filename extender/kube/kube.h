@@ -220,6 +220,11 @@ struct kube_watch_opts {
     long backoff_max_ms;      /* delay cap; default 10000 */
     long absent_retry_ms;     /* list retry while the resource is absent; default 10000 */
     size_t max_event;         /* one watch event's size cap; default 16 MiB */
+    /* Ask for protobuf first (Accept: application/vnd.kubernetes.protobuf, application/json),
+     * for Pods and Nodes: the objects are handed over as the JSON muster's decoders read, with
+     * only the fields they read (a Pod's and a Node's; every other kind: not read). A reply in
+     * JSON (a resource served only so) is read as JSON. */
+    bool protobuf;
 };
 
 /*
@@ -243,6 +248,9 @@ int kube_watch_absent(const struct kube_watch *w);
 uint64_t kube_watch_restarts(const struct kube_watch *w);
 /* Lists after the first one (410 Gone and friends). */
 uint64_t kube_watch_relists(const struct kube_watch *w);
+/* The last reply read was protobuf (opts.protobuf asked, the API server answered so, and it
+ * decoded; after one that did not, the watch reads JSON and this stays false). */
+bool kube_watch_protobuf(const struct kube_watch *w);
 
 /* ---- the decoders -------------------------------------------------------- */
 /*

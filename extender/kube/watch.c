@@ -1,4 +1,8 @@
-/* kube_watch.c - LIST + WATCH reflector, one thread per resource. */
+/*
+ * kube_watch.c - LIST + WATCH reflector, one thread per resource. With opts.protobuf it asks
+ * for protobuf first (Pods and Nodes, proto.c) and reads whichever form the API server answers
+ * in, by the reply's Content-Type: a resource it serves only as JSON (a CRD) is read as JSON.
+ */
 #include "kube.h"
 
 #include <pthread.h>
@@ -37,6 +41,10 @@ struct kube_watch {
     unsigned failures;
     unsigned seed;
     struct kube_lines lines;
+    struct kube_frames frames; /* the same, for a protobuf watch */
+    bool protobuf;             /* the reply under way is protobuf (its Content-Type) */
+    bool proto_failed;         /* a protobuf reply did not decode: read JSON from now on */
+    atomic_bool reading_protobuf; /* the last 200 reply was protobuf (kube_watch_protobuf) */
     struct kube_buf errbody;
     struct kube_buf listbody; /* one buffer for every page of a list, freed when it ends */
     long status;
@@ -161,6 +169,34 @@ static int watch_take_rv(struct kube_watch *w, const cJSON *obj)
 
 /* ---- one transfer -------------------------------------------------------------------------- */
 
+/* Once the reply's headers are in: is it protobuf? */
+static void reply_form(struct kube_watch *w)
+{
+    char *ctype = NULL;
+
+    curl_easy_getinfo(w->curl, CURLINFO_CONTENT_TYPE, &ctype);
+    w->protobuf = ctype && strncmp(ctype, KUBE_PROTOBUF, strlen(KUBE_PROTOBUF)) == 0;
+    if (w->status == 200)
+        atomic_store(&w->reading_protobuf, w->protobuf);
+}
+
+/* A non-200 reply: its Status (JSON, or protobuf turned into JSON) says why. */
+static int watch_status_error(struct kube_watch *w, const char *path, const struct kube_buf *body)
+{
+    char *text = NULL, why[128];
+    cJSON *st = NULL;
+    int rc;
+
+    if (w->protobuf && body->len && (st = kube__proto_body(body->data, body->len, why, sizeof(why))))
+        text = cJSON_PrintUnformatted(st);
+    rc = kube__status_error("GET", path, w->status, text ? text : w->protobuf ? NULL : body->data,
+                            text ? strlen(text) : w->protobuf ? 0 : body->len, w->err,
+                            sizeof(w->err));
+    cJSON_free(text);
+    cJSON_Delete(st);
+    return rc;
+}
+
 static int xferinfo_cb(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
@@ -183,11 +219,13 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
     int rc;
 
     w->status = 0;
+    w->protobuf = false;
     if (!url) {
         snprintf(w->err, sizeof(w->err), "GET %s: out of memory", path);
         return EXT_ENOMEM;
     }
-    rc = kube__headers(w->client, NULL, &headers, w->err, sizeof(w->err));
+    rc = kube__headers(w->client, w->opts.protobuf ? KUBE_PROTOBUF ", application/json" : NULL,
+                       NULL, &headers, w->err, sizeof(w->err));
     if (rc != EXT_OK)
         goto out;
     curl_easy_reset(w->curl);
@@ -204,6 +242,7 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
     cc = curl_easy_perform(w->curl);
     curl_easy_setopt(w->curl, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &w->status);
+    reply_form(w);
     rc = EXT_OK;
     if (atomic_load(&w->stopping)) {
         rc = EXT_ESTOPPED; /* not counted: not a failure, this muster is stopping */
@@ -262,11 +301,21 @@ static int list_page(struct kube_watch *w, const char *cont, cJSON *all, size_t 
     if (rc != EXT_OK)
         goto out;
     if (w->status != 200) {
-        rc = kube__status_error("GET", path, w->status, body->data, body->len, w->err,
-                                sizeof(w->err));
+        rc = watch_status_error(w, path, body);
         goto out;
     }
-    page = body->len ? cJSON_ParseWithLength(body->data, body->len) : NULL;
+    if (w->protobuf && body->len) {
+        char why[200];
+
+        if (!(page = kube__proto_body(body->data, body->len, why, sizeof(why)))) {
+            w->proto_failed = true; /* reflect_once: the list again, in JSON */
+            snprintf(w->err, sizeof(w->err), "GET %s: %s", w->list_path, why);
+            rc = EXT_EIO;
+            goto out;
+        }
+    } else {
+        page = body->len ? cJSON_ParseWithLength(body->data, body->len) : NULL;
+    }
     items = cJSON_GetObjectItemCaseSensitive(page, "items");
     if (!cJSON_IsObject(page) || (items && !cJSON_IsArray(items) && !cJSON_IsNull(items))) {
         snprintf(w->err, sizeof(w->err), "GET %s: reply is not a list", w->list_path);
@@ -356,11 +405,10 @@ static int watch_error_event(struct kube_watch *w, const cJSON *status)
     return cJSON_IsNumber(code) && code->valueint == 410 ? EXT_EGONE : EXT_EHTTP;
 }
 
-static int watch_line(void *arg, const char *line, size_t len)
+/* One event, JSON or protobuf turned into JSON; ev is taken. */
+static int watch_event(struct kube_watch *w, cJSON *ev)
 {
     static const char *const delivered[] = {"ADDED", "MODIFIED", "DELETED"};
-    struct kube_watch *w = arg;
-    cJSON *ev = cJSON_ParseWithLength(line, len);
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type"));
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
     int rc = EXT_OK;
@@ -386,17 +434,38 @@ static int watch_line(void *arg, const char *line, size_t len)
     return rc;
 }
 
+static int watch_line(void *arg, const char *line, size_t len)
+{
+    return watch_event(arg, cJSON_ParseWithLength(line, len));
+}
+
+static int watch_frame(void *arg, const void *frame, size_t len)
+{
+    struct kube_watch *w = arg;
+    char why[256];
+    cJSON *ev = kube__proto_event(frame, len, why, sizeof(why));
+
+    if (!ev) {
+        w->proto_failed = true; /* reflect_once: the watch again from the same version, in JSON */
+        snprintf(w->err, sizeof(w->err), "watch %s: %s", w->list_path, why);
+        return EXT_EIO;
+    }
+    return watch_event(w, ev);
+}
+
 static size_t watch_write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     struct kube_watch *w = userdata;
     size_t n = size * nmemb;
     int rc;
 
-    if (!w->status)
+    if (!w->status) {
         curl_easy_getinfo(w->curl, CURLINFO_RESPONSE_CODE, &w->status);
+        reply_form(w);
+    }
     if (w->status != 200) /* a Status to report, not a stream */
         return kube__buf_add(&w->errbody, ptr, n) == EXT_OK ? n : 0;
-    rc = kube__lines_feed(&w->lines, ptr, n);
+    rc = w->protobuf ? kube__frames_feed(&w->frames, ptr, n) : kube__lines_feed(&w->lines, ptr, n);
     if (rc == EXT_ETOOBIG)
         snprintf(w->err, sizeof(w->err), "watch %s: event over %zu bytes", w->list_path,
                  w->lines.line.max);
@@ -414,6 +483,7 @@ static int watch_stream(struct kube_watch *w)
              "%s%cwatch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%u",
              w->list_path, w->sep, rv, w->opts.timeout_seconds);
     kube__buf_reset(&w->lines.line);
+    kube__frames_reset(&w->frames);
     kube__buf_reset(&w->errbody);
     w->stream_rc = EXT_OK;
     w->nevents = 0;
@@ -421,8 +491,7 @@ static int watch_stream(struct kube_watch *w)
     if (rc == EXT_ESTOPPED)
         return rc;
     if (w->status != 0 && w->status != 200)
-        return kube__status_error("GET", path, w->status, w->errbody.data, w->errbody.len, w->err,
-                                  sizeof(w->err));
+        return watch_status_error(w, path, &w->errbody);
     if (w->stream_rc != EXT_OK)
         return w->stream_rc;
     return rc;
@@ -430,12 +499,35 @@ static int watch_stream(struct kube_watch *w)
 
 /* ---- the reflector loop -------------------------------------------------------------------- */
 
+/*
+ * A protobuf reply that did not decode (a field muster's k8s.proto does not expect, a kind it
+ * does not read): this watch reads JSON from now on, at once and from where it was (a list is
+ * listed again, a watch resumes at the last version it delivered), and says so once.
+ */
+static bool proto_fallback(struct kube_watch *w, int rc)
+{
+    size_t n;
+
+    if (!w->proto_failed)
+        return false;
+    w->proto_failed = false;
+    w->opts.protobuf = false;
+    atomic_store(&w->reading_protobuf, false);
+    atomic_fetch_add(&w->restarts, 1);
+    n = strlen(w->err);
+    snprintf(w->err + n, sizeof(w->err) - n, "; reading JSON from now on");
+    watch_fail(w, rc);
+    return true;
+}
+
 static void reflect_once(struct kube_watch *w)
 {
     int rc;
 
     if (!w->rv[0]) {
         rc = watch_list(w);
+        if (rc != EXT_OK && rc != EXT_ESTOPPED && proto_fallback(w, rc))
+            return;
         if (rc == EXT_OK) {
             w->failures = 0;
         } else if (rc == EXT_ENOTFOUND) {
@@ -450,6 +542,8 @@ static void reflect_once(struct kube_watch *w)
         return;
     }
     rc = watch_stream(w);
+    if (rc != EXT_OK && rc != EXT_ESTOPPED && proto_fallback(w, rc))
+        return;
     if (rc == EXT_OK) { /* the server ended the watch (timeoutSeconds): resume */
         if (w->nevents)
             w->failures = 0;
@@ -483,6 +577,7 @@ static void watch_free(struct kube_watch *w)
     if (w->curl)
         curl_easy_cleanup(w->curl);
     kube__lines_cleanup(&w->lines);
+    kube__frames_cleanup(&w->frames);
     kube__buf_cleanup(&w->errbody);
     kube__buf_cleanup(&w->listbody);
     pthread_cond_destroy(&w->cond);
@@ -542,6 +637,7 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *list_path
     pthread_cond_init(&w->cond, &ca);
     pthread_condattr_destroy(&ca);
     kube__lines_init(&w->lines, w->opts.max_event, watch_line, w);
+    kube__frames_init(&w->frames, w->opts.max_event, watch_frame, w);
     kube__buf_init(&w->errbody, WATCH_ERRBODY_MAX);
     kube__buf_init(&w->listbody, kube__max_reply(c));
     w->list_path = strdup(list_path);
@@ -578,6 +674,11 @@ int kube_watch_absent(const struct kube_watch *w)
 uint64_t kube_watch_restarts(const struct kube_watch *w)
 {
     return atomic_load(&((struct kube_watch *)w)->restarts);
+}
+
+bool kube_watch_protobuf(const struct kube_watch *w)
+{
+    return atomic_load(&((struct kube_watch *)w)->reading_protobuf);
 }
 
 uint64_t kube_watch_relists(const struct kube_watch *w)

@@ -12,6 +12,15 @@ scenario() {
     [[ $(grep -c . <<<"$nodes") -eq 3 && $(grep -cx gpu-lab-worker <<<"$nodes") -eq 3 ]]
   }
   wait_for 90 "demo: 3 pods bound to gpu-lab-worker" all_bound
+  # It placed them reading Pods and Nodes as protobuf from this API server (watchProtobuf, on by
+  # default): both watches' last replies were protobuf that decoded (an undecodable one turns
+  # the watch to JSON for good, and this to 0); the CRDs stay JSON.
+  local metrics
+  metrics=$(curl -sf "$(e2e_muster_url muster)/metrics")
+  grep -qx 'muster_watch_protobuf{resource="pods"} 1' <<<"$metrics" &&
+    grep -qx 'muster_watch_protobuf{resource="nodes"} 1' <<<"$metrics" &&
+    grep -qx 'muster_watch_protobuf{resource="rayclusters"} 0' <<<"$metrics" ||
+    { grep '^muster_watch_' <<<"$metrics"; echo "pods and nodes not read as protobuf"; return 1; }
   kubectl_ -n kuberay-lab get pods -o custom-columns='NAME:.metadata.name,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,NODE:.spec.nodeName'
   head=$(kubectl_ -n kuberay-lab get pods -l ray.io/node-type=head -o jsonpath='{.items[0].spec.containers[0].resources.limits.nvidia\.com/gpu}')
   [[ -z $head ]] || { echo "head asks a GPU: $head"; return 1; }
