@@ -17,18 +17,10 @@
 #include <string.h>
 
 #include "policy.h"
+#include "xorshift.h"
 
 #define MAXQ 24
 
-static uint64_t rng_state;
-
-static uint32_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
 
 static int64_t want_of(const struct policy_share_queue *q)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "xorshift.h"
 #include "reason_check.h"
 
 #define GiB (1LL << 30)
@@ -1160,15 +1161,6 @@ END_TEST
 
 /* ---- randomized tests' generator (the tests are at the end) ------------ */
 
-static uint64_t rng_state;
-
-static uint32_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
 
 /* ---- expiry: a min-heap of deadlines ------------------------------------- */
 

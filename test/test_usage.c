@@ -21,19 +21,11 @@
 #include <string.h>
 
 #include "policy.h"
+#include "xorshift.h"
 
 #define HOUR (INT64_C(3600) * 1000)
 #define DAY (24 * HOUR)
 
-static uint64_t rng_state;
-
-static uint32_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
 
 static double unit(void)
 {
