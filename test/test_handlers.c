@@ -13,6 +13,9 @@
 
 #define DIR "daemon"
 
+/* The filters below run as on the HTTP event loop (args.no_wait) when set. */
+static bool NO_WAIT;
+
 /* The filter kube-scheduler sends for this pod object, offering node n1; the answer's Error
  * (malloc'd, NULL when there is none), the handler's code in *rc. */
 static char *filter_on_n1_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
@@ -31,6 +34,7 @@ static char *filter_on_n1_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
         ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
         EXT_OK);
     ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
+    a.no_wait = NO_WAIT;
     *rc = ext_daemon_handlers.filter(d, &a, &ans);
     error = ans.error ? strdup(ans.error) : NULL;
     ext_filter_args_cleanup(&a);
@@ -112,6 +116,39 @@ START_TEST(test_deleted_pod_is_not_brought_back)
     pthread_mutex_unlock(&d.cache.lock);
     cJSON_Delete(old);
     cJSON_Delete(anew);
+    daemon_test_down(&d);
+}
+END_TEST
+
+/* ---- on the HTTP event loop: answered at once, or handed to a worker ------------------------ */
+
+/*
+ * A small filter is run by the HTTP server's event loop first (issue 26): it must not wait
+ * there for the cache's lock (a watch batch being applied, an eviction search), or /healthz
+ * and every other connection would wait with it. Held elsewhere: EXT_EBUSY, nothing decided
+ * (the worker that runs it then decides); free: the same answer a worker gives.
+ */
+START_TEST(test_filter_on_the_event_loop_never_waits)
+{
+    struct ext_daemon d;
+    cJSON *pod = fixture_object("ghost_cluster.json", "rc-gpu-worker-old");
+    char *error;
+    int rc;
+
+    daemon_test_up(&d, NULL);
+    daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
+    NO_WAIT = true;
+    pthread_mutex_lock(&d.cache.lock); /* as the watch holds it while it applies a batch */
+    error = filter_on_n1_rc(&d, pod, &rc);
+    pthread_mutex_unlock(&d.cache.lock);
+    ck_assert_msg(rc == EXT_EBUSY, "on the event loop with the lock held: %s", ext_strerror(rc));
+    ck_assert_ptr_null(error);
+    ck_assert_int_eq(daemon_test_phase(&d, "lab", "rc-gpu-worker-old"), POLICY_POD_PENDING);
+    error = filter_on_n1_rc(&d, pod, &rc); /* the lock is free: answered there */
+    ck_assert_msg(rc == EXT_OK, "on the event loop, the lock free: %s", ext_strerror(rc));
+    free(error);
+    NO_WAIT = false;
+    cJSON_Delete(pod);
     daemon_test_down(&d);
 }
 END_TEST
@@ -315,6 +352,7 @@ static Suite *handlers_suite(void)
     TCase *tc = tcase_create("filter");
 
     tcase_add_test(tc, test_deleted_pod_is_not_brought_back);
+    tcase_add_test(tc, test_filter_on_the_event_loop_never_waits);
     tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
     tc = tcase_create("state");
