@@ -716,6 +716,10 @@ def where_time_goes(runs, idle):
         s_ = series_sum(must, "muster_extender_request_duration_seconds_sum", verb=verb)
         rows.append(("muster %s: calls per pod, ms per call, ms per pod" % verb, n / pods,
                      "%.2f / %.2f" % (1000 * s_ / n, 1000 * s_ / pods)))
+    loop = series_sum(must, "muster_extender_event_loop_answers_total", verb="filter")
+    nf = series_sum(must, "muster_extender_requests_total", verb="filter")
+    if nf:
+        rows.append(("  muster filters answered by its event loop (no worker), share", loop / nf, ""))
     w, wc = series_sum(must, "muster_bind_wait_seconds_sum"), series_sum(must, "muster_bind_wait_seconds_count")
     if wc:
         rows.append(("muster binds held at the barrier per pod, ms held", wc / pods, "%.1f" % (1000 * w / wc)))
