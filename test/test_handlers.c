@@ -120,6 +120,7 @@ END_TEST
 
 static const struct canned_route events_ok[] = {
     {"POST", "/api/v1/namespaces/lab/events", {"created.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/events/*", {"patched.http"}},
 };
 
 static int64_t events_clock(void)
@@ -127,9 +128,13 @@ static int64_t events_clock(void)
     return 1000; /* a minute never passes: only a new message is posted again */
 }
 
-/* The message of Event POST i on the events server, as "pod: reason: message" (malloc'd). */
-static char *event_at(struct canned_api *api, size_t i)
+/*
+ * Event request i on the events server (malloc'd): a POST as "pod: reason: message", a PATCH
+ * of an Event as "again pod: message"; *name (malloc'd) is the Event's name either way.
+ */
+static char *event_at(struct canned_api *api, size_t i, char **name)
 {
+    static const char patch[] = "PATCH /api/v1/namespaces/lab/events/";
     char *rec = canned_api_request(api, i), *body, *out;
     cJSON *ev, *obj;
     size_t len;
@@ -142,10 +147,19 @@ static char *event_at(struct canned_api *api, size_t i)
     obj = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
     len = strlen(rec) + 64;
     out = malloc(len);
-    snprintf(out, len, "%s: %s: %s",
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")),
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    if (strncmp(rec, patch, strlen(patch)) == 0) {
+        *name = strndup(rec + strlen(patch), strcspn(rec + strlen(patch), "\n"));
+        snprintf(out, len, "again %.*s: %s", (int)(strrchr(*name, '.') - *name), *name,
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    } else {
+        *name = strdup(cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "metadata"),
+                                             "name")));
+        snprintf(out, len, "%s: %s: %s",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    }
     cJSON_Delete(ev);
     free(rec);
     return out;
@@ -172,7 +186,8 @@ static void watch_bound(struct ext_daemon *d, const char *name)
  * 2) on a node with one GPU: its minimum is planned and bound, the second GPU worker waits.
  * Each GangWaiting Event carries the gang's composition; kube-scheduler's retries with nothing
  * changed post nothing more, and each change (the minimum bound, the extra CPU worker placed)
- * posts it once again, not once per retry.
+ * writes it once again, not once per retry: into the same Event (issue 21: the new reason
+ * replaces the old one; a pod has one GangWaiting Event, not one per reason it was given).
  */
 START_TEST(test_waiting_event_shows_the_composition_once_per_change)
 {
@@ -190,13 +205,13 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         {true, "rc-cpu-worker-0", NULL},
         {true, "rc-gpu-worker-0", NULL},
         {false, "rc-gpu-worker-1",
-         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra "
+         "again rc-gpu-worker-1: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra "
          "waiting), gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
         {false, "rc-gpu-worker-1", NULL},
         {false, "rc-gpu-worker-1", NULL},
         {false, "rc-cpu-worker-1", NULL}, /* the extra CPU worker fits */
         {false, "rc-gpu-worker-1",
-         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
+         "again rc-gpu-worker-1: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
          "gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
         {false, "rc-gpu-worker-1", NULL},
     };
@@ -204,8 +219,9 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
     struct kube_client *kube;
     struct ext_daemon d;
     size_t posted = 0;
+    char *first = NULL;
 
-    canned_api_start_routes(&api, DIR, events_ok, 1);
+    canned_api_start_routes(&api, DIR, events_ok, 2);
     kube = canned_api_client(&api, NULL);
     daemon_test_up(&d, NULL);
     ck_assert_ptr_nonnull(d.events = ext_events_new(kube));
@@ -213,7 +229,7 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
     daemon_test_load(&d.cache, DIR, "composition_cluster.json", "ADDED");
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         cJSON *pod = fixture_object("composition_cluster.json", steps[i].pod);
-        char *error = steps[i].bound ? NULL : filter_on_n1(&d, pod), *ev;
+        char *error = steps[i].bound ? NULL : filter_on_n1(&d, pod), *ev, *name;
 
         if (steps[i].bound)
             watch_bound(&d, steps[i].pod);
@@ -222,11 +238,17 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         if (!steps[i].event)
             continue;
         canned_api_wait_requests(&api, ++posted);
-        ev = event_at(&api, posted - 1);
+        ev = event_at(&api, posted - 1, &name);
         ck_assert_msg(strcmp(ev, steps[i].event) == 0, "step %zu posted\n  %s\nnot\n  %s", i, ev,
                       steps[i].event);
+        if (first) /* one Event, named by muster, written again */
+            ck_assert_str_eq(name, first);
+        else
+            first = strdup(name);
+        free(name);
         free(ev);
     }
+    free(first);
     ext_events_free(d.events); /* sends what is still queued */
     d.events = NULL;
     ck_assert_uint_eq(canned_api_nreq(&api), posted);

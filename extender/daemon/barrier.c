@@ -262,6 +262,20 @@ static void bound_event(struct ext_daemon *d, const struct policy_bind_result *r
     ext_events_post(d->events, m->namespace_, m->name, m->uid, "GangBound", "Normal", msg);
 }
 
+/* Bound (any member): the GangWaiting Events on its pods are no longer true. One request per
+ * gang, and none for a gang that never waited (ext_events_withdraw). */
+static void withdraw_waiting(struct ext_daemon *d, const struct policy_bind_result *r,
+                             const int *rcs, const struct commit_story *st)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (rcs[i] == EXT_OK) {
+            ext_events_withdraw(d->events, r->members[i].namespace_,
+                                st->gang[0] ? st->gang : r->members[i].name);
+            return;
+        }
+    }
+}
+
 /*
  * Commit every member; returns the outcome for `self` (its error in
  * self_err). Shares are made real on the nodes for every member first: if
@@ -302,8 +316,10 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
             snprintf(err, sizeof(err), "%s", why);
         finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
     }
-    if (prepared == EXT_OK)
+    if (prepared == EXT_OK) {
         bound_event(d, r, rcs, st);
+        withdraw_waiting(d, r, rcs, st);
+    }
     free(rcs);
     free(errs);
     return self_ok;
