@@ -585,13 +585,31 @@ static bool by_scheduler(const struct why *w, const cJSON *e)
  * carries what muster answered its filter. Events from anyone else give no
  * reason, whatever their reason says.
  */
-static const cJSON *newest_warning(const struct why *w, bool scheduler)
+/* When muster last bound the gang: its newest GangBound Event; -1: never seen. */
+static int64_t bound_at(const struct why *w)
 {
-    const cJSON *e, *found = NULL;
+    const cJSON *e;
+    int64_t t = -1;
 
     cJSON_ArrayForEach(e, w->events)
     {
-        if (!is_text(cli__str(e, "type"), "Warning") || cli__str(e, "message") == NULL)
+        if (is_reason(e, "GangBound") && by_muster(e) && why_event_time(e) > t)
+            t = why_event_time(e);
+    }
+    return t;
+}
+
+/* ... and no older than the gang's bind: a reason given before it is no longer why it waits
+ * (muster withdraws its own; a kube-scheduler's, or one written before that, may stay). */
+static const cJSON *newest_warning(const struct why *w, bool scheduler)
+{
+    const cJSON *e, *found = NULL;
+    int64_t bound = bound_at(w);
+
+    cJSON_ArrayForEach(e, w->events)
+    {
+        if (!is_text(cli__str(e, "type"), "Warning") || cli__str(e, "message") == NULL ||
+            why_event_time(e) <= bound)
             continue;
         if (scheduler ? by_scheduler(w, e) : by_muster(e))
             found = e;
