@@ -13,43 +13,6 @@
 
 #define DIR "daemon"
 
-/* The filter kube-scheduler sends for this pod object, offering node n1; the answer's Error
- * (malloc'd, NULL when there is none), the handler's code in *rc. */
-static char *filter_on_n1_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
-{
-    cJSON *req = cJSON_CreateObject(), *names;
-    struct ext_filter_args a;
-    struct ext_filter_answer ans = {.pool = ext_arena_new()};
-    char err[256] = "", *body, *error;
-
-    cJSON_AddItemToObject(req, "Pod", cJSON_Duplicate(pod, true));
-    cJSON_AddNullToObject(req, "Nodes");
-    names = cJSON_AddArrayToObject(req, "NodeNames");
-    cJSON_AddItemToArray(names, cJSON_CreateString("n1"));
-    body = cJSON_PrintUnformatted(req);
-    ck_assert_int_eq(
-        ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
-        EXT_OK);
-    ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
-    *rc = ext_daemon_handlers.filter(d, &a, &ans);
-    error = ans.error ? strdup(ans.error) : NULL;
-    ext_filter_args_cleanup(&a);
-    ext_arena_free(ans.pool);
-    free(body);
-    cJSON_Delete(req);
-    return error;
-}
-
-/* The same, answered without a handler failure. */
-static char *filter_on_n1(struct ext_daemon *d, const cJSON *pod)
-{
-    int rc;
-    char *error = filter_on_n1_rc(d, pod, &rc);
-
-    ck_assert_msg(rc == EXT_OK, "filter: %s (%s)", ext_strerror(rc), error ? error : "");
-    return error;
-}
-
 static cJSON *fixture_object(const char *file, const char *name)
 {
     char *text = fixture_read(DIR, file, NULL);
@@ -97,14 +60,14 @@ START_TEST(test_deleted_pod_is_not_brought_back)
     daemon_test_apply(&d.cache, "DELETED", old);
     ck_assert_int_eq(daemon_test_phase(&d, "lab", "rc-gpu-worker-old"), -1);
 
-    error = filter_on_n1(&d, old); /* kube-scheduler's cycle begun before the delete */
+    error = daemon_test_filter(&d, old); /* kube-scheduler's cycle begun before the delete */
     ck_assert_msg(error && strstr(error, "pod lab/rc-gpu-worker-old was deleted"), "error: %s",
                   error);
     free(error);
     ck_assert_msg(daemon_test_phase(&d, "lab", "rc-gpu-worker-old") == -1,
                   "the filter brought the deleted pod back");
 
-    error = filter_on_n1(&d, anew); /* the same name, a new pod */
+    error = daemon_test_filter(&d, anew); /* the same name, a new pod */
     ck_assert_msg(error == NULL, "error: %s", error);
     pthread_mutex_lock(&d.cache.lock);
     ck_assert(policy_pod_view_get(d.cache.engine, "lab", "rc-gpu-worker-old", &v));
@@ -229,7 +192,7 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
     daemon_test_load(&d.cache, DIR, "composition_cluster.json", "ADDED");
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         cJSON *pod = fixture_object("composition_cluster.json", steps[i].pod);
-        char *error = steps[i].bound ? NULL : filter_on_n1(&d, pod), *ev, *name;
+        char *error = steps[i].bound ? NULL : daemon_test_filter(&d, pod), *ev, *name;
 
         if (steps[i].bound)
             watch_bound(&d, steps[i].pod);
@@ -258,6 +221,75 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
 }
 END_TEST
 
+/*
+ * "Its RayCluster or PodGroup is not known yet" is mostly the watch running behind (KubeRay
+ * makes the pods after the RayCluster exists): within EXT_UNDECLARED_GRACE_MS of the gang's
+ * first pod no GangWaiting says it (it would be false a moment later); after it, one does.
+ */
+static const struct {
+    int64_t age_ms; /* how long before the filter its pods were first seen */
+    bool posted;
+} undeclared_cases[] = {
+    {0, false},
+    {EXT_UNDECLARED_GRACE_MS / 2, false},
+    {EXT_UNDECLARED_GRACE_MS + 1000, true},
+};
+
+START_TEST(test_not_known_yet_waits_for_the_watch)
+{
+    struct canned_api api;
+    struct kube_client *kube;
+    struct ext_daemon d;
+    char *text = fixture_read(DIR, "composition_cluster.json", NULL), *error, *name;
+    cJSON *doc = cJSON_Parse(text), *obj, *head = NULL;
+    int64_t seen = ext_now_ms() - undeclared_cases[_i].age_ms;
+
+    canned_api_start_routes(&api, DIR, events_ok, 2);
+    kube = canned_api_client(&api, NULL);
+    daemon_test_up(&d, NULL);
+    ck_assert_ptr_nonnull(d.events = ext_events_new(kube));
+    cJSON_ArrayForEach(obj, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+        struct ext_arena *a = ext_arena_new();
+        struct policy_pod_spec spec;
+        char err[256];
+
+        if (strcmp(kind, "Node") == 0)
+            daemon_test_apply(&d.cache, "ADDED", obj);
+        if (strcmp(kind, "Pod") != 0) { /* no RayCluster: the watch has not seen it */
+            ext_arena_free(a);
+            continue;
+        }
+        head = head ? head : obj;
+        ck_assert_int_eq(kube_pod_decode(obj, &d.cache.opts, a, &spec, err, sizeof(err), NULL),
+                         EXT_OK);
+        pthread_mutex_lock(&d.cache.lock);
+        ck_assert_int_eq(policy_pod_upsert(d.cache.engine, &spec, seen), POLICY_OK);
+        pthread_mutex_unlock(&d.cache.lock);
+        ext_arena_free(a);
+    }
+    error = daemon_test_filter(&d, head);
+    ck_assert_ptr_null(error);
+    ext_events_free(d.events); /* sends what is queued */
+    d.events = NULL;
+    ck_assert_uint_eq(canned_api_nreq(&api), undeclared_cases[_i].posted ? 1 : 0);
+    if (undeclared_cases[_i].posted) {
+        error = event_at(&api, 0, &name);
+        ck_assert_msg(strstr(error, "rc-head: GangWaiting: gang lab/rc: its RayCluster or "
+                                    "PodGroup is not known yet") == error,
+                      "%s", error);
+        free(name);
+        free(error);
+    }
+    cJSON_Delete(doc);
+    free(text);
+    daemon_test_down(&d);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
 /* ---- the engine's own failure ---------------------------------------------------------------- */
 
 /* A pod the engine refuses is answered with the refusal as it is, in words and code (it was
@@ -273,13 +305,13 @@ START_TEST(test_engine_failure_as_it_is)
     daemon_test_up(&d, NULL);
     daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
     engine_fault_arm(ENGINE_FAULT_POD_UPSERT, engine_faults[_i].policy_rc);
-    error = filter_on_n1_rc(&d, pod, &rc);
+    error = daemon_test_filter_rc(&d, pod, &rc);
     snprintf(want, sizeof(want), "the engine refused the pod: %s", engine_faults[_i].words);
     ck_assert_msg(rc == code, "%s: answered %s", want, ext_strerror(rc));
     ck_assert_msg(error && strcmp(error, want) == 0, "answered \"%s\", not \"%s\"", error, want);
     free(error);
     /* The next filter reaches the engine again. */
-    error = filter_on_n1(&d, pod);
+    error = daemon_test_filter(&d, pod);
     ck_assert_msg(error == NULL, "error: %s", error);
     cJSON_Delete(pod);
     daemon_test_down(&d);
@@ -344,6 +376,8 @@ static Suite *handlers_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("events");
     tcase_add_test(tc, test_waiting_event_shows_the_composition_once_per_change);
+    tcase_add_loop_test(tc, test_not_known_yet_waits_for_the_watch, 0,
+                        sizeof(undeclared_cases) / sizeof(undeclared_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
