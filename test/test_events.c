@@ -144,7 +144,7 @@ END_TEST
  * tail, a gang's label) named <a>, <b>, ... in order of appearance:
  *   POST <name> <gang label> <involvedObject.name> <reason> <type>: <message>
  *   PATCH <name> count=<n or -> <message>
- *   DELETE <query>
+ *   DELETE ?<query> or DELETE /<name>
  */
 static void transcript(struct canned_api *api, char *out, size_t len)
 {
@@ -177,7 +177,7 @@ static void transcript(struct canned_api *api, char *out, size_t len)
             snprintf(line, 4096, "PATCH %s count=- %s\n", strrchr(target, '/') + 1,
                      str_at(ev, "message", NULL));
         else
-            snprintf(line, 4096, "%.6s %s\n", rec, strchr(target, '?'));
+            snprintf(line, 4096, "%.6s %s\n", rec, strstr(target, "/events") + 7);
         /* name the hex runs */
         for (t = line; *t; t++) {
             size_t k;
@@ -200,7 +200,7 @@ static void transcript(struct canned_api *api, char *out, size_t len)
     free(line);
 }
 
-enum { WAIT, WITHDRAW };
+enum { WAIT, WITHDRAW, WITHDRAW_POD };
 
 static const struct lifecycle_step {
     int64_t at;
@@ -216,6 +216,13 @@ static const struct lifecycle_step {
     {60004, WITHDRAW, NULL, "lab/trainers", NULL},                 /* bound: one request */
     {60005, WITHDRAW, NULL, "lab/trainers", NULL},                 /* nothing left */
     {60006, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"}, /* waits again: a new one */
+    /* members bound after their gang: each one's own, by name, where it has one */
+    {60007, WAIT, "w-1", "lab/trainers", "extra: no free GPU"},
+    {60008, WITHDRAW_POD, "w-0", NULL, NULL},
+    {60009, WITHDRAW_POD, "w-0", NULL, NULL}, /* withdrawn already */
+    {60010, WITHDRAW_POD, "w-2", NULL, NULL}, /* never waited */
+    {60011, WAIT, "w-1", "lab/trainers", "extra: no free GPU"}, /* w-1 still waits: kept */
+    {60012, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"}, /* waits again */
 };
 
 static const char lifecycle_transcript[] =
@@ -225,12 +232,16 @@ static const char lifecycle_transcript[] =
     "PATCH w-0.<a> count=3 queue q: limit 2 GPUs\n"
     "DELETE ?labelSelector=muster.dev%2Fgang-id%3D<b>&fieldSelector=reason%3DGangWaiting%2C"
     "source%3Dmuster\n"
+    "POST w-0.<a> <b> w-0 GangWaiting Warning: queue q: limit 2 GPUs\n"
+    "POST w-1.<c> <b> w-1 GangWaiting Warning: extra: no free GPU\n"
+    "DELETE /w-0.<a>\n"
     "POST w-0.<a> <b> w-0 GangWaiting Warning: queue q: limit 2 GPUs\n";
 
 static const struct canned_route series_ok[] = {
     {"POST", EVENTS_PATH, {"created.http"}},
     {"PATCH", EVENTS_PATH "/*", {"patched.http"}},
     {"DELETE", EVENTS_PATH "?*", {"patched.http"}},
+    {"DELETE", EVENTS_PATH "/*", {"patched.http"}},
 };
 
 static void run_steps(struct canned_api *api, const struct lifecycle_step *steps, size_t n)
@@ -245,8 +256,10 @@ static void run_steps(struct canned_api *api, const struct lifecycle_step *steps
         if (steps[i].op == WAIT)
             ext_events_waiting(e, "lab", steps[i].pod, "uid-of-pod", steps[i].gang,
                                steps[i].message);
-        else
+        else if (steps[i].op == WITHDRAW)
             ext_events_withdraw(e, "lab", steps[i].gang);
+        else
+            ext_events_withdraw_pod(e, "lab", steps[i].pod, "uid-of-pod");
     }
     ext_events_free(e); /* sends what is queued, in order */
     kube_client_free(kube);
@@ -255,14 +268,15 @@ static void run_steps(struct canned_api *api, const struct lifecycle_step *steps
 /*
  * A pod's waiting reason is one Event, replaced in place when the reason changes (a PATCH of
  * the same object, as client-go's series), written again once a minute; when its gang is bound
- * every such Event of the gang goes in one request, and only for a gang that had one.
+ * every such Event of the gang goes in one request, and only for a gang that had one; a member
+ * bound after its gang takes its own away, by name, and leaves the others'.
  */
 START_TEST(test_waiting_follows_the_gang)
 {
     struct canned_api api;
     char got[4096];
 
-    canned_api_start_routes(&api, DIR, series_ok, 3);
+    canned_api_start_routes(&api, DIR, series_ok, 4);
     run_steps(&api, lifecycle, sizeof(lifecycle) / sizeof(lifecycle[0]));
     transcript(&api, got, sizeof(got));
     ck_assert_str_eq(got, lifecycle_transcript);

@@ -140,6 +140,23 @@ static void watch_bound(struct ext_daemon *d, const char *name)
     cJSON_Delete(pod);
 }
 
+/* kube-scheduler binds the pod to n1 (offline: the Binding goes nowhere); it must go through. */
+static void bind_on_n1(struct ext_daemon *d, const cJSON *pod)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    struct ext_bind_args a = {
+        .pod_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name")),
+        .pod_namespace = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "namespace")),
+        .pod_uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "uid")),
+        .node = "n1"};
+    struct ext_bind_answer ans = {.pool = ext_arena_new()};
+
+    ck_assert_int_eq(ext_daemon_bind(d, &a, &ans), EXT_OK);
+    ck_assert_msg(ans.error == NULL || !*ans.error, "bind: %s", ans.error);
+    ck_assert_int_eq(daemon_test_phase(d, "lab", a.pod_name), POLICY_POD_BOUND);
+    ext_arena_free(ans.pool);
+}
+
 #define NO_GPU "member rc-gpu-worker-1 (1 GPU): no node has a free GPU"
 #define AFTER_BOUND                                                                                \
     "gang lab/rc: this pod is beyond the gang's minimum and is placed once the gang is bound"
@@ -158,6 +175,7 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         bool bound;        /* the watch reports the pod bound, instead of a filter */
         const char *pod;
         const char *event; /* the Event this filter posts, NULL: none */
+        bool bind;         /* then kube-scheduler binds it (through the barrier) */
     } steps[] = {
         {false, "rc-head", NULL}, /* plans the minimum: head, a CPU and a GPU worker */
         {false, "rc-gpu-worker-1",
@@ -172,7 +190,10 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
          "waiting), gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
         {false, "rc-gpu-worker-1", NULL},
         {false, "rc-gpu-worker-1", NULL},
-        {false, "rc-cpu-worker-1", NULL}, /* the extra CPU worker fits */
+        /* The extra CPU worker fits, and is bound after its gang: it never waited, and its
+         * bind takes nothing away from the GPU worker that still waits (issue 21: no
+         * withdrawal of the gang's Events, which would have been a DELETE here). */
+        {false, "rc-cpu-worker-1", NULL, true},
         {false, "rc-gpu-worker-1",
          "again rc-gpu-worker-1: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
          "gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
@@ -197,6 +218,8 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         if (steps[i].bound)
             watch_bound(&d, steps[i].pod);
         ck_assert_msg(error == NULL, "%s: %s", steps[i].pod, error);
+        if (steps[i].bind)
+            bind_on_n1(&d, pod);
         cJSON_Delete(pod);
         if (!steps[i].event)
             continue;

@@ -22,12 +22,13 @@ enum pending_op {
     EV_POST,     /* a plain Event, named by the API server */
     EV_WAITING,  /* the pod's GangWaiting series: created once, then patched */
     EV_WITHDRAW, /* delete the gang's GangWaiting Events: one request */
+    EV_WITHDRAW_POD, /* delete one pod's GangWaiting Event, by its name */
 };
 
 struct pending_event {
     enum pending_op op;
     char *ns, *pod, *uid, *reason, *type, *message;
-    uint64_t series; /* EV_WAITING: its slot's key */
+    uint64_t series; /* EV_WAITING, EV_WITHDRAW_POD: its slot's key */
     char gang_id[17]; /* EV_WAITING, EV_WITHDRAW */
 };
 
@@ -172,15 +173,16 @@ static void send_waiting(struct ext_events *e, const struct pending_event *ev)
     pthread_mutex_unlock(&e->lock);
 }
 
-/* The gang's Events are deleted (or, failing that, no longer known): a reason after this creates
- * its pod's Event again. Waits queued before the withdrawal were sent before it. */
-static void series_forget(struct ext_events *e, const char *gang_id)
+/* The gang's Events (or one pod's, key) are deleted, or, failing that, no longer known: a reason
+ * after this creates its pod's Event again. Waits queued before the withdrawal were sent before
+ * it. */
+static void series_forget(struct ext_events *e, const char *gang_id, uint64_t key)
 {
     uint64_t id = strtoull(gang_id, NULL, 16);
 
     pthread_mutex_lock(&e->lock);
     for (size_t i = 0; i < EVENTS_SERIES_SLOTS; i++)
-        if (e->series[i].key && e->series[i].gang == id)
+        if (e->series[i].key && (key ? e->series[i].key == key : e->series[i].gang == id))
             e->series[i].count = 0;
     pthread_mutex_unlock(&e->lock);
 }
@@ -200,8 +202,19 @@ static void send_one(struct ext_events *e, const struct pending_event *ev)
         break;
     case EV_WITHDRAW:
         rc = kube_events_withdraw(e->kube, ev->ns, ev->gang_id, "GangWaiting", err, sizeof(err));
-        series_forget(e, ev->gang_id);
+        series_forget(e, ev->gang_id, 0);
         break;
+    case EV_WITHDRAW_POD: {
+        char name[EVENT_NAME_MAX + 1], path[600];
+
+        series_name(name, sizeof(name), ev->pod, ev->series);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ev->ns, name);
+        rc = kube_delete(e->kube, path, err, sizeof(err));
+        if (rc == EXT_ENOTFOUND)
+            rc = EXT_OK; /* never made, or gone already */
+        series_forget(e, ev->gang_id, ev->series);
+        break;
+    }
     }
     if (rc != EXT_OK)
         ext_log_debug("event not posted", "pod", ev->pod ? ev->pod : ev->gang_id, "error", err);
@@ -246,6 +259,17 @@ struct ext_events *ext_events_new(struct kube_client *kube)
         return NULL;
     }
     return e;
+}
+
+/* Under the lock: the series slot of a pod, NULL when this process wrote it none. */
+static struct series *series_of(struct ext_events *e, const char *ns, const char *pod,
+                                const char *uid)
+{
+    const char *parts[] = {ns, pod, uid};
+    uint64_t key = hash_parts(parts, 3);
+    struct series *sl = &e->series[key % EVENTS_SERIES_SLOTS];
+
+    return sl->key == key ? sl : NULL;
 }
 
 /* Under the lock: a free place at the queue's tail, or NULL (counted as dropped). */
@@ -337,6 +361,26 @@ void ext_events_waiting(struct ext_events *e, const char *ns, const char *pod, c
         ev->series = key;
         snprintf(ev->gang_id, sizeof(ev->gang_id), "%016llx", (unsigned long long)gang_id);
         fill(ev, ns, pod, uid, "GangWaiting", "Warning", message);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+void ext_events_withdraw_pod(struct ext_events *e, const char *ns, const char *pod,
+                             const char *uid)
+{
+    struct series *sl;
+    struct pending_event *ev;
+
+    if (!e || !ns || !pod)
+        return;
+    pthread_mutex_lock(&e->lock);
+    sl = series_of(e, ns, pod, uid);
+    if (sl && sl->msg != 0 && (ev = queue_tail(e))) {
+        sl->msg = 0; /* a reason after this is sent at once */
+        ev->op = EV_WITHDRAW_POD;
+        ev->series = sl->key;
+        snprintf(ev->gang_id, sizeof(ev->gang_id), "%016llx", (unsigned long long)sl->gang);
+        fill(ev, ns, pod, uid, "GangWaiting", "Warning", NULL);
     }
     pthread_mutex_unlock(&e->lock);
 }

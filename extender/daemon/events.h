@@ -38,6 +38,13 @@ void ext_events_waiting(struct ext_events *e, const char *ns, const char *pod, c
  */
 void ext_events_withdraw(struct ext_events *e, const char *ns, const char *gang);
 /*
+ * One pod bound after its gang was (a member beyond the minimum): its own GangWaiting Event
+ * only, deleted by name, when this process wrote one it has not withdrawn (the gang's others
+ * may still wait, and say why).
+ */
+void ext_events_withdraw_pod(struct ext_events *e, const char *ns, const char *pod,
+                             const char *uid);
+/*
  * An Event's message about a gang: text, then EXT_EVENT_COMPOSITION and its
  * subgroups ("head 1/1, gpu 3/3 (+1 extra waiting: ...)") when it has any
  * (composition NULL or ""). A count that changes is another message: posted
