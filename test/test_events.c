@@ -161,13 +161,8 @@ static void transcript(struct canned_api *api, char *out, size_t len)
         sscanf(rec, "%*s %599s", target);
         if (strncmp(rec, "POST ", 5) == 0)
             snprintf(line, 4096, "POST %s %s %s %s %s: %s\n", str_at(ev, "metadata", "name"),
-                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-                         cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "labels")
-                             ? cJSON_GetObjectItemCaseSensitive(
-                                   cJSON_GetObjectItemCaseSensitive(
-                                       cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "labels"),
-                                   "muster.dev/gang-id")
-                             : NULL),
+                     str_at(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "labels",
+                            "muster.dev/gang-id"),
                      str_at(ev, "involvedObject", "name"), str_at(ev, "reason", NULL),
                      str_at(ev, "type", NULL), str_at(ev, "message", NULL));
         else if (strncmp(rec, "PATCH ", 6) == 0 && count)

@@ -19,17 +19,17 @@
 #define EVENT_NAME_MAX 253
 
 enum pending_op {
-    EV_POST,     /* a plain Event, named by the API server */
-    EV_WAITING,  /* the pod's GangWaiting series: created once, then patched */
-    EV_WITHDRAW, /* delete the gang's GangWaiting Events: one request */
+    EV_POST,         /* a plain Event, named by the API server */
+    EV_WAITING,      /* the pod's GangWaiting series: created once, then patched */
+    EV_WITHDRAW,     /* delete the gang's GangWaiting Events: one request */
     EV_WITHDRAW_POD, /* delete one pod's GangWaiting Event, by its name */
 };
 
 struct pending_event {
     enum pending_op op;
     char *ns, *pod, *uid, *reason, *type, *message;
-    uint64_t series; /* EV_WAITING, EV_WITHDRAW_POD: its slot's key */
-    char gang_id[17]; /* EV_WAITING, EV_WITHDRAW */
+    uint64_t series;  /* EV_WAITING, EV_WITHDRAW_POD: its slot's key */
+    char gang_id[17]; /* its gang's label value (not EV_POST) */
 };
 
 /* A pod's GangWaiting series: one Event object, named from the pod, updated in place. */
