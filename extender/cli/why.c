@@ -579,12 +579,6 @@ static bool by_scheduler(const struct why *w, const cJSON *e)
     return is_text(why_event_writer(e), sched);
 }
 
-/*
- * The newest Warning about it that muster posted itself (GangWaiting,
- * GangIncomplete, ...), else kube-scheduler's FailedScheduling, whose message
- * carries what muster answered its filter. Events from anyone else give no
- * reason, whatever their reason says.
- */
 /* When muster last bound the gang: its newest GangBound Event; -1: never seen. */
 static int64_t bound_at(const struct why *w)
 {
@@ -599,8 +593,14 @@ static int64_t bound_at(const struct why *w)
     return t;
 }
 
-/* ... and no older than the gang's bind: a reason given before it is no longer why it waits
- * (muster withdraws its own; a kube-scheduler's, or one written before that, may stay). */
+/*
+ * The newest Warning about it that muster posted itself (GangWaiting,
+ * GangIncomplete, ...), else kube-scheduler's FailedScheduling, whose message
+ * carries what muster answered its filter. Events from anyone else give no
+ * reason, whatever their reason says; nor any from before the gang was last
+ * bound (muster withdraws its own then; kube-scheduler's stay): a reason given
+ * before the bind is not why it waits now.
+ */
 static const cJSON *newest_warning(const struct why *w, bool scheduler)
 {
     const cJSON *e, *found = NULL;
