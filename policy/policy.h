@@ -719,7 +719,6 @@ enum policy_reason_kind {
     POLICY_REASON_QUEUE_QUOTA, /* the same for a non-preemptible gang and the queue's quota */
     POLICY_REASON_NO_NODE,     /* pod: no node takes its ask (nodes, failing, most_free) */
     POLICY_REASON_GANG_ROOM,   /* gang: the want members its minimum misses do not fit at once */
-    POLICY_REASON_NO_DOMAIN,   /* gang: no node has its topology label (or its domain's value) */
     POLICY_REASON_TOPOLOGY,    /* gang: no domain it asks for holds it, in topology.c's words
                                 * (detail); its figures are not kept (yet) */
     POLICY_REASON_AHEAD,       /* gang: gang other (of other_queue) is ahead and could use the room */
@@ -737,7 +736,6 @@ enum policy_reason_kind {
     POLICY_REASON_BIND_FAILED, /* pod: its Binding failed (detail) */
     POLICY_REASON_NOT_OFFERED, /* pod: planned on node other, not offered; no offered node takes
                                 * it (detail: why) */
-    POLICY_REASON_ELSEWHERE,   /* pod: planned in topology=domain; the nodes offered are not */
     POLICY_REASON_NO_MEMORY,   /* the engine ran out of memory while planning it */
     POLICY_REASON_KINDS
 };

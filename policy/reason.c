@@ -27,7 +27,6 @@ static const struct {
     [POLICY_REASON_QUEUE_QUOTA] = {"queue-quota", PREASON_QUEUE},
     [POLICY_REASON_NO_NODE] = {"no-node", PREASON_CAPACITY},
     [POLICY_REASON_GANG_ROOM] = {"gang-room", PREASON_CAPACITY},
-    [POLICY_REASON_NO_DOMAIN] = {"no-domain", PREASON_CAPACITY},
     [POLICY_REASON_TOPOLOGY] = {"topology", PREASON_CAPACITY},
     [POLICY_REASON_AHEAD] = {"ahead", PREASON_AHEAD},
     [POLICY_REASON_YIELD] = {"yield", PREASON_AHEAD},
@@ -42,7 +41,6 @@ static const struct {
     [POLICY_REASON_AT_BIND] = {"at-bind", PREASON_NONE},
     [POLICY_REASON_BIND_FAILED] = {"bind-failed", PREASON_CAPACITY},
     [POLICY_REASON_NOT_OFFERED] = {"not-offered", PREASON_CAPACITY},
-    [POLICY_REASON_ELSEWHERE] = {"elsewhere", PREASON_CAPACITY},
     [POLICY_REASON_NO_MEMORY] = {"out-of-memory", PREASON_CAPACITY},
 };
 
@@ -619,13 +617,6 @@ static void put_reason(struct line *o, const struct policy_reason *r)
     case POLICY_REASON_QUEUE_QUOTA: put_queue(o, r); break;
     case POLICY_REASON_NO_NODE: put_no_node(o, r); break;
     case POLICY_REASON_GANG_ROOM: put_gang_room(o, r); break;
-    case POLICY_REASON_NO_DOMAIN:
-        if (r->domain)
-            put(o, "gang %s: no node of %s=%s, where its placed members are, is known", r->gang,
-                r->topology, r->domain);
-        else
-            put(o, "gang %s: no node has the label %s its pods must share", r->gang, r->topology);
-        break;
     case POLICY_REASON_TOPOLOGY:
         put(o, "%s", r->detail ? r->detail : "no domain it asks for holds it");
         break;
@@ -678,14 +669,6 @@ static void put_reason(struct line *o, const struct policy_reason *r)
     case POLICY_REASON_NOT_OFFERED:
         put(o, "planned on node %s, which was not offered; no offered node fits: %s", r->other,
             r->detail ? r->detail : "");
-        break;
-    case POLICY_REASON_ELSEWHERE:
-        if (r->other)
-            put(o, "gang %s is planned in %s=%s; the nodes offered are in %s=%s", r->gang,
-                r->topology, r->domain, r->topology, r->other);
-        else
-            put(o, "gang %s is planned in %s=%s; no node offered is", r->gang, r->topology,
-                r->domain);
         break;
     case POLICY_REASON_NO_MEMORY: put(o, "out of memory while planning"); break;
     case POLICY_REASON_KINDS: break;

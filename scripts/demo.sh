@@ -44,6 +44,10 @@ trap finish EXIT
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 show() { printf '$ %s\n' "$*"; "$@"; }
 k() { kubectl_ "$@"; }
+kmuster() { # the kubectl plugin, as a user runs it
+  mkdir -p "$MUSTER_E2E_DIR/plugins" && ln -sfn "$MUSTER_BIN" "$MUSTER_E2E_DIR/plugins/kubectl-muster"
+  PATH="$MUSTER_E2E_DIR/plugins:$PATH" "$E2E_KUBECTL" muster "$@" --kubeconfig "$MUSTER_E2E_DIR/admin.kubeconfig"
+}
 pods() {
   k -n kuberay-lab get pods -o custom-columns='NAME:.metadata.name,GPU:.spec.containers[0].resources.limits.nvidia\.com/gpu,SHARE:.metadata.annotations.gpu-fraction,GROUP:.metadata.annotations.muster\.dev/gpu-group,NODE:.spec.nodeName' "$@"
 }
@@ -88,12 +92,18 @@ show k apply -f "$ROOT/manifests/samples/queues.yaml" -f "$ROOT/manifests/sample
 sleep 8
 pods -l ray.io/cluster=frac; gangs
 show k get queues
-echo "Why they wait (Events):"
-k -n kuberay-lab get events --field-selector reason=GangWaiting -o custom-columns='POD:.involvedObject.name,MESSAGE:.message' | head -4
+echo "Why they wait (muster's GangWaiting Events: one per pod, replaced when the reason changes):"
+k -n kuberay-lab get events --field-selector reason=GangWaiting -o custom-columns='POD:.involvedObject.name,COUNT:.count,MESSAGE:.message' | head -6
+echo "and as kubectl muster why tells it:"
+show kmuster why kuberay-lab/frac
 say "Raise team-a's GPU limit to 3: all five bind together, on exactly 3 devices"
 show k patch queue team-a --type=merge -p '{"spec":{"resources":{"gpu":{"limit":3}}}}'
 until_bound 5 ray.io/cluster=frac
 pods -l ray.io/cluster=frac; gangs
+sleep 2
+echo "Bound: the waiting reasons are withdrawn (no GangWaiting Event left on a bound pod of frac):"
+if e2e_stale_waiting kuberay-lab ray.io/cluster=frac; then echo "  none stale"; else echo "  STALE Events above"; fi
+k -n kuberay-lab get events -o custom-columns='POD:.involvedObject.name,REASON:.reason,MESSAGE:.message' | awk 'NR == 1 || /GangWaiting|GangBound/'
 echo "Reservation pods holding the shared devices:"
 k -n muster-system get pods -l app.kubernetes.io/name=muster-gpu-reservation -o custom-columns='NAME:.metadata.name,GROUP:.metadata.labels.muster\.dev/gpu-group,NODE:.spec.nodeName,DEVICE:.metadata.annotations.muster\.dev/gpu-device'
 sleep 3; show k get queues
@@ -106,6 +116,10 @@ for name in alpha beta; do
 done
 sleep 10
 pods -l 'ray.io/cluster in (alpha,beta)'; gangs
+waiting=$(k -n kuberay-lab get pods -l ray.io/node-type=head -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.labels.ray\.io/cluster}{end}')
+waiting=$([[ $waiting == alpha ]] && echo beta || echo alpha)
+echo "Why the other one waits:"
+show kmuster why "kuberay-lab/$waiting"
 say "Delete the one that was placed: the other binds whole"
 placed=$(k -n kuberay-lab get pods -l ray.io/node-type=head -o jsonpath='{range .items[?(@.spec.nodeName)]}{.metadata.labels.ray\.io/cluster}{end}')
 show k -n kuberay-lab delete raycluster "$placed"
@@ -113,6 +127,9 @@ k -n kuberay-lab delete pods -l "ray.io/cluster=$placed" --grace-period=0 --forc
 other=$([[ $placed == alpha ]] && echo beta || echo alpha)
 until_bound 7 "ray.io/cluster=$other"
 pods -l "ray.io/cluster=$other"; gangs
+sleep 2
+echo "No stale waiting reason on its bound pods:"
+if e2e_stale_waiting kuberay-lab "ray.io/cluster=$other"; then echo "  none stale"; else echo "  STALE Events above"; fi
 say "Done. muster's metrics, for a taste:"
 curl -s "$(e2e_muster_url muster)/metrics" | grep -E '^muster_(gangs|bind_outcomes_total|bindings_total)' | head
 echo "what muster asked of the API server (muster_kube_requests_total, the writes):"

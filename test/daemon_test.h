@@ -8,6 +8,7 @@
 #define MUSTER_TEST_DAEMON_TEST_H
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "canned_api.h"
@@ -88,6 +89,51 @@ static inline double daemon_test_metric(struct ext_metric *m, const char *value)
     const char *v[] = {value};
 
     return ext_series_value(ext_metric_with(m, value ? v : NULL));
+}
+
+/* The filter kube-scheduler sends for this pod object, offering node n1 (no_wait: as the HTTP
+ * event loop runs it); the answer's Error (malloc'd, NULL when there is none), the handler's
+ * code in *rc. */
+static inline char *daemon_test_filter_with(struct ext_daemon *d, const cJSON *pod, bool no_wait,
+                                            int *rc)
+{
+    cJSON *req = cJSON_CreateObject(), *names;
+    struct ext_filter_args a;
+    struct ext_filter_answer ans = {.pool = ext_arena_new()};
+    char err[256] = "", *body, *error;
+
+    cJSON_AddItemToObject(req, "Pod", cJSON_Duplicate(pod, true));
+    cJSON_AddNullToObject(req, "Nodes");
+    names = cJSON_AddArrayToObject(req, "NodeNames");
+    cJSON_AddItemToArray(names, cJSON_CreateString("n1"));
+    body = cJSON_PrintUnformatted(req);
+    ck_assert_int_eq(
+        ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
+        EXT_OK);
+    ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
+    a.no_wait = no_wait;
+    *rc = ext_daemon_handlers.filter(d, &a, &ans);
+    error = ans.error ? strdup(ans.error) : NULL;
+    ext_filter_args_cleanup(&a);
+    ext_arena_free(ans.pool);
+    free(body);
+    cJSON_Delete(req);
+    return error;
+}
+
+static inline char *daemon_test_filter_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
+{
+    return daemon_test_filter_with(d, pod, false, rc);
+}
+
+/* The same, answered without a handler failure. */
+static inline char *daemon_test_filter(struct ext_daemon *d, const cJSON *pod)
+{
+    int rc;
+    char *error = daemon_test_filter_rc(d, pod, &rc);
+
+    ck_assert_msg(rc == EXT_OK, "filter: %s (%s)", ext_strerror(rc), error ? error : "");
+    return error;
 }
 
 #endif

@@ -815,30 +815,8 @@ static enum verdict check_gang_kind(struct rc *k, struct pgang *g)
                        strcmp(pnode_at(k->c, p->place.node)->name, r->other) == 0
                    ? RC_TRUE
                    : fail(k, "%s is not planned on %s", r->pod, r->other);
-    case POLICY_REASON_ELSEWHERE: {
-        const struct pnode *n;
-        const char *v;
-
-        p = pod_named(k->c, r, r->pod);
-        n = p ? pnode_at(k->c, p->place.node) : NULL;
-        return n && (v = label_of(n, r->topology)) && strcmp(v, r->domain) == 0
-                   ? RC_TRUE
-                   : fail(k, "%s is not planned in %s=%s", r->pod, r->topology, r->domain);
-    }
     default: return RC_UNDECIDED;
     }
-}
-
-static enum verdict check_domain(struct rc *k)
-{
-    for (size_t i = 0; i < k->c->nodes.n; i++) {
-        const struct pnode *n = k->c->nodes.items[i];
-        const char *v = n && k->r->topology ? label_of(n, k->r->topology) : NULL;
-
-        if (v && (!k->r->domain || strcmp(v, k->r->domain) == 0))
-            return fail(k, "node %s has %s=%s", n->name, k->r->topology, v);
-    }
-    return RC_TRUE;
 }
 
 static enum verdict check_kind(struct rc *k)
@@ -864,7 +842,6 @@ static enum verdict check_kind(struct rc *k)
         return v == RC_TRUE && g ? check_holder(k, g) : v;
     }
     case POLICY_REASON_GANG_ROOM: return check_gang_room(k);
-    case POLICY_REASON_NO_DOMAIN: return check_domain(k);
     case POLICY_REASON_TOPOLOGY:
         /* topology.c's words: only that the gang asks for a topology is checked */
         if (!g)

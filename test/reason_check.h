@@ -22,7 +22,6 @@
  *   holder         the queue named holds what is said, within or over its quota and fair
  *                  share as said, is not on the waiting gang's path; the quotas and capacity
  *                  sum as said
- *   no-domain      no node has the topology label (or that value)
  *   ahead, yield, no-victims   the other gang exists in the queue named; ahead: it waits
  *   in-turn        the member named first is a pending member of the gang
  *   extra          the gang's minimum is not bound

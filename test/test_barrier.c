@@ -422,6 +422,112 @@ START_TEST(test_bound_event_once_per_gang)
 }
 END_TEST
 
+/* gang3.json's objects but pod missing, which is kept in *late; *first: a copy of w-0. */
+static void gang_missing(struct ext_daemon *d, const char *missing, cJSON **late, cJSON **first)
+{
+    char *text = fixture_read(DIR, "gang3.json", NULL);
+    cJSON *doc = cJSON_Parse(text), *obj;
+
+    cJSON_ArrayForEach(obj, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name"));
+
+        if (strcmp(name, "w-0") == 0)
+            *first = cJSON_Duplicate(obj, true);
+        if (strcmp(name, missing) == 0)
+            *late = cJSON_Duplicate(obj, true);
+        else
+            daemon_test_apply(&d->cache, "ADDED", obj);
+    }
+    cJSON_Delete(doc);
+    free(text);
+}
+
+static const struct canned_route events_all[] = {
+    {"POST", "/api/v1/namespaces/lab/events", {"created.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/events/*", {"patched.http"}},
+    {"DELETE", "/api/v1/namespaces/lab/events?*", {"patched.http"}},
+};
+
+/* The gang label of Event request i ("" for none): a POST of reason, or the withdrawal. */
+static void label_of(struct canned_api *api, size_t i, const char *reason, char *label, size_t len)
+{
+    char *rec = canned_api_request(api, i);
+    const char *sel = strstr(rec, "labelSelector=muster.dev%2Fgang-id%3D");
+    cJSON *ev = NULL, *labels;
+
+    label[0] = '\0';
+    if (strncmp(rec, "DELETE ", 7) == 0) {
+        ck_assert_ptr_nonnull(sel);
+        sel += strlen("labelSelector=muster.dev%2Fgang-id%3D");
+        snprintf(label, len, "%.*s", (int)strcspn(sel, "&\n"), sel);
+        ck_assert_ptr_nonnull(
+            strstr(rec, "&fieldSelector=reason%3DGangWaiting%2Csource%3Dmuster\n"));
+    } else {
+        ck_assert_msg(strncmp(rec, "POST ", 5) == 0, "%s", rec);
+        ev = cJSON_Parse(strstr(rec, "\n\n") + 2);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+                         reason);
+        labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "metadata"),
+                                                  "labels");
+        if (labels)
+            snprintf(label, len, "%s",
+                     cJSON_GetStringValue(
+                         cJSON_GetObjectItemCaseSensitive(labels, "muster.dev/gang-id")));
+    }
+    cJSON_Delete(ev);
+    free(rec);
+}
+
+/*
+ * Issue 21: a gang that waited (a member missing: GangWaiting on the pod its filter turned
+ * away) and is then bound withdraws what its pods were told, so no stale reason stays the
+ * newest Event on a bound pod: one deletecollection for the gang, by the label its GangWaiting
+ * Events carry, after its GangBound. test_bound_event_once_per_gang: a gang that never waited
+ * costs no such request. Failed before: the GangWaiting stayed.
+ */
+START_TEST(test_bound_gang_withdraws_its_waiting)
+{
+    static const int all[GANG] = {0, 1, 2};
+    struct binder b[GANG];
+    struct canned_api events_api;
+    struct kube_client *events_kube;
+    struct ext_daemon d;
+    cJSON *late = NULL, *first = NULL;
+    char *error, waiting[32], bound[32], withdrawn[32];
+
+    canned_api_start_routes(&events_api, DIR, events_all, 3);
+    events_kube = canned_api_client(&events_api, NULL);
+    daemon_test_up(&d, NULL);
+    ck_assert_ptr_nonnull(d.events = ext_events_new(events_kube));
+    d.settings.bind_wait_ms = 30000;
+    gang_missing(&d, "w-2", &late, &first);
+    ck_assert_ptr_nonnull(late);
+    ck_assert_ptr_nonnull(first);
+    error = daemon_test_filter(&d, first); /* w-2 is not known to the watch yet: 2 of 3 */
+    ck_assert_ptr_null(error);
+    cJSON_Delete(first);
+    daemon_test_apply(&d.cache, "ADDED", late);
+    cJSON_Delete(late);
+    gang_planned_from(&d, "gang3.json");
+    bind_together(&d, b, all, GANG);
+    ext_events_free(d.events); /* sends what is queued, in order */
+    d.events = NULL;
+    ck_assert_uint_eq(canned_api_nreq(&events_api), 3);
+    label_of(&events_api, 0, "GangWaiting", waiting, sizeof(waiting));
+    label_of(&events_api, 1, "GangBound", bound, sizeof(bound));
+    label_of(&events_api, 2, NULL, withdrawn, sizeof(withdrawn));
+    ck_assert_uint_eq(strlen(waiting), 16);
+    ck_assert_str_eq(bound, ""); /* GangBound stays */
+    ck_assert_str_eq(withdrawn, waiting);
+    binders_free(b, GANG);
+    daemon_test_down(&d);
+    kube_client_free(events_kube);
+    canned_api_stop(&events_api);
+}
+END_TEST
+
 /* ---- a gang on a shared GPU ---------------------------------------------------------------- */
 
 #define RES_PODS "/api/v1/namespaces/muster-system/pods"
@@ -636,6 +742,7 @@ static Suite *barrier_suite(void)
     tcase_add_test(tc, test_commit_shared_fails_whole);
     tcase_add_loop_test(tc, test_bound_event_once_per_gang, 0,
                         sizeof(bound_event_cases) / sizeof(bound_event_cases[0]));
+    tcase_add_test(tc, test_bound_gang_withdraws_its_waiting);
     tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
 

@@ -520,6 +520,12 @@ static const struct {
     {"pods.http", "events_forged.http",
      "Why:          queue team-a: gpu limit 4, in use 3, gang needs 2.5\n",
      "(muster's Event GangWaiting on Pod demo-head-x7k2p, 12s ago)\n"},
+    /* Pending again after muster bound it whole (its GangBound Event, 11:59:50): the waiting
+     * reason from before the bind (11:59:48) no longer says why; kube-scheduler's FailedScheduling
+     * (11:59:53) does (issue 21). Before, the stale "not known yet" was shown. */
+    {"pods.http", "events_before_bound.http",
+     "Why:          0/2 nodes are available: 2 queue team-a",
+     "(kube-scheduler's Event FailedScheduling on Pod demo-gpu-worker-4tq9z, 5s ago)\n"},
     /* A newer FailedScheduling from a writer that is not the pod's scheduler (its schedulerName
      * "muster": kube-scheduler's profile of that name writes as "muster"). */
     {"pods.http", "events_scheduler_forged.http",

@@ -137,6 +137,176 @@ START_TEST(test_full_queue_drops)
 }
 END_TEST
 
+/* ---- the waiting reason follows the gang (issue 21) ---------------------------------------- */
+
+/*
+ * The requests recorded, one line each, each distinct run of 16 hex digits (an Event's name's
+ * tail, a gang's label) named <a>, <b>, ... in order of appearance:
+ *   POST <name> <gang label> <involvedObject.name> <reason> <type>: <message>
+ *   PATCH <name> count=<n or -> <message>
+ *   DELETE ?<query> or DELETE /<name>
+ */
+static void transcript(struct canned_api *api, char *out, size_t len)
+{
+    char hexes[8][17] = {{0}}, *line = malloc(4096);
+    size_t nhex = 0, used = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < canned_api_nreq(api); i++) {
+        char *rec = canned_api_request(api, i), *body = strstr(rec, "\n\n"), *t;
+        cJSON *ev = body ? cJSON_Parse(body + 2) : NULL;
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(ev, "count");
+        char target[600];
+
+        sscanf(rec, "%*s %599s", target);
+        if (strncmp(rec, "POST ", 5) == 0)
+            snprintf(line, 4096, "POST %s %s %s %s %s: %s\n", str_at(ev, "metadata", "name"),
+                     str_at(cJSON_GetObjectItemCaseSensitive(ev, "metadata"), "labels",
+                            "muster.dev/gang-id"),
+                     str_at(ev, "involvedObject", "name"), str_at(ev, "reason", NULL),
+                     str_at(ev, "type", NULL), str_at(ev, "message", NULL));
+        else if (strncmp(rec, "PATCH ", 6) == 0 && count)
+            snprintf(line, 4096, "PATCH %s count=%d %s\n", strrchr(target, '/') + 1,
+                     count->valueint, str_at(ev, "message", NULL));
+        else if (strncmp(rec, "PATCH ", 6) == 0)
+            snprintf(line, 4096, "PATCH %s count=- %s\n", strrchr(target, '/') + 1,
+                     str_at(ev, "message", NULL));
+        else
+            snprintf(line, 4096, "%.6s %s\n", rec, strstr(target, "/events") + 7);
+        /* name the hex runs */
+        for (t = line; *t; t++) {
+            size_t k;
+
+            if (strspn(t, "0123456789abcdef") != 16)
+                continue;
+            for (k = 0; k < nhex && strncmp(hexes[k], t, 16) != 0; k++)
+                ;
+            if (k == nhex && nhex < 8)
+                memcpy(hexes[nhex++], t, 16);
+            memmove(t + 3, t + 16, strlen(t + 16) + 1);
+            t[0] = '<';
+            t[1] = (char)('a' + k);
+            t[2] = '>';
+        }
+        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s", line);
+        cJSON_Delete(ev);
+        free(rec);
+    }
+    free(line);
+}
+
+enum { WAIT, WITHDRAW, WITHDRAW_POD };
+
+static const struct lifecycle_step {
+    int64_t at;
+    int op;
+    const char *pod, *gang, *message;
+} lifecycle[] = {
+    {0, WAIT, "w-0", "lab/trainers", "gang lab/trainers: 1 of 3 members exist"},
+    {1, WAIT, "w-0", "lab/trainers", "gang lab/trainers: 1 of 3 members exist"}, /* the same */
+    {2, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"},     /* a new reason: in place */
+    {3, WAIT, "w-1", "lab/trainers", "queue q: limit 2 GPUs"},     /* another pod: its own */
+    {60002, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"}, /* a minute on: again */
+    {60003, WITHDRAW, NULL, "lab/other", NULL},                    /* never waited: nothing */
+    {60004, WITHDRAW, NULL, "lab/trainers", NULL},                 /* bound: one request */
+    {60005, WITHDRAW, NULL, "lab/trainers", NULL},                 /* nothing left */
+    {60006, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"}, /* waits again: a new one */
+    /* members bound after their gang: each one's own, by name, where it has one */
+    {60007, WAIT, "w-1", "lab/trainers", "extra: no free GPU"},
+    {60008, WITHDRAW_POD, "w-0", NULL, NULL},
+    {60009, WITHDRAW_POD, "w-0", NULL, NULL}, /* withdrawn already */
+    {60010, WITHDRAW_POD, "w-2", NULL, NULL}, /* never waited */
+    {60011, WAIT, "w-1", "lab/trainers", "extra: no free GPU"}, /* w-1 still waits: kept */
+    {60012, WAIT, "w-0", "lab/trainers", "queue q: limit 2 GPUs"}, /* waits again */
+};
+
+static const char lifecycle_transcript[] =
+    "POST w-0.<a> <b> w-0 GangWaiting Warning: gang lab/trainers: 1 of 3 members exist\n"
+    "PATCH w-0.<a> count=2 queue q: limit 2 GPUs\n"
+    "POST w-1.<c> <b> w-1 GangWaiting Warning: queue q: limit 2 GPUs\n"
+    "PATCH w-0.<a> count=3 queue q: limit 2 GPUs\n"
+    "DELETE ?labelSelector=muster.dev%2Fgang-id%3D<b>&fieldSelector=reason%3DGangWaiting%2C"
+    "source%3Dmuster\n"
+    "POST w-0.<a> <b> w-0 GangWaiting Warning: queue q: limit 2 GPUs\n"
+    "POST w-1.<c> <b> w-1 GangWaiting Warning: extra: no free GPU\n"
+    "DELETE /w-0.<a>\n"
+    "POST w-0.<a> <b> w-0 GangWaiting Warning: queue q: limit 2 GPUs\n";
+
+static const struct canned_route series_ok[] = {
+    {"POST", EVENTS_PATH, {"created.http"}},
+    {"PATCH", EVENTS_PATH "/*", {"patched.http"}},
+    {"DELETE", EVENTS_PATH "?*", {"patched.http"}},
+    {"DELETE", EVENTS_PATH "/*", {"patched.http"}},
+};
+
+static void run_steps(struct canned_api *api, const struct lifecycle_step *steps, size_t n)
+{
+    struct kube_client *kube = canned_api_client(api, NULL);
+    struct ext_events *e = ext_events_new(kube);
+
+    ck_assert_ptr_nonnull(e);
+    ext_events_set_clock(e, fake_clock);
+    for (size_t i = 0; i < n; i++) {
+        fake_now = steps[i].at;
+        if (steps[i].op == WAIT)
+            ext_events_waiting(e, "lab", steps[i].pod, "uid-of-pod", steps[i].gang,
+                               steps[i].message);
+        else if (steps[i].op == WITHDRAW)
+            ext_events_withdraw(e, "lab", steps[i].gang);
+        else
+            ext_events_withdraw_pod(e, "lab", steps[i].pod, "uid-of-pod");
+    }
+    ext_events_free(e); /* sends what is queued, in order */
+    kube_client_free(kube);
+}
+
+/*
+ * A pod's waiting reason is one Event, replaced in place when the reason changes (a PATCH of
+ * the same object, as client-go's series), written again once a minute; when its gang is bound
+ * every such Event of the gang goes in one request, and only for a gang that had one; a member
+ * bound after its gang takes its own away, by name, and leaves the others'.
+ */
+START_TEST(test_waiting_follows_the_gang)
+{
+    struct canned_api api;
+    char got[4096];
+
+    canned_api_start_routes(&api, DIR, series_ok, 4);
+    run_steps(&api, lifecycle, sizeof(lifecycle) / sizeof(lifecycle[0]));
+    transcript(&api, got, sizeof(got));
+    ck_assert_str_eq(got, lifecycle_transcript);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/* The API server knows better: an Event of the name left by a muster before a restart (409:
+ * patched, its count not known) or gone (withdrawn elsewhere, or an hour old: 404, made again). */
+START_TEST(test_waiting_recovers_from_the_api_server)
+{
+    static const struct lifecycle_step steps[] = {
+        {0, WAIT, "w-0", "lab/trainers", "first"},
+        {1, WAIT, "w-0", "lab/trainers", "second"},
+        {2, WAIT, "w-0", "lab/trainers", "third"},
+    };
+    static const struct canned_route routes[] = {
+        {"POST", EVENTS_PATH, {"conflict_409.http", "created.http"}},
+        {"PATCH", EVENTS_PATH "/*", {"patched.http", "status_404.http", "patched.http"}},
+    };
+    struct canned_api api;
+    char got[4096];
+
+    canned_api_start_routes(&api, DIR, routes, 2);
+    run_steps(&api, steps, 3);
+    transcript(&api, got, sizeof(got));
+    ck_assert_str_eq(got, "POST w-0.<a> <b> w-0 GangWaiting Warning: first\n"
+                          "PATCH w-0.<a> count=- first\n"
+                          "PATCH w-0.<a> count=2 second\n"
+                          "POST w-0.<a> <b> w-0 GangWaiting Warning: second\n"
+                          "PATCH w-0.<a> count=2 third\n");
+    canned_api_stop(&api);
+}
+END_TEST
+
 static Suite *events_suite(void)
 {
     Suite *s = suite_create("events");
@@ -144,6 +314,11 @@ static Suite *events_suite(void)
 
     tc = tcase_create("dedup");
     tcase_add_test(tc, test_once_a_minute);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("series");
+    tcase_add_test(tc, test_waiting_follows_the_gang);
+    tcase_add_test(tc, test_waiting_recovers_from_the_api_server);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("queue");

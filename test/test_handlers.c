@@ -13,47 +13,6 @@
 
 #define DIR "daemon"
 
-/* The filters below run as on the HTTP event loop (args.no_wait) when set. */
-static bool NO_WAIT;
-
-/* The filter kube-scheduler sends for this pod object, offering node n1; the answer's Error
- * (malloc'd, NULL when there is none), the handler's code in *rc. */
-static char *filter_on_n1_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
-{
-    cJSON *req = cJSON_CreateObject(), *names;
-    struct ext_filter_args a;
-    struct ext_filter_answer ans = {.pool = ext_arena_new()};
-    char err[256] = "", *body, *error;
-
-    cJSON_AddItemToObject(req, "Pod", cJSON_Duplicate(pod, true));
-    cJSON_AddNullToObject(req, "Nodes");
-    names = cJSON_AddArrayToObject(req, "NodeNames");
-    cJSON_AddItemToArray(names, cJSON_CreateString("n1"));
-    body = cJSON_PrintUnformatted(req);
-    ck_assert_int_eq(
-        ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
-        EXT_OK);
-    ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
-    a.no_wait = NO_WAIT;
-    *rc = ext_daemon_handlers.filter(d, &a, &ans);
-    error = ans.error ? strdup(ans.error) : NULL;
-    ext_filter_args_cleanup(&a);
-    ext_arena_free(ans.pool);
-    free(body);
-    cJSON_Delete(req);
-    return error;
-}
-
-/* The same, answered without a handler failure. */
-static char *filter_on_n1(struct ext_daemon *d, const cJSON *pod)
-{
-    int rc;
-    char *error = filter_on_n1_rc(d, pod, &rc);
-
-    ck_assert_msg(rc == EXT_OK, "filter: %s (%s)", ext_strerror(rc), error ? error : "");
-    return error;
-}
-
 static cJSON *fixture_object(const char *file, const char *name)
 {
     char *text = fixture_read(DIR, file, NULL);
@@ -101,14 +60,14 @@ START_TEST(test_deleted_pod_is_not_brought_back)
     daemon_test_apply(&d.cache, "DELETED", old);
     ck_assert_int_eq(daemon_test_phase(&d, "lab", "rc-gpu-worker-old"), -1);
 
-    error = filter_on_n1(&d, old); /* kube-scheduler's cycle begun before the delete */
+    error = daemon_test_filter(&d, old); /* kube-scheduler's cycle begun before the delete */
     ck_assert_msg(error && strstr(error, "pod lab/rc-gpu-worker-old was deleted"), "error: %s",
                   error);
     free(error);
     ck_assert_msg(daemon_test_phase(&d, "lab", "rc-gpu-worker-old") == -1,
                   "the filter brought the deleted pod back");
 
-    error = filter_on_n1(&d, anew); /* the same name, a new pod */
+    error = daemon_test_filter(&d, anew); /* the same name, a new pod */
     ck_assert_msg(error == NULL, "error: %s", error);
     pthread_mutex_lock(&d.cache.lock);
     ck_assert(policy_pod_view_get(d.cache.engine, "lab", "rc-gpu-worker-old", &v));
@@ -137,17 +96,15 @@ START_TEST(test_filter_on_the_event_loop_never_waits)
 
     daemon_test_up(&d, NULL);
     daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
-    NO_WAIT = true;
     pthread_mutex_lock(&d.cache.lock); /* as the watch holds it while it applies a batch */
-    error = filter_on_n1_rc(&d, pod, &rc);
+    error = daemon_test_filter_with(&d, pod, true, &rc);
     pthread_mutex_unlock(&d.cache.lock);
     ck_assert_msg(rc == EXT_EBUSY, "on the event loop with the lock held: %s", ext_strerror(rc));
     ck_assert_ptr_null(error);
     ck_assert_int_eq(daemon_test_phase(&d, "lab", "rc-gpu-worker-old"), POLICY_POD_PENDING);
-    error = filter_on_n1_rc(&d, pod, &rc); /* the lock is free: answered there */
+    error = daemon_test_filter_with(&d, pod, true, &rc); /* the lock is free: answered there */
     ck_assert_msg(rc == EXT_OK, "on the event loop, the lock free: %s", ext_strerror(rc));
     free(error);
-    NO_WAIT = false;
     cJSON_Delete(pod);
     daemon_test_down(&d);
 }
@@ -157,6 +114,7 @@ END_TEST
 
 static const struct canned_route events_ok[] = {
     {"POST", "/api/v1/namespaces/lab/events", {"created.http"}},
+    {"PATCH", "/api/v1/namespaces/lab/events/*", {"patched.http"}},
 };
 
 static int64_t events_clock(void)
@@ -164,9 +122,13 @@ static int64_t events_clock(void)
     return 1000; /* a minute never passes: only a new message is posted again */
 }
 
-/* The message of Event POST i on the events server, as "pod: reason: message" (malloc'd). */
-static char *event_at(struct canned_api *api, size_t i)
+/*
+ * Event request i on the events server (malloc'd): a POST as "pod: reason: message", a PATCH
+ * of an Event as "again pod: message"; *name (malloc'd) is the Event's name either way.
+ */
+static char *event_at(struct canned_api *api, size_t i, char **name)
 {
+    static const char patch[] = "PATCH /api/v1/namespaces/lab/events/";
     char *rec = canned_api_request(api, i), *body, *out;
     cJSON *ev, *obj;
     size_t len;
@@ -179,10 +141,19 @@ static char *event_at(struct canned_api *api, size_t i)
     obj = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
     len = strlen(rec) + 64;
     out = malloc(len);
-    snprintf(out, len, "%s: %s: %s",
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")),
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    if (strncmp(rec, patch, strlen(patch)) == 0) {
+        *name = strndup(rec + strlen(patch), strcspn(rec + strlen(patch), "\n"));
+        snprintf(out, len, "again %.*s: %s", (int)(strrchr(*name, '.') - *name), *name,
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    } else {
+        *name = strdup(cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "metadata"),
+                                             "name")));
+        snprintf(out, len, "%s: %s: %s",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "name")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+    }
     cJSON_Delete(ev);
     free(rec);
     return out;
@@ -200,6 +171,23 @@ static void watch_bound(struct ext_daemon *d, const char *name)
     cJSON_Delete(pod);
 }
 
+/* kube-scheduler binds the pod to n1 (offline: the Binding goes nowhere); it must go through. */
+static void bind_on_n1(struct ext_daemon *d, const cJSON *pod)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    struct ext_bind_args a = {
+        .pod_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name")),
+        .pod_namespace = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "namespace")),
+        .pod_uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "uid")),
+        .node = "n1"};
+    struct ext_bind_answer ans = {.pool = ext_arena_new()};
+
+    ck_assert_int_eq(ext_daemon_bind(d, &a, &ans), EXT_OK);
+    ck_assert_msg(ans.error == NULL || !*ans.error, "bind: %s", ans.error);
+    ck_assert_int_eq(daemon_test_phase(d, "lab", a.pod_name), POLICY_POD_BOUND);
+    ext_arena_free(ans.pool);
+}
+
 #define NO_GPU "member rc-gpu-worker-1 (1 GPU): no node has a free GPU"
 #define AFTER_BOUND                                                                                \
     "gang lab/rc: this pod is beyond the gang's minimum and is placed once the gang is bound"
@@ -209,7 +197,8 @@ static void watch_bound(struct ext_daemon *d, const char *name)
  * 2) on a node with one GPU: its minimum is planned and bound, the second GPU worker waits.
  * Each GangWaiting Event carries the gang's composition; kube-scheduler's retries with nothing
  * changed post nothing more, and each change (the minimum bound, the extra CPU worker placed)
- * posts it once again, not once per retry.
+ * writes it once again, not once per retry: into the same Event (issue 21: the new reason
+ * replaces the old one; a pod has one GangWaiting Event, not one per reason it was given).
  */
 START_TEST(test_waiting_event_shows_the_composition_once_per_change)
 {
@@ -217,6 +206,7 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         bool bound;        /* the watch reports the pod bound, instead of a filter */
         const char *pod;
         const char *event; /* the Event this filter posts, NULL: none */
+        bool bind;         /* then kube-scheduler binds it (through the barrier) */
     } steps[] = {
         {false, "rc-head", NULL}, /* plans the minimum: head, a CPU and a GPU worker */
         {false, "rc-gpu-worker-1",
@@ -227,13 +217,16 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
         {true, "rc-cpu-worker-0", NULL},
         {true, "rc-gpu-worker-0", NULL},
         {false, "rc-gpu-worker-1",
-         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra "
+         "again rc-gpu-worker-1: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra "
          "waiting), gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
         {false, "rc-gpu-worker-1", NULL},
         {false, "rc-gpu-worker-1", NULL},
-        {false, "rc-cpu-worker-1", NULL}, /* the extra CPU worker fits */
+        /* The extra CPU worker fits, and is bound after its gang: it never waited, and its
+         * bind takes nothing away from the GPU worker that still waits (issue 21: no
+         * withdrawal of the gang's Events, which would have been a DELETE here). */
+        {false, "rc-cpu-worker-1", NULL, true},
         {false, "rc-gpu-worker-1",
-         "rc-gpu-worker-1: GangWaiting: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
+         "again rc-gpu-worker-1: " NO_GPU "; composition: head 1/1, cpu 1/1 (+1 extra), "
          "gpu 1/1 (+1 extra waiting: " NO_GPU ")"},
         {false, "rc-gpu-worker-1", NULL},
     };
@@ -241,8 +234,9 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
     struct kube_client *kube;
     struct ext_daemon d;
     size_t posted = 0;
+    char *first = NULL;
 
-    canned_api_start_routes(&api, DIR, events_ok, 1);
+    canned_api_start_routes(&api, DIR, events_ok, 2);
     kube = canned_api_client(&api, NULL);
     daemon_test_up(&d, NULL);
     ck_assert_ptr_nonnull(d.events = ext_events_new(kube));
@@ -250,23 +244,100 @@ START_TEST(test_waiting_event_shows_the_composition_once_per_change)
     daemon_test_load(&d.cache, DIR, "composition_cluster.json", "ADDED");
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         cJSON *pod = fixture_object("composition_cluster.json", steps[i].pod);
-        char *error = steps[i].bound ? NULL : filter_on_n1(&d, pod), *ev;
+        char *error = steps[i].bound ? NULL : daemon_test_filter(&d, pod), *ev, *name;
 
         if (steps[i].bound)
             watch_bound(&d, steps[i].pod);
         ck_assert_msg(error == NULL, "%s: %s", steps[i].pod, error);
+        if (steps[i].bind)
+            bind_on_n1(&d, pod);
         cJSON_Delete(pod);
         if (!steps[i].event)
             continue;
         canned_api_wait_requests(&api, ++posted);
-        ev = event_at(&api, posted - 1);
+        ev = event_at(&api, posted - 1, &name);
         ck_assert_msg(strcmp(ev, steps[i].event) == 0, "step %zu posted\n  %s\nnot\n  %s", i, ev,
                       steps[i].event);
+        if (first) /* one Event, named by muster, written again */
+            ck_assert_str_eq(name, first);
+        else
+            first = strdup(name);
+        free(name);
         free(ev);
     }
+    free(first);
     ext_events_free(d.events); /* sends what is still queued */
     d.events = NULL;
     ck_assert_uint_eq(canned_api_nreq(&api), posted);
+    daemon_test_down(&d);
+    kube_client_free(kube);
+    canned_api_stop(&api);
+}
+END_TEST
+
+/*
+ * "Its RayCluster or PodGroup is not known yet" is mostly the watch running behind (KubeRay
+ * makes the pods after the RayCluster exists): within EXT_UNDECLARED_GRACE_MS of the gang's
+ * first pod no GangWaiting says it (it would be false a moment later); after it, one does.
+ */
+static const struct {
+    int64_t age_ms; /* how long before the filter its pods were first seen */
+    bool posted;
+} undeclared_cases[] = {
+    {0, false},
+    {EXT_UNDECLARED_GRACE_MS / 2, false},
+    {EXT_UNDECLARED_GRACE_MS + 1000, true},
+};
+
+START_TEST(test_not_known_yet_waits_for_the_watch)
+{
+    struct canned_api api;
+    struct kube_client *kube;
+    struct ext_daemon d;
+    char *text = fixture_read(DIR, "composition_cluster.json", NULL), *error, *name;
+    cJSON *doc = cJSON_Parse(text), *obj, *head = NULL;
+    int64_t seen = ext_now_ms() - undeclared_cases[_i].age_ms;
+
+    canned_api_start_routes(&api, DIR, events_ok, 2);
+    kube = canned_api_client(&api, NULL);
+    daemon_test_up(&d, NULL);
+    ck_assert_ptr_nonnull(d.events = ext_events_new(kube));
+    cJSON_ArrayForEach(obj, cJSON_GetObjectItemCaseSensitive(doc, "items"))
+    {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+        struct ext_arena *a = ext_arena_new();
+        struct policy_pod_spec spec;
+        char err[256];
+
+        if (strcmp(kind, "Node") == 0)
+            daemon_test_apply(&d.cache, "ADDED", obj);
+        if (strcmp(kind, "Pod") != 0) { /* no RayCluster: the watch has not seen it */
+            ext_arena_free(a);
+            continue;
+        }
+        head = head ? head : obj;
+        ck_assert_int_eq(kube_pod_decode(obj, &d.cache.opts, a, &spec, err, sizeof(err), NULL),
+                         EXT_OK);
+        pthread_mutex_lock(&d.cache.lock);
+        ck_assert_int_eq(policy_pod_upsert(d.cache.engine, &spec, seen), POLICY_OK);
+        pthread_mutex_unlock(&d.cache.lock);
+        ext_arena_free(a);
+    }
+    error = daemon_test_filter(&d, head);
+    ck_assert_ptr_null(error);
+    ext_events_free(d.events); /* sends what is queued */
+    d.events = NULL;
+    ck_assert_uint_eq(canned_api_nreq(&api), undeclared_cases[_i].posted ? 1 : 0);
+    if (undeclared_cases[_i].posted) {
+        error = event_at(&api, 0, &name);
+        ck_assert_msg(strstr(error, "rc-head: GangWaiting: gang lab/rc: its RayCluster or "
+                                    "PodGroup is not known yet") == error,
+                      "%s", error);
+        free(name);
+        free(error);
+    }
+    cJSON_Delete(doc);
+    free(text);
     daemon_test_down(&d);
     kube_client_free(kube);
     canned_api_stop(&api);
@@ -288,13 +359,13 @@ START_TEST(test_engine_failure_as_it_is)
     daemon_test_up(&d, NULL);
     daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
     engine_fault_arm(ENGINE_FAULT_POD_UPSERT, engine_faults[_i].policy_rc);
-    error = filter_on_n1_rc(&d, pod, &rc);
+    error = daemon_test_filter_rc(&d, pod, &rc);
     snprintf(want, sizeof(want), "the engine refused the pod: %s", engine_faults[_i].words);
     ck_assert_msg(rc == code, "%s: answered %s", want, ext_strerror(rc));
     ck_assert_msg(error && strcmp(error, want) == 0, "answered \"%s\", not \"%s\"", error, want);
     free(error);
     /* The next filter reaches the engine again. */
-    error = filter_on_n1(&d, pod);
+    error = daemon_test_filter(&d, pod);
     ck_assert_msg(error == NULL, "error: %s", error);
     cJSON_Delete(pod);
     daemon_test_down(&d);
@@ -360,6 +431,8 @@ static Suite *handlers_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("events");
     tcase_add_test(tc, test_waiting_event_shows_the_composition_once_per_change);
+    tcase_add_loop_test(tc, test_not_known_yet_waits_for_the_watch, 0,
+                        sizeof(undeclared_cases) / sizeof(undeclared_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -579,19 +579,37 @@ static bool by_scheduler(const struct why *w, const cJSON *e)
     return is_text(why_event_writer(e), sched);
 }
 
+/* When muster last bound the gang: its newest GangBound Event; -1: never seen. */
+static int64_t bound_at(const struct why *w)
+{
+    const cJSON *e;
+    int64_t t = -1;
+
+    cJSON_ArrayForEach(e, w->events)
+    {
+        if (is_reason(e, "GangBound") && by_muster(e) && why_event_time(e) > t)
+            t = why_event_time(e);
+    }
+    return t;
+}
+
 /*
  * The newest Warning about it that muster posted itself (GangWaiting,
  * GangIncomplete, ...), else kube-scheduler's FailedScheduling, whose message
  * carries what muster answered its filter. Events from anyone else give no
- * reason, whatever their reason says.
+ * reason, whatever their reason says; nor any from before the gang was last
+ * bound (muster withdraws its own then; kube-scheduler's stay): a reason given
+ * before the bind is not why it waits now.
  */
 static const cJSON *newest_warning(const struct why *w, bool scheduler)
 {
     const cJSON *e, *found = NULL;
+    int64_t bound = bound_at(w);
 
     cJSON_ArrayForEach(e, w->events)
     {
-        if (!is_text(cli__str(e, "type"), "Warning") || cli__str(e, "message") == NULL)
+        if (!is_text(cli__str(e, "type"), "Warning") || cli__str(e, "message") == NULL ||
+            why_event_time(e) <= bound)
             continue;
         if (scheduler ? by_scheduler(w, e) : by_muster(e))
             found = e;

@@ -208,6 +208,7 @@ static void post_all(struct ext_daemon *d, const struct policy_bind_result *r, i
 struct commit_story {
     char gang[512], composition[512];
     size_t teller;
+    bool was_bound; /* its minimum was bound before: this commit binds members beyond it */
 };
 
 /* Under the lock: the story of a commit, read while the engine's views are ours. */
@@ -219,8 +220,12 @@ static void commit_story_get(struct ext_daemon *d, const char *gang,
 
     snprintf(st->gang, sizeof(st->gang), "%s", gang ? gang : "");
     st->composition[0] = '\0';
-    if (gang && policy_gang_view_get(d->cache.engine, gang, &gv) && gv.composition)
-        snprintf(st->composition, sizeof(st->composition), "%s", gv.composition);
+    st->was_bound = false;
+    if (gang && policy_gang_view_get(d->cache.engine, gang, &gv)) {
+        if (gv.composition)
+            snprintf(st->composition, sizeof(st->composition), "%s", gv.composition);
+        st->was_bound = gv.state == POLICY_GANG_BOUND;
+    }
     st->teller = 0;
     for (size_t i = 0; i < r->n; i++) {
         if (policy_pod_view_get(d->cache.engine, r->members[i].namespace_, r->members[i].name,
@@ -263,6 +268,28 @@ static void bound_event(struct ext_daemon *d, const struct policy_bind_result *r
 }
 
 /*
+ * Bound: the GangWaiting Events on its pods are no longer true. The gang bound now: all of its
+ * pods', one request, and none for a gang that never waited (ext_events_withdraw). Members
+ * beyond a minimum bound before: each one's own, where it has one; the others may still wait.
+ */
+static void withdraw_waiting(struct ext_daemon *d, const struct policy_bind_result *r,
+                             const int *rcs, const struct commit_story *st)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const struct policy_assignment *m = &r->members[i];
+
+        if (rcs[i] != EXT_OK)
+            continue;
+        if (st->was_bound) {
+            ext_events_withdraw_pod(d->events, m->namespace_, m->name, m->uid);
+            continue;
+        }
+        ext_events_withdraw(d->events, m->namespace_, st->gang[0] ? st->gang : m->name);
+        return;
+    }
+}
+
+/*
  * Commit every member; returns the outcome for `self` (its error in
  * self_err). Shares are made real on the nodes for every member first: if
  * any cannot be, no member is bound and the whole gang is requeued. A gang
@@ -302,8 +329,10 @@ static bool commit_all(struct ext_daemon *d, const struct policy_bind_result *r,
             snprintf(err, sizeof(err), "%s", why);
         finish_member(d, m, rc == EXT_OK, err, self, &self_ok, self_err, len);
     }
-    if (prepared == EXT_OK)
+    if (prepared == EXT_OK) {
         bound_event(d, r, rcs, st);
+        withdraw_waiting(d, r, rcs, st);
+    }
     free(rcs);
     free(errs);
     return self_ok;

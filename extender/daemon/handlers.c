@@ -66,6 +66,22 @@ void ext_daemon_gang_composition(struct ext_daemon *d, const char *gang, char *b
         snprintf(buf, len, "%s", v.composition);
 }
 
+/*
+ * Under the lock: is this reason one to keep to ourselves for now? "Its RayCluster or PodGroup
+ * is not known yet" for a gang first seen less than EXT_UNDECLARED_GRACE_MS ago: KubeRay makes
+ * the pods after the RayCluster exists, so that reason is mostly muster's own watch running
+ * behind, and would be false a moment later. kube-scheduler's FailedScheduling still carries it;
+ * a gang whose object is really missing has its Event at the first refusal after the grace.
+ */
+static bool reason_held(struct ext_daemon *d, const struct policy_filter_result *r, int64_t now)
+{
+    struct policy_gang_view v;
+
+    return r->why && r->why->kind == POLICY_REASON_UNDECLARED && r->why->gang &&
+           policy_gang_view_get(d->cache.engine, r->why->gang, &v) && v.since > 0 &&
+           now - v.since < EXT_UNDECLARED_GRACE_MS;
+}
+
 static enum ext_verdict verdict_of(enum policy_fit f)
 {
     return f == POLICY_FITS           ? EXT_NODE_PASSES
@@ -82,7 +98,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     char err[512], key[512], composition[512] = "", message[1024];
     const char *chosen = NULL;
     struct policy_gang_view before;
-    bool turned_away;
+    bool turned_away, held = false;
+    int64_t now;
     int rc;
 
     if (!arena)
@@ -113,10 +130,12 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
      * them); a gang planned at its first filter has not, and needs no nudge. */
     turned_away = spec.gang && policy_gang_view_get(d->cache.engine, spec.gang, &before) &&
                   before.state == POLICY_GANG_PENDING && before.reason;
-    rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, ext_now_ms(),
-                       &r);
-    if (rc == POLICY_OK && r.reason)
+    now = ext_now_ms();
+    rc = policy_filter(d->cache.engine, spec.namespace_, spec.name, a->names, a->n, now, &r);
+    if (rc == POLICY_OK && r.reason) {
         ext_daemon_gang_composition(d, spec.gang, composition, sizeof(composition));
+        held = reason_held(d, &r, now);
+    }
     /* Hand-backs are decided under this one lock (the event loop takes it once, if free):
      * a gang ahead of this one could use the room and kube-scheduler may not retry it on its
      * own (its pods were turned away before); or this gang was planned now and its other
@@ -148,8 +167,9 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "waits", "reason",
                      r.reason);
         ext_events_gang_message(message, sizeof(message), r.reason, composition);
-        ext_events_post(d->events, spec.namespace_, spec.name, spec.uid, "GangWaiting", "Warning",
-                        message);
+        if (!held)
+            ext_events_waiting(d->events, spec.namespace_, spec.name, spec.uid,
+                               r.why ? r.why->gang : spec.gang, message);
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
     }

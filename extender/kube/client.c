@@ -747,24 +747,30 @@ int kube_delete(struct kube_client *c, const char *path, char *err, size_t errle
     return kube_request(c, "DELETE", path, NULL, NULL, NULL, NULL, err, errlen);
 }
 
-static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_uid,
-                        const char *reason, const char *message, const char *type)
+static void event_now(char *now, size_t nlen, char *micro, size_t mlen)
 {
-    char now[32], micro[40], gen[300], msg[KUBE_EVENT_MESSAGE_MAX + 1], host[65] = "";
-    cJSON *ev = cJSON_CreateObject(), *meta, *obj, *src;
     struct timespec ts;
     struct tm tm;
 
-    if (!ev)
-        return NULL;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    strftime(now, nlen, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* eventTime, a MicroTime: Events posted within one second keep their order (lastTimestamp
      * has whole seconds only). The API server then wants reportingInstance and action too. */
-    strftime(micro, sizeof(micro), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(micro + strlen(micro), sizeof(micro) - strlen(micro), ".%06ldZ",
-             (long)(ts.tv_nsec / 1000));
+    strftime(micro, mlen, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(micro + strlen(micro), mlen - strlen(micro), ".%06ldZ", (long)(ts.tv_nsec / 1000));
+}
+
+static cJSON *event_new(const struct kube_event *e)
+{
+    const char *ns = e->ns, *pod_name = e->pod, *pod_uid = e->pod_uid, *reason = e->reason;
+    const char *message = e->message, *type = e->type;
+    char now[32], micro[40], gen[300], msg[KUBE_EVENT_MESSAGE_MAX + 1], host[65] = "";
+    cJSON *ev = cJSON_CreateObject(), *meta, *obj, *src;
+
+    if (!ev)
+        return NULL;
+    event_now(now, sizeof(now), micro, sizeof(micro));
     if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0')
         snprintf(host, sizeof(host), "muster");
     snprintf(gen, sizeof(gen), "%s.", pod_name);
@@ -772,8 +778,14 @@ static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_ui
     cJSON_AddStringToObject(ev, "apiVersion", "v1");
     cJSON_AddStringToObject(ev, "kind", "Event");
     meta = cJSON_AddObjectToObject(ev, "metadata");
-    cJSON_AddStringToObject(meta, "generateName", gen);
+    if (e->name)
+        cJSON_AddStringToObject(meta, "name", e->name);
+    else
+        cJSON_AddStringToObject(meta, "generateName", gen);
     cJSON_AddStringToObject(meta, "namespace", ns);
+    if (e->gang_id)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), KUBE_EVENT_GANG_LABEL,
+                                e->gang_id);
     obj = cJSON_AddObjectToObject(ev, "involvedObject");
     cJSON_AddStringToObject(obj, "apiVersion", "v1");
     cJSON_AddStringToObject(obj, "kind", "Pod");
@@ -796,25 +808,79 @@ static cJSON *event_new(const char *ns, const char *pod_name, const char *pod_ui
     return ev;
 }
 
+int kube_event_post(struct kube_client *c, const struct kube_event *e, char *err, size_t errlen)
+{
+    char path[300];
+    cJSON *ev;
+    int rc = names_valid(e->ns, e->pod, err, errlen);
+
+    if (rc == EXT_OK && e->name && !kube_name_valid(e->name))
+        rc = ext_errf(err, errlen, EXT_EINVAL, "event for %s/%s: invalid name \"%s\"", e->ns,
+                      e->pod, e->name);
+    if (rc != EXT_OK)
+        return rc;
+    if (!e->reason || !e->reason[0]) {
+        return ext_errf(err, errlen, EXT_EINVAL, "event for %s/%s: no reason", e->ns, e->pod);
+    }
+    ev = event_new(e);
+    if (!ev) {
+        return ext_errf(err, errlen, EXT_ENOMEM, "event for %s/%s: out of memory", e->ns, e->pod);
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", e->ns);
+    rc = request_json(c, "POST", path, "application/json", ev, NULL, err, errlen);
+    cJSON_Delete(ev);
+    return rc;
+}
+
 int kube_event_create(struct kube_client *c, const char *ns, const char *pod_name,
                       const char *pod_uid, const char *reason, const char *message,
                       const char *type, char *err, size_t errlen)
 {
-    char path[300];
-    cJSON *ev;
-    int rc = names_valid(ns, pod_name, err, errlen);
+    struct kube_event e = {.ns = ns, .pod = pod_name, .pod_uid = pod_uid, .reason = reason,
+                           .message = message, .type = type};
+
+    return kube_event_post(c, &e, err, errlen);
+}
+
+int kube_event_repeat(struct kube_client *c, const char *ns, const char *name,
+                      const char *message, int32_t count, char *err, size_t errlen)
+{
+    char now[32], micro[40], path[600], msg[KUBE_EVENT_MESSAGE_MAX + 1];
+    cJSON *patch;
+    int rc = names_valid(ns, name, err, errlen);
 
     if (rc != EXT_OK)
         return rc;
-    if (!reason || !reason[0]) {
-        return ext_errf(err, errlen, EXT_EINVAL, "event for %s/%s: no reason", ns, pod_name);
-    }
-    ev = event_new(ns, pod_name, pod_uid, reason, message, type);
-    if (!ev) {
-        return ext_errf(err, errlen, EXT_ENOMEM, "event for %s/%s: out of memory", ns, pod_name);
-    }
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
-    rc = request_json(c, "POST", path, "application/json", ev, NULL, err, errlen);
-    cJSON_Delete(ev);
+    patch = cJSON_CreateObject();
+    if (!patch)
+        return ext_errf(err, errlen, EXT_ENOMEM, "event %s/%s: out of memory", ns, name);
+    event_now(now, sizeof(now), micro, sizeof(micro));
+    snprintf(msg, sizeof(msg), "%s", message ? message : "");
+    cJSON_AddStringToObject(patch, "message", msg);
+    cJSON_AddStringToObject(patch, "lastTimestamp", now);
+    if (count > 0)
+        cJSON_AddNumberToObject(patch, "count", count);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, name);
+    rc = kube_patch_merge(c, path, patch, NULL, err, errlen);
+    cJSON_Delete(patch);
     return rc;
+}
+
+int kube_events_withdraw(struct kube_client *c, const char *ns, const char *gang_id,
+                         const char *reason, char *err, size_t errlen)
+{
+    char path[600];
+
+    if (!kube_name_valid(ns) || !gang_id || !gang_id[0] || strspn(gang_id, "0123456789abcdef") !=
+                                                                 strlen(gang_id) ||
+        !reason || strspn(reason, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") !=
+                       strlen(reason))
+        return ext_errf(err, errlen, EXT_EINVAL, "withdrawing Events in \"%s\": bad selector",
+                        ns ? ns : "");
+    /* One deletecollection: the label says which gang, the fields that muster wrote it. */
+    snprintf(path, sizeof(path),
+             "/api/v1/namespaces/%s/events?labelSelector=%s%%3D%s"
+             "&fieldSelector=reason%%3D%s%%2Csource%%3D%s",
+             ns, KUBE_EVENT_GANG_LABEL_Q, gang_id, reason, KUBE_EVENT_COMPONENT);
+    return kube_delete(c, path, err, errlen);
 }

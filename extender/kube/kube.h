@@ -170,6 +170,28 @@ int kube_event_create(struct kube_client *c, const char *ns, const char *pod_nam
                       const char *pod_uid, const char *reason, const char *message,
                       const char *type, char *err, size_t errlen);
 
+/*
+ * The same, named and labelled: an Event muster updates in place (a series: one object per pod,
+ * its message, count and lastTimestamp patched) and withdraws with its gang's others in one
+ * request. gang_id: KUBE_EVENT_GANG_LABEL's value, lowercase hex.
+ */
+#define KUBE_EVENT_GANG_LABEL "muster.dev/gang-id"
+#define KUBE_EVENT_GANG_LABEL_Q "muster.dev%2Fgang-id" /* the same, in a query */
+struct kube_event {
+    const char *ns, *pod, *pod_uid, *reason, *message, *type;
+    const char *name;    /* NULL: the API server names it "<pod>.<random>" */
+    const char *gang_id; /* NULL: no label */
+};
+int kube_event_post(struct kube_client *c, const struct kube_event *e, char *err, size_t errlen);
+/* The Event ns/name seen again: its message and lastTimestamp, and count when count > 0 (a
+ * JSON merge patch). EXT_ENOTFOUND when it is gone (deleted, or expired: Events live an hour). */
+int kube_event_repeat(struct kube_client *c, const char *ns, const char *name,
+                      const char *message, int32_t count, char *err, size_t errlen);
+/* Delete every Event of reason in ns that muster wrote (source) labelled gang_id: one
+ * deletecollection request, whatever the number of pods. */
+int kube_events_withdraw(struct kube_client *c, const char *ns, const char *gang_id,
+                         const char *reason, char *err, size_t errlen);
+
 /* A namespace or object name fit to be put in a path (DNS subdomain characters, <= 253). */
 int kube_name_valid(const char *name);
 

@@ -627,3 +627,20 @@ e2e_kwok() {
   _e2e_wait_http kwok 60 "http://127.0.0.1:$port/healthz" || return 1
   e2e_log "kwok ready"
 }
+
+# e2e_stale_waiting <namespace> <label selector>: print each bound pod of the selection that
+# still carries a GangWaiting Event muster wrote (issue 21: a gang's waiting reasons are
+# withdrawn when it is bound); fails when there is one.
+e2e_stale_waiting() {
+  local pods events
+  pods=$(kubectl_ -n "$1" get pods -l "$2" -o json) &&
+    events=$(kubectl_ -n "$1" get events --field-selector reason=GangWaiting,source=muster -o json) &&
+    python3 -c '
+import json, sys
+pods, events = json.loads(sys.argv[1])["items"], json.loads(sys.argv[2])["items"]
+bound = {p["metadata"]["uid"]: p["metadata"]["name"] for p in pods if p["spec"].get("nodeName")}
+stale = [e for e in events if e["involvedObject"].get("uid") in bound]
+for e in stale:
+    print("%s: GangWaiting (x%s): %s" % (e["involvedObject"]["name"], e.get("count", 1), e["message"]))
+sys.exit(1 if stale or not bound else 0)' "$pods" "$events"
+}

@@ -12,6 +12,12 @@ scenario() {
     [[ $(grep -c . <<<"$nodes") -eq 3 && $(grep -cx gpu-lab-worker <<<"$nodes") -eq 3 ]]
   }
   wait_for 90 "demo: 3 pods bound to gpu-lab-worker" all_bound
+  # Bound: no waiting reason left on them (issue 21), not even "its RayCluster or PodGroup is
+  # not known yet" from a watch that saw the pods first (withdrawn with the gang's bind, or
+  # never posted within the grace).
+  no_stale() { e2e_stale_waiting kuberay-lab ray.io/cluster=demo >/dev/null; }
+  wait_for 30 "demo: no GangWaiting Event left on its bound pods" no_stale ||
+    { e2e_stale_waiting kuberay-lab ray.io/cluster=demo; return 1; }
   # It placed them reading Pods and Nodes as protobuf from this API server (watchProtobuf, on by
   # default): both watches' last replies were protobuf that decoded (an undecodable one turns
   # the watch to JSON for good, and this to 0); the CRDs stay JSON.

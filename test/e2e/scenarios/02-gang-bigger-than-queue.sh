@@ -76,6 +76,14 @@ scenario() {
   }
   wait_for 120 "all 5 pods of $RC bound to gpu-lab-worker after the limit is raised" all_bound
   show_pods
+  # The quota reason was true while it waited; bound, it is withdrawn from all five (one
+  # deletecollection for the gang, issue 21): describe shows no stale GangWaiting.
+  no_stale() { e2e_stale_waiting "$NS" ray.io/cluster=$RC >/dev/null; }
+  wait_for 30 "no GangWaiting Event left on the bound pods of $RC" no_stale ||
+    { e2e_stale_waiting "$NS" ray.io/cluster=$RC; return 1; }
+  echo "--- Events on its pods once bound:"
+  kubectl_ -n "$NS" get events -o custom-columns='POD:.involvedObject.name,REASON:.reason,MESSAGE:.message' |
+    awk 'NR == 1 || /GangWaiting|GangBound/'
 
   # Exactly 3 devices: the head's whole GPU, and the four halves on two groups, each group
   # backed by one reservation pod asking nvidia.com/gpu: 1 on the node.
