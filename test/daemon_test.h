@@ -91,9 +91,11 @@ static inline double daemon_test_metric(struct ext_metric *m, const char *value)
     return ext_series_value(ext_metric_with(m, value ? v : NULL));
 }
 
-/* The filter kube-scheduler sends for this pod object, offering node n1; the answer's Error
- * (malloc'd, NULL when there is none), the handler's code in *rc. */
-static inline char *daemon_test_filter_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
+/* The filter kube-scheduler sends for this pod object, offering node n1 (no_wait: as the HTTP
+ * event loop runs it); the answer's Error (malloc'd, NULL when there is none), the handler's
+ * code in *rc. */
+static inline char *daemon_test_filter_with(struct ext_daemon *d, const cJSON *pod, bool no_wait,
+                                            int *rc)
 {
     cJSON *req = cJSON_CreateObject(), *names;
     struct ext_filter_args a;
@@ -109,6 +111,7 @@ static inline char *daemon_test_filter_rc(struct ext_daemon *d, const cJSON *pod
         ext_filter_args_decode(body, strlen(body), &ext_proto_limits_default, &a, err, sizeof(err)),
         EXT_OK);
     ans.verdicts = ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts));
+    a.no_wait = no_wait;
     *rc = ext_daemon_handlers.filter(d, &a, &ans);
     error = ans.error ? strdup(ans.error) : NULL;
     ext_filter_args_cleanup(&a);
@@ -116,6 +119,11 @@ static inline char *daemon_test_filter_rc(struct ext_daemon *d, const cJSON *pod
     free(body);
     cJSON_Delete(req);
     return error;
+}
+
+static inline char *daemon_test_filter_rc(struct ext_daemon *d, const cJSON *pod, int *rc)
+{
+    return daemon_test_filter_with(d, pod, false, rc);
 }
 
 /* The same, answered without a handler failure. */

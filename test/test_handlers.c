@@ -79,6 +79,37 @@ START_TEST(test_deleted_pod_is_not_brought_back)
 }
 END_TEST
 
+/* ---- on the HTTP event loop: answered at once, or handed to a worker ------------------------ */
+
+/*
+ * A small filter is run by the HTTP server's event loop first (issue 26): it must not wait
+ * there for the cache's lock (a watch batch being applied, an eviction search), or /healthz
+ * and every other connection would wait with it. Held elsewhere: EXT_EBUSY, nothing decided
+ * (the worker that runs it then decides); free: the same answer a worker gives.
+ */
+START_TEST(test_filter_on_the_event_loop_never_waits)
+{
+    struct ext_daemon d;
+    cJSON *pod = fixture_object("ghost_cluster.json", "rc-gpu-worker-old");
+    char *error;
+    int rc;
+
+    daemon_test_up(&d, NULL);
+    daemon_test_load(&d.cache, DIR, "ghost_cluster.json", "ADDED");
+    pthread_mutex_lock(&d.cache.lock); /* as the watch holds it while it applies a batch */
+    error = daemon_test_filter_with(&d, pod, true, &rc);
+    pthread_mutex_unlock(&d.cache.lock);
+    ck_assert_msg(rc == EXT_EBUSY, "on the event loop with the lock held: %s", ext_strerror(rc));
+    ck_assert_ptr_null(error);
+    ck_assert_int_eq(daemon_test_phase(&d, "lab", "rc-gpu-worker-old"), POLICY_POD_PENDING);
+    error = daemon_test_filter_with(&d, pod, true, &rc); /* the lock is free: answered there */
+    ck_assert_msg(rc == EXT_OK, "on the event loop, the lock free: %s", ext_strerror(rc));
+    free(error);
+    cJSON_Delete(pod);
+    daemon_test_down(&d);
+}
+END_TEST
+
 /* ---- GangWaiting carries the composition, once per change ---------------------------------- */
 
 static const struct canned_route events_ok[] = {
@@ -392,6 +423,7 @@ static Suite *handlers_suite(void)
     TCase *tc = tcase_create("filter");
 
     tcase_add_test(tc, test_deleted_pod_is_not_brought_back);
+    tcase_add_test(tc, test_filter_on_the_event_loop_never_waits);
     tcase_add_loop_test(tc, test_engine_failure_as_it_is, 0, ENGINE_FAULTS);
     suite_add_tcase(s, tc);
     tc = tcase_create("state");

@@ -56,12 +56,27 @@ static const char *pod_name(const cJSON *pod)
     return cJSON_GetStringValue(ext_json_get(ext_json_get(pod, "metadata"), "name"));
 }
 
-/* Names ending in "-3" fail; a pod named "explode" is muster's own failure. */
+/* Filters run by the event loop (args.no_wait) and by a worker, counted. */
+static struct {
+    pthread_mutex_t lock;
+    int on_loop, on_worker;
+} filters = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+
+/* Names ending in "-3" fail; a pod named "explode" is muster's own failure; one named "wait"
+ * would have to wait (as for a lock held elsewhere): EXT_EBUSY on the event loop. */
 static int stub_filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_answer *ans)
 {
     const char *name = pod_name(a->pod);
     size_t i;
 
+    pthread_mutex_lock(&filters.lock);
+    if (a->no_wait)
+        filters.on_loop++;
+    else
+        filters.on_worker++;
+    pthread_mutex_unlock(&filters.lock);
+    if (name != NULL && strcmp(name, "wait") == 0 && a->no_wait)
+        return EXT_EBUSY;
     if (name != NULL && strcmp(name, "explode") == 0)
         return EXT_ENOMEM;
     for (i = 0; i < a->n; i++) {
@@ -240,8 +255,9 @@ static char base_url[64];
 
 /* Mutual TLS for the next server started: the CA its clients' certificates must be signed by. */
 static const char *server_client_ca;
-/* The next server's server.maxConnectionsPerClient and server.idleTimeout; 0: the defaults. */
-static unsigned server_max_per_client, server_idle_timeout_s;
+/* The next server's server.maxConnectionsPerClient, server.idleTimeout and server.workers;
+ * 0: the defaults. */
+static unsigned server_max_per_client, server_idle_timeout_s, server_workers;
 
 static void server_start_with(const char *cert, const char *key)
 {
@@ -257,6 +273,8 @@ static void server_start_with(const char *cert, const char *key)
     cfg.max_per_client = server_max_per_client;
     if (server_idle_timeout_s)
         cfg.idle_timeout_s = server_idle_timeout_s;
+    if (server_workers)
+        cfg.workers = server_workers;
     metrics = ext_metrics_new();
     ck_assert_ptr_nonnull(metrics);
     ck_assert_msg(ext_http_server_new(&cfg, &stub_handlers, NULL, metrics, &server, err,
@@ -274,7 +292,10 @@ static void server_setup(void)
     stub.released = stub.stopping = stub.ignore_stop = false;
     stub.ready = true;
     pthread_mutex_unlock(&stub.lock);
-    server_max_per_client = server_idle_timeout_s = 0;
+    server_max_per_client = server_idle_timeout_s = server_workers = 0;
+    pthread_mutex_lock(&filters.lock);
+    filters.on_loop = filters.on_worker = 0;
+    pthread_mutex_unlock(&filters.lock);
     server_start_with(NULL, NULL);
 }
 
@@ -593,6 +614,118 @@ START_TEST(test_held_bind_does_not_block)
         ck_assert_int_eq(binds[i].r.status, 200);
         ck_assert_str_eq(binds[i].r.body, "{\"Error\":\"\"}");
     }
+    free(filter);
+}
+END_TEST
+
+/* ---- a small filter is answered by the event loop (issue 26) ------------------------------- */
+
+static void filters_seen(int *on_loop, int *on_worker)
+{
+    pthread_mutex_lock(&filters.lock);
+    *on_loop = filters.on_loop;
+    *on_worker = filters.on_worker;
+    pthread_mutex_unlock(&filters.lock);
+}
+
+static void assert_loop_answers(int n)
+{
+    struct response r;
+    char want[128];
+
+    http("GET", "/metrics", NULL, &r);
+    snprintf(want, sizeof(want), "muster_extender_event_loop_answers_total{verb=\"filter\"} %d\n",
+             n);
+    ck_assert_msg(strstr(r.body, want) != NULL || (n == 0 && !strstr(r.body, "answers_total{verb=\"filter\"}")),
+                  "want %s in %s", want, r.body);
+}
+
+/* Every worker held by a bind: a small filter is still answered, by the event loop. */
+START_TEST(test_small_filter_answered_by_the_event_loop)
+{
+    static struct call binds[2];
+    char *filter = read_fixture("filter_names.json");
+    struct response r;
+    int on_loop, on_worker;
+
+    server_teardown(); /* again with two workers */
+    pthread_mutex_lock(&stub.lock);
+    stub.held = 0;
+    stub.released = stub.stopping = false;
+    pthread_mutex_unlock(&stub.lock);
+    server_workers = 2;
+    server_start_with(NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        binds[i] = (struct call){.path = "/bind", .body = held_bind};
+        ck_assert_int_eq(pthread_create(&binds[i].thread, NULL, call_run, &binds[i]), 0);
+    }
+    ck_assert_msg(stub_wait_held(2), "the binds never reached the handler");
+    http("POST", "/filter", filter, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, route_cases[0].answer); /* the same answer a worker gives */
+    filters_seen(&on_loop, &on_worker);
+    ck_assert_int_eq(on_loop, 1);
+    ck_assert_int_eq(on_worker, 0);
+    pthread_mutex_lock(&stub.lock);
+    ck_assert_msg(!stub.released && stub.held == 2, "the binds were let go before the filter");
+    pthread_mutex_unlock(&stub.lock);
+    stub_release();
+    for (int i = 0; i < 2; i++) {
+        pthread_join(binds[i].thread, NULL);
+        ck_assert_int_eq(binds[i].r.status, 200);
+    }
+    assert_loop_answers(1);
+    free(filter);
+}
+END_TEST
+
+/* A handler that would wait on the event loop says so: a worker runs it, and answers. */
+START_TEST(test_filter_that_would_wait_goes_to_a_worker)
+{
+    char *filter = read_fixture("filter_names.json"), *name = strstr(filter, "rc-a-gpu-worker-x7k2p");
+    struct response r;
+    int on_loop, on_worker;
+
+    ck_assert_ptr_nonnull(name);
+    memmove(name, "wait\"", 5); /* "name":"wait" followed by the rest of the pod */
+    memmove(name + 5, name + strlen("rc-a-gpu-worker-x7k2p\""),
+            strlen(name + strlen("rc-a-gpu-worker-x7k2p\"")) + 1);
+    http("POST", "/filter", filter, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.body, route_cases[0].answer);
+    filters_seen(&on_loop, &on_worker);
+    ck_assert_int_eq(on_loop, 1);   /* tried there first */
+    ck_assert_int_eq(on_worker, 1); /* then answered by a worker */
+    assert_loop_answers(0);
+    free(filter);
+}
+END_TEST
+
+/* A body of 64 KiB or more (full Nodes, or thousands of names) is never decoded by the
+ * event loop: a worker does it, through the large-body gate. */
+START_TEST(test_large_filter_goes_to_a_worker)
+{
+    char *filter = read_fixture("filter_names.json"), *names = strstr(filter, "\"NodeNames\":[");
+    size_t cap = 80 << 10, len;
+    char *body = malloc(cap);
+    struct response r;
+    int on_loop, on_worker;
+
+    ck_assert_ptr_nonnull(names);
+    ck_assert_ptr_nonnull(body);
+    len = (size_t)(names - filter);
+    memcpy(body, filter, len);
+    len += (size_t)snprintf(body + len, cap - len, "\"NodeNames\":[\"gpu-1\"");
+    for (int i = 0; len < (68u << 10); i++)
+        len += (size_t)snprintf(body + len, cap - len, ",\"node-%06d\"", i);
+    len += (size_t)snprintf(body + len, cap - len, "]}");
+    http_do("POST", "/filter", body, len, false, &r);
+    ck_assert_int_eq(r.status, 200);
+    filters_seen(&on_loop, &on_worker);
+    ck_assert_int_eq(on_loop, 0);
+    ck_assert_int_eq(on_worker, 1);
+    assert_loop_answers(0);
+    free(body);
     free(filter);
 }
 END_TEST
@@ -1342,6 +1475,9 @@ static Suite *http_suite(void)
     tcase_add_checked_fixture(tc, server_setup, server_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_held_bind_does_not_block);
+    tcase_add_test(tc, test_small_filter_answered_by_the_event_loop);
+    tcase_add_test(tc, test_filter_that_would_wait_goes_to_a_worker);
+    tcase_add_test(tc, test_large_filter_goes_to_a_worker);
     tcase_add_test(tc, test_deferred_binds);
     tcase_add_test(tc, test_deferred_early);
     tcase_add_test(tc, test_deferred_stop);

@@ -29,7 +29,8 @@
     XX(EGONE, -8, "resource version too old (410 Gone)")                                           \
     XX(ETIMEOUT, -9, "timed out")                                                                  \
     XX(ESTOPPED, -10, "shutting down")                                                             \
-    XX(EPROTO, -11, "the reply is not what the protocol says")
+    XX(EPROTO, -11, "the reply is not what the protocol says")                                     \
+    XX(EBUSY, -12, "busy: it would have to wait")
 
 enum ext_err {
 #define EXT_ERR_ENUM(name, code, text) EXT_##name = code,

@@ -105,7 +105,15 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
     if (!arena)
         return EXT_ENOMEM;
     ans->omit_failed = true; /* a planned pod's answer is its node alone */
-    pthread_mutex_lock(&d->cache.lock);
+    /* On the HTTP event loop (a small body): answer now or not at all, a worker runs it then.
+     * Nothing below waits but on this lock: the engine, the Event queue and the nudges are
+     * memory. */
+    if (a->no_wait && pthread_mutex_trylock(&d->cache.lock) != 0) {
+        ext_arena_free(arena);
+        return EXT_EBUSY;
+    }
+    if (!a->no_wait)
+        pthread_mutex_lock(&d->cache.lock);
     observe_nodes(d, a);
     rc = observe_pod(d, a->pod, arena, &spec, err, sizeof(err));
     if (rc != EXT_OK || !spec.managed) {
@@ -128,6 +136,14 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         ext_daemon_gang_composition(d, spec.gang, composition, sizeof(composition));
         held = reason_held(d, &r, now);
     }
+    /* Hand-backs are decided under this one lock (the event loop takes it once, if free):
+     * a gang ahead of this one could use the room and kube-scheduler may not retry it on its
+     * own (its pods were turned away before); or this gang was planned now and its other
+     * members were turned away before the plan. */
+    if (rc == POLICY_OK && r.reason && r.ahead)
+        cache_nudge_gang(&d->cache, r.ahead);
+    else if (rc == POLICY_OK && !r.reason && turned_away)
+        cache_nudge_gang(&d->cache, spec.gang);
     pthread_mutex_unlock(&d->cache.lock);
     snprintf(key, sizeof(key), "%s/%s", spec.namespace_, spec.name);
     if (rc != POLICY_OK) {
@@ -154,21 +170,8 @@ static int filter(void *ctx, const struct ext_filter_args *a, struct ext_filter_
         if (!held)
             ext_events_waiting(d->events, spec.namespace_, spec.name, spec.uid,
                                r.why ? r.why->gang : spec.gang, message);
-        /* A gang ahead of this one could use the room: kube-scheduler may not retry it on
-         * its own (its pods were turned away before), so hand it back. */
-        if (r.ahead) {
-            pthread_mutex_lock(&d->cache.lock);
-            cache_nudge_gang(&d->cache, r.ahead);
-            pthread_mutex_unlock(&d->cache.lock);
-        }
     } else {
         ext_log_info("filter", "pod", key, "gang", spec.gang, "verdict", "planned", "node", chosen);
-        /* Its gang's other members were turned away before the plan. */
-        if (turned_away) {
-            pthread_mutex_lock(&d->cache.lock);
-            cache_nudge_gang(&d->cache, spec.gang);
-            pthread_mutex_unlock(&d->cache.lock);
-        }
     }
     /* Victims were chosen for this gang: the evictor carries them out off this path. */
     if (r.evictions)

@@ -34,6 +34,7 @@ struct reply {
     const char *content_type;
     const char *allow; /* 405 only */
     bool close;        /* Connection: close */
+    bool later;        /* ROUTE_LOOP_FIRST on the event loop: it would wait, run it on a worker */
     char *body;        /* malloc'd; NULL = empty */
     size_t len;
 };
@@ -45,6 +46,8 @@ struct request;
 enum route_where {
     ROUTE_INLINE, /* by the event loop: cheap and must answer while workers are busy */
     ROUTE_WORKER, /* by a worker */
+    ROUTE_LOOP_FIRST, /* a body under HTTP_LARGE_BODY: by the event loop unless its handler
+                       * would wait (reply.later); then, and for larger bodies, by a worker */
 };
 
 struct route {
@@ -83,6 +86,7 @@ struct request {
     bool too_big;       /* dropped: over max_body */
     bool busy;          /* dropped: over max_buffered */
     bool accounted;     /* its metrics are recorded */
+    bool on_loop;       /* being served by the event loop (ROUTE_LOOP_FIRST): must not wait */
     unsigned status;    /* what was answered; 0 until then */
     struct reply early; /* an error decided from the headers, sent after the body */
     bool has_early;
@@ -103,6 +107,7 @@ struct route_metrics {
     struct ext_metric *calls; /* shared families, kept here for the hot path */
     struct ext_series *latency;
     struct ext_series *in_flight;
+    struct ext_series *on_loop; /* answered by the event loop (ROUTE_LOOP_FIRST) */
 };
 
 enum server_state {

@@ -1,7 +1,8 @@
 /*
  * http_routes.c - the routes: each verb decoded, handed to its handler,
  * encoded; the probes and the debug routes; error replies in each verb's shape.
- * Runs on a worker, or on the event loop for the routes marked ROUTE_INLINE.
+ * Runs on a worker, or on the event loop for the routes marked ROUTE_INLINE (and a small
+ * filter first, ROUTE_LOOP_FIRST).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ static void serve_debug_state(struct ext_http_server *s, struct request *r, stru
 static void serve_admission(struct ext_http_server *s, struct request *r, struct reply *out);
 
 const struct route http_routes[] = {
-    {"/filter", "POST", "filter", EXT_VERB_FILTER, ROUTE_WORKER, false, serve_filter},
+    {"/filter", "POST", "filter", EXT_VERB_FILTER, ROUTE_LOOP_FIRST, false, serve_filter},
     {"/prioritize", "POST", "prioritize", EXT_VERB_PRIORITIZE, ROUTE_WORKER, false,
      serve_prioritize},
     {"/bind", "POST", "bind", EXT_VERB_BIND, ROUTE_WORKER, false, serve_bind},
@@ -125,12 +126,16 @@ static void serve_filter(struct ext_http_server *s, struct request *r, struct re
         reply_verb_error(out, EXT_VERB_FILTER, decode_status(rc), err);
         return;
     }
+    a.no_wait = r->on_loop;
     ans.pool = ext_arena_new();
     ans.verdicts = ans.pool != NULL ? ext_arena_calloc(ans.pool, a.n, sizeof(*ans.verdicts)) : NULL;
     rc = ans.verdicts != NULL ? s->h->filter(s->ctx, &a, &ans) : EXT_ENOMEM;
-    if (rc == EXT_OK)
+    if (rc == EXT_EBUSY && r->on_loop)
+        out->later = true; /* a worker runs it again, decoding included */
+    else if (rc == EXT_OK)
         enc = ext_filter_result_encode(&a, &ans, &out->body, &out->len);
-    reply_verb(out, EXT_VERB_FILTER, rc, ans.error, enc);
+    if (!out->later)
+        reply_verb(out, EXT_VERB_FILTER, rc, ans.error, enc);
     ext_arena_free(ans.pool);
     ext_filter_args_cleanup(&a);
 }

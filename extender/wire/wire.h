@@ -74,6 +74,10 @@ struct ext_filter_args {
     size_t n;            /* candidates */
     const char **names;  /* n node names, strings inside doc or mem */
     const cJSON **nodes; /* EXT_NODES_FULL: the n Node objects; else NULL */
+    /* Set by the HTTP server when the event loop itself runs the handler (filter, small
+     * bodies): the handler must not wait (a lock held elsewhere, I/O); it returns EXT_EBUSY
+     * instead and a worker runs it again. */
+    bool no_wait;
 };
 
 int ext_filter_args_decode(const char *body, size_t len, const struct ext_proto_limits *lim,
@@ -263,7 +267,11 @@ int ext_error_encode(enum ext_verb v, const char *error, char **out, size_t *len
  * must be thread-safe. A bind held at the gang barrier is deferred
  * (ext_bind_defer): its connection is suspended until the answer comes.
  * /healthz and /readyz are answered by the event loop itself, so they answer
- * while every worker is busy; and beyond max_connections a few more
+ * while every worker is busy. So is a filter whose body is under 64 KiB (the
+ * ones kube-scheduler sends in nodeCacheCapable mode): its handler is run with
+ * args.no_wait and answers from memory at once, or returns EXT_EBUSY and a
+ * worker runs it (the hand-off to a worker and back costs more than a filter
+ * answered from state; docs/bench.md, issue 26); and beyond max_connections a few more
  * connections are accepted for /healthz, /readyz and /metrics only (a verb
  * there gets 503), so probes answer while the limit is reached.
  *
