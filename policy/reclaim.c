@@ -245,9 +245,12 @@ static const struct pqueue *eligible(struct psearch *s, const struct pgang *vg,
         return NULL;
     if (s->kind == POLICY_EVICT_PREEMPT && pgang_priority(c, vg) >= pgang_priority(c, s->g))
         return NULL;
+    /* A probe's assumed gang is asked about as it will stand once its minimum runtime is
+     * over: a placement the search would take the moment the runtime ends, nothing else
+     * having changed, is undone by the engine's own next decision all the same (stable.c). */
     min_runtime = s->kind == POLICY_EVICT_RECLAIM ? vq->reclaim_min_runtime
                                                   : vq->preempt_min_runtime;
-    if (!plan && min_runtime > 0 && since + min_runtime > s->now)
+    if (!plan && !assumed && min_runtime > 0 && since + min_runtime > s->now)
         return NULL;
     *leaf = vq;
     return lv;
@@ -1016,11 +1019,10 @@ bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
         return false;
     if (strcmp(wq, uq) == 0) {
         *kind = POLICY_EVICT_PREEMPT;
-        return !c->opts.no_preemption && pgang_priority(c, w) > pgang_priority(c, u) &&
-               q->preempt_min_runtime <= 0;
+        return !c->opts.no_preemption && pgang_priority(c, w) > pgang_priority(c, u);
     }
     *kind = POLICY_EVICT_RECLAIM;
-    if (c->opts.no_reclaim || q->reclaim_min_runtime > 0 || !queue_over(q))
+    if (c->opts.no_reclaim || !queue_over(q))
         return false;
     pqueue_leveled(c, wq, uq, &lw, &lu);
     return lw && lu;
