@@ -18,7 +18,8 @@
  *   gang-room      what its minimum misses is said right; a member named as fitting nowhere
  *                  fits nowhere (as no-node); a shortage (need > free) holds against the
  *                  checker's own free room; "do not fit together" holds against a bounded
- *                  search of its own for a placement (undecided when the budget runs out)
+ *                  search of its own for a placement its queues' limits allow (undecided
+ *                  when the budget runs out)
  *   holder         the queue named holds what is said, within or over its quota and fair
  *                  share as said, is not on the waiting gang's path; the quotas and capacity
  *                  sum as said
