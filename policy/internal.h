@@ -821,11 +821,10 @@ int preclaim_decide(struct psearch *s);
 void preclaim_abort(struct psearch *s);
 /* Could w's search take u at all, and of which kind? The cheap part of the rule: the same
  * queue and a strictly higher priority (preemption), or another queue's line where u's own
- * queue holds more than it may (reclaim); neither while u's minimum runtime protects it. */
+ * queue holds more than it may (reclaim). u is asked about as it will stand once its minimum
+ * runtime is over. */
 bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
                          const struct pgang *u, enum policy_eviction_kind *kind);
-/* Would w's search (for its minimum, or for its member wx) find victims now? Nothing changes. */
-bool preclaim_possible(struct policy_cluster *c, struct pgang *w, struct ppod *wx, int64_t now);
 /* Would w's search of this kind (for its minimum, or for its member wx) take gang u, were u
  * running since now with its placed members bound? Nothing changes. */
 bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,

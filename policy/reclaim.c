@@ -1028,22 +1028,6 @@ bool preclaim_could_take(const struct policy_cluster *c, const struct pgang *w,
     return lw && lu;
 }
 
-bool preclaim_possible(struct policy_cluster *c, struct pgang *w, struct ppod *wx, int64_t now)
-{
-    struct psearch *s = NULL;
-
-    if (wx ? (!w->admitted && !w->planned) || wx->phase != POLICY_POD_PENDING
-           : w->admitted || !pgang_could_run(c, w))
-        return false;
-    pfair_refresh(c);
-    if (!c->opts.no_reclaim)
-        s = search(c, w, wx, POLICY_EVICT_RECLAIM, NULL, now);
-    if (!s && !c->opts.no_preemption)
-        s = search(c, w, wx, POLICY_EVICT_PREEMPT, NULL, now);
-    search_free(s);
-    return s != NULL;
-}
-
 bool preclaim_would_take(struct policy_cluster *c, struct pgang *w, struct ppod *wx,
                          struct pgang *u, enum policy_eviction_kind kind, int64_t now)
 {

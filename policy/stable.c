@@ -159,13 +159,16 @@ static bool takes(struct policy_cluster *c, const struct evictor *e, struct pgan
     return yes;
 }
 
-/* Could e's gang go now, u not placed: fit the room as it is, or find victims of its own now
- * (the probe counts victims only a later change frees too)? Else u yielding would leave both
- * waiting. */
+static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int64_t now);
+
+/* Could e's gang go now, u not placed: fit the room as it is, or evict victims of its own now
+ * (victims chosen and no gang that would evict it at once on their room: pevict_for's own
+ * test)? Else u yielding would leave both waiting. */
 static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t now)
 {
     enum preason_kind rk;
     struct pstatement st = {0};
+    struct psearch *s;
     struct ppod *x = e->wx;
     bool was = e->w->planned, ok = false;
     size_t mark;
@@ -176,7 +179,10 @@ static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t 
     ok = x ? pplan_one_try(c, x, NULL, 0, &st, NULL) == 0
            : pplan_gang_try(c, e->w, NULL, &st, &rk, NULL) == 0;
     pstatement_rollback(c, &st, mark);
-    ok = ok || preclaim_possible(c, e->w, x, now);
+    if (!ok && (s = preclaim_choose(c, e->w, x, now))) {
+        ok = first_taker(c, e->w, now) == NULL;
+        preclaim_abort(s);
+    }
 out:
     e->w->planned = was;
     pstatement_discard(c, &st);
@@ -235,12 +241,22 @@ struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t
     return NULL;
 }
 
+/* The first gang, in queue order, whose search would take g at once (NULL: none). */
+static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int64_t now)
+{
+    struct evictor found[STABLE_MAX_ASKED];
+    size_t n = candidates(c, g, found);
+
+    for (size_t i = 0; i < n; i++)
+        if (takes(c, &found[i], g, now))
+            return found[i].w;
+    return NULL;
+}
+
 int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_t now,
                struct pgang **first)
 {
     struct psearch *s = preclaim_choose(c, g, x, now);
-    struct evictor found[STABLE_MAX_ASKED];
-    size_t n;
 
     *first = NULL;
     if (!s)
@@ -250,12 +266,8 @@ int pevict_for(struct policy_cluster *c, struct pgang *g, struct ppod *x, int64_
      * room, through g, to a gang the rules did not let take it (an extra of a higher-priority
      * gang in g's queue that may preempt g but may not reclaim, say, because the room would
      * put its queue over its fair share). g waits for it, as the order says it should. */
-    n = candidates(c, g, found);
-    for (size_t i = 0; i < n; i++) {
-        if (!takes(c, &found[i], g, now))
-            continue;
+    if ((*first = first_taker(c, g, now))) {
         preclaim_abort(s);
-        *first = found[i].w;
         return -1;
     }
     return preclaim_decide(s) == POLICY_OK ? 0 : -1;

@@ -844,6 +844,20 @@ static int fits_free_room(struct em *e, int gi, const struct em_snap *snap)
     return 0;
 }
 
+/* Has gang gi a pending member (one beyond its minimum, the gang being bound whole)? */
+static bool has_pending_member(struct em *e, int gi)
+{
+    const struct em_gang *g = &e->g[gi];
+
+    for (int i = g->first; i < g->first + g->npods; i++) {
+        struct policy_pod_view v;
+
+        if (view(e, i, &v) && v.phase == POLICY_POD_PENDING)
+            return true;
+    }
+    return false;
+}
+
 /* ---- snapshots ------------------------------------------------------------------------- */
 
 struct snap_ctx {
@@ -1442,7 +1456,8 @@ static void settle(struct em *e)
 /* ---- rounds ------------------------------------------------------------------------------ */
 
 /* After a round: a gang whose minimum fits the free room within its limits does not wait,
- * unless it names a waiting gang ahead of it (which is checked the same way). */
+ * unless it names a waiting gang ahead of it (which is checked the same way), or yields to
+ * the pending members of a gang bound whole. */
 static void check_waiting(struct em *e)
 {
     struct em_snap s;
@@ -1464,6 +1479,11 @@ static void check_waiting(struct em *e)
             struct policy_gang_view av;
 
             if (policy_gang_view_get(e->c, ahead, &av) && av.state == POLICY_GANG_PENDING)
+                continue;
+            /* Yielded to a gang bound whole for its members beyond the minimum, which would
+             * evict this one at once and can go now (stable.c runs both searches): they go
+             * when kube-scheduler asks them again, which may be a round later (seed 66720). */
+            if (gv.why->kind == POLICY_REASON_YIELD && has_pending_member(e, ai))
                 continue;
         }
         fits = fits_free_room(e, gi, &s);
