@@ -159,7 +159,37 @@ static bool takes(struct policy_cluster *c, const struct evictor *e, struct pgan
     return yes;
 }
 
-static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int64_t now);
+/* The gangs that could take u, their cheap test passed, the first in queue order. */
+static size_t candidates(struct policy_cluster *c, struct pgang *u, struct evictor *found)
+{
+    size_t n = 0;
+
+    if ((c->opts.no_reclaim && c->opts.no_preemption) || !pgang_preemptible(c, u))
+        return 0;
+    pgang_waiting_refill(c);
+    for (size_t i = 0; i < c->waiting.n; i++)
+        consider(c, pgang_at(c, c->waiting.v[i]), u, found, &n);
+    /* Gangs planned whole are not waiting, but their extras will be once they bind. */
+    for (size_t i = 0; i < c->expiry.n; i++) {
+        struct pgang *w = c->expiry.v[i].gang;
+
+        if (w->planned && !w->admitted && !w->waiting)
+            consider(c, w, u, found, &n);
+    }
+    return n;
+}
+
+/* The first gang, in queue order, whose search would take g at once (NULL: none). */
+static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int64_t now)
+{
+    struct evictor found[STABLE_MAX_ASKED];
+    size_t n = candidates(c, g, found);
+
+    for (size_t i = 0; i < n; i++)
+        if (takes(c, &found[i], g, now))
+            return found[i].w;
+    return NULL;
+}
 
 /* Could e's gang go now, u not placed: fit the room as it is, or evict victims of its own now
  * (victims chosen and no gang that would evict it at once on their room: pevict_for's own
@@ -187,26 +217,6 @@ out:
     e->w->planned = was;
     pstatement_discard(c, &st);
     return ok;
-}
-
-/* The gangs that could take u, their cheap test passed, the first in queue order. */
-static size_t candidates(struct policy_cluster *c, struct pgang *u, struct evictor *found)
-{
-    size_t n = 0;
-
-    if ((c->opts.no_reclaim && c->opts.no_preemption) || !pgang_preemptible(c, u))
-        return 0;
-    pgang_waiting_refill(c);
-    for (size_t i = 0; i < c->waiting.n; i++)
-        consider(c, pgang_at(c, c->waiting.v[i]), u, found, &n);
-    /* Gangs planned whole are not waiting, but their extras will be once they bind. */
-    for (size_t i = 0; i < c->expiry.n; i++) {
-        struct pgang *w = c->expiry.v[i].gang;
-
-        if (w->planned && !w->admitted && !w->waiting)
-            consider(c, w, u, found, &n);
-    }
-    return n;
 }
 
 /* Lift what u was just planned with (its PLANNED members) into lifted. */
@@ -238,18 +248,6 @@ struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t
         if (goes)
             return found[i].w;
     }
-    return NULL;
-}
-
-/* The first gang, in queue order, whose search would take g at once (NULL: none). */
-static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int64_t now)
-{
-    struct evictor found[STABLE_MAX_ASKED];
-    size_t n = candidates(c, g, found);
-
-    for (size_t i = 0; i < n; i++)
-        if (takes(c, &found[i], g, now))
-            return found[i].w;
     return NULL;
 }
 

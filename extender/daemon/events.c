@@ -261,12 +261,19 @@ struct ext_events *ext_events_new(struct kube_client *kube)
     return e;
 }
 
+/* The key of a pod's series: its namespace, name and uid. */
+static uint64_t series_key(const char *ns, const char *pod, const char *uid)
+{
+    const char *parts[] = {ns, pod, uid};
+
+    return hash_parts(parts, 3);
+}
+
 /* Under the lock: the series slot of a pod, NULL when this process wrote it none. */
 static struct series *series_of(struct ext_events *e, const char *ns, const char *pod,
                                 const char *uid)
 {
-    const char *parts[] = {ns, pod, uid};
-    uint64_t key = hash_parts(parts, 3);
+    uint64_t key = series_key(ns, pod, uid);
     struct series *sl = &e->series[key % EVENTS_SERIES_SLOTS];
 
     return sl->key == key ? sl : NULL;
@@ -331,7 +338,6 @@ void ext_events_post(struct ext_events *e, const char *ns, const char *pod, cons
 void ext_events_waiting(struct ext_events *e, const char *ns, const char *pod, const char *uid,
                         const char *gang, const char *message)
 {
-    const char *parts[] = {ns, pod, uid};
     uint64_t key, msg, gang_id;
     struct series *sl;
     struct pending_event *ev;
@@ -339,7 +345,7 @@ void ext_events_waiting(struct ext_events *e, const char *ns, const char *pod, c
 
     if (!e || !ns || !pod)
         return;
-    key = hash_parts(parts, 3);
+    key = series_key(ns, pod, uid);
     msg = hash_parts(&message, 1);
     gang_id = gang_id_of(ns, gang ? gang : pod);
     sl = &e->series[key % EVENTS_SERIES_SLOTS];
