@@ -662,6 +662,7 @@ out:
 int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod *must,
                    struct pstatement *st, enum preason_kind *kind, struct preason *why)
 {
+    struct policy_reason limited = {.limit_resource = -1};
     bool spare = false;
     int rc;
 
@@ -680,6 +681,8 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
     if (*kind == PREASON_MEMBERS || *kind == PREASON_INVALID)
         goto explain;
     rc = -1;
+    if (why && why->r.kind == POLICY_REASON_QUEUE_LIMIT)
+        limited = why->r;
     if (spare && plan_choice(c, g, must, CHOOSE_LIGHTEST, c->opts.strategy, false, st, &spare,
                              kind, why) == 0)
         return 0;
@@ -689,6 +692,14 @@ int pplan_gang_try(struct policy_cluster *c, struct pgang *g, const struct ppod 
         if (plan_choice(c, g, must, CHOOSE_HEAVIEST, c->opts.strategy, true, st, &spare, &k,
                         NULL) == 0)
             return 0;
+    }
+    /* The lighter choice found no room, a heavier one its queue's limit: both are the reason. */
+    if (why && why->r.kind == POLICY_REASON_GANG_ROOM && limited.kind == POLICY_REASON_QUEUE_LIMIT) {
+        why->r.queue = limited.queue;
+        why->r.limit_resource = limited.resource;
+        why->r.cap = limited.cap;
+        why->r.used = limited.used;
+        why->r.asked = limited.asked;
     }
 explain:
     /* A RayJob's or RayService's cluster says whose it is: its key is KubeRay's name. */

@@ -773,6 +773,10 @@ struct policy_reason {
     const char *queue;
     int resource;
     int64_t cap, used, asked; /* QUEUE_*: limit or quota, used, what the gang asks */
+    /* GANG_ROOM: a heavier choice of members (one that a count lets stand for the minimum)
+     * was refused by queue's limit in limit_resource (cap, used, asked as for QUEUE_LIMIT);
+     * -1: none. */
+    int limit_resource;
 
     const char *other;       /* a gang, or a pod (IN_TURN, VICTIM_REFUSED), or a node */
     const char *other_queue;

@@ -80,7 +80,7 @@ void preason_init(struct preason *r, enum policy_reason_kind kind, const char *g
     memset(r, 0, sizeof(*r));
     r->r.kind = kind;
     r->r.gang = gang;
-    r->r.resource = r->r.held_resource = -1;
+    r->r.resource = r->r.held_resource = r->r.limit_resource = -1;
     r->r.holder_quota = r->r.quotas = -1;
 }
 
@@ -515,6 +515,19 @@ static void put_no_node(struct line *o, const struct policy_reason *r)
     put_holders(o, r);
 }
 
+/* A heavier choice the count allows was turned away by a queue's limit. */
+static void put_over_limit(struct line *o, const struct policy_reason *r)
+{
+    char a[64], b[64], c[64];
+    int res = r->limit_resource;
+
+    if (res < 0 || res >= POLICY_RES_COUNT || !r->queue)
+        return;
+    put(o, "; a heavier choice of members asks %s, over queue %s's limit of %s (%s in use)",
+        amount(res, r->asked, a, sizeof(a)), r->queue, amount(res, r->cap, b, sizeof(b)),
+        amount(res, r->used, c, sizeof(c)));
+}
+
 /* The members a gang's minimum misses do not fit: alone, by the sums, or together. */
 static void put_gang_room(struct line *o, const struct policy_reason *r)
 {
@@ -553,6 +566,7 @@ static void put_gang_room(struct line *o, const struct policy_reason *r)
             put(o, ") found no room beside the others");
         }
     }
+    put_over_limit(o, r);
     put_never(o, r);
     put_holders(o, r);
 }

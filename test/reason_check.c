@@ -703,6 +703,30 @@ static enum verdict fits_together(struct rc *k, const struct pgang *g, struct pp
     return s.budget <= 0 ? RC_UNDECIDED : RC_TRUE;
 }
 
+/* A heavier choice over a queue's limit: the queue, its limit and use as they are, and what
+ * the choice asks (at least what the minimum asks) does not fit under it. */
+static enum verdict check_over_limit(struct rc *k)
+{
+    const struct policy_reason *r = k->r;
+    const struct pqueue *q;
+    int res = r->limit_resource;
+    int64_t used;
+
+    if (res < 0)
+        return RC_TRUE;
+    if (res >= POLICY_RES_COUNT || !(q = pqueue_find(k->c, r->queue)))
+        return fail(k, "over the limit of no queue %s", r->queue ? r->queue : "?");
+    used = queue_holds(k->c, q, res, false, false);
+    if (q->limit.v[res] != r->cap || used != r->used)
+        return fail(k, "queue %s: limit %lld, %lld in use", q->name, (long long)q->limit.v[res],
+                    (long long)used);
+    if (r->cap < 0 || used + r->asked <= r->cap || r->asked < r->need.v[res])
+        return fail(k, "a choice asking %lld fits queue %s's limit (%lld, %lld in use) or asks "
+                    "less than the minimum (%lld)", (long long)r->asked, q->name,
+                    (long long)r->cap, (long long)used, (long long)r->need.v[res]);
+    return RC_TRUE;
+}
+
 static enum verdict check_gang_room(struct rc *k)
 {
     const struct policy_reason *r = k->r;
@@ -786,6 +810,8 @@ static enum verdict check_gang_room(struct rc *k)
     if (v == RC_TRUE && !r->domain && never != r->never)
         v = fail(k, "never is %s; what it needs against the nodes empty says %s",
                  r->never ? "said" : "not said", never ? "never" : "it fits");
+    if (v == RC_TRUE)
+        v = check_over_limit(k);
 out:
     if (v == RC_TRUE)
         v = check_holder(k, g);

@@ -211,8 +211,8 @@ END_TEST
 START_TEST(a_gang_that_fits_is_not_said_not_to)
 {
     struct policy_reason r = {.kind = POLICY_REASON_GANG_ROOM, .gang = "lab/g", .want = 2,
-                              .resource = -1, .held_resource = -1, .holder_quota = -1,
-                              .quotas = -1};
+                              .resource = -1, .held_resource = -1, .limit_resource = -1,
+                              .holder_quota = -1, .quotas = -1};
     struct rc_stats st = {0};
 
     add_node("n1", 32, 4, NULL);
@@ -237,8 +237,8 @@ START_TEST(a_way_over_the_queue_limit_is_no_way)
 {
     int64_t limit = _i ? 2000 : 3000;
     struct policy_reason r = {.kind = POLICY_REASON_GANG_ROOM, .gang = "lab/g", .want = 2,
-                              .resource = -1, .held_resource = -1, .holder_quota = -1,
-                              .quotas = -1};
+                              .resource = -1, .held_resource = -1, .limit_resource = -1,
+                              .holder_quota = -1, .quotas = -1};
     struct rc_stats st = {0};
 
     add_node("n1", 32, 4, NULL);
@@ -260,6 +260,40 @@ START_TEST(a_way_over_the_queue_limit_is_no_way)
     else
         ck_assert_msg(st.checked == 1 && st.violations == 0 && st.undecided == 0, "%s",
                       st.first);
+}
+END_TEST
+
+/* The gang-room reason's "a heavier choice ... over queue team's limit" is checked too: true
+ * as the engine says it (3 GPUs on top of 1 in use, limit 2); a choice that would fit under
+ * the limit, or a limit the queue does not have, is caught. */
+START_TEST(an_over_limit_clause_is_checked)
+{
+    struct policy_reason r = {.kind = POLICY_REASON_GANG_ROOM, .gang = "lab/g", .want = 2,
+                              .resource = -1, .held_resource = -1, .holder_quota = -1,
+                              .quotas = -1, .queue = "team", .limit_resource = POLICY_RES_GPU,
+                              .cap = _i == 2 ? 3000 : 2000, .used = 1000,
+                              .asked = _i == 1 ? 1000 : 3000};
+    struct rc_stats st = {0};
+
+    add_node("n1", 32, 4, NULL);
+    add_queue("team", -1, 2000);
+    add_pod(NULL, "busy", 1, 1, "team", "n1");
+    add_gang("lab/g", 2, "team");
+    add_pod("lab/g", "p0", 1, 1, "team", NULL);
+    add_pod("lab/g", "p1", 1, 1, "team", NULL);
+    add_pod("lab/g", "p2", 1, 2, "team", NULL);
+    r.nodes = 1;
+    r.need.v[POLICY_RES_CPU] = 2000;
+    r.need.v[POLICY_RES_MEMORY] = 2 * GiB;
+    r.need.v[POLICY_RES_GPU] = 2000;
+    r.free = (struct policy_resources){{31000, 63 * GiB, 3000}};
+    rc_check(C, &r, NULL, NULL, 0, &st);
+    if (_i == 0)
+        ck_assert_msg(st.checked == 1 && st.violations == 0 && st.undecided == 0, "%s",
+                      st.first);
+    else
+        ck_assert_msg(st.violations == 1 && strstr(st.first, _i == 1 ? "fits queue" : "limit 2"),
+                      "%s", st.first);
 }
 END_TEST
 
@@ -371,6 +405,7 @@ int main(void)
                         sizeof(lie_cases) / sizeof(lie_cases[0]));
     tcase_add_test(planted, a_gang_that_fits_is_not_said_not_to);
     tcase_add_loop_test(planted, a_way_over_the_queue_limit_is_no_way, 0, 2);
+    tcase_add_loop_test(planted, an_over_limit_clause_is_checked, 0, 3);
     suite_add_tcase(s, planted);
     tcase_set_timeout(cases, 600);
     tcase_add_test(cases, every_reason_of_every_case_is_true);

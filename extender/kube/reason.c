@@ -100,6 +100,22 @@ static void add_evicted(cJSON *o, const struct policy_reason *r)
     add_amount(o, r->quota_mark ? "quota" : "fairShare", r->resource, r->cap);
 }
 
+/* GANG_ROOM: a heavier choice its queue's limit turned away. */
+static void add_over_limit(cJSON *o, const struct policy_reason *r)
+{
+    int res = r->limit_resource;
+    cJSON *l;
+
+    if (!r->queue || res < 0 || res >= POLICY_RES_COUNT ||
+        !(l = cJSON_AddObjectToObject(o, "overLimit")))
+        return;
+    cJSON_AddStringToObject(l, "queue", r->queue);
+    cJSON_AddStringToObject(l, "resource", policy_resource_name(res));
+    add_amount(l, "limit", res, r->cap);
+    add_amount(l, "used", res, r->used);
+    add_amount(l, "asked", res, r->asked);
+}
+
 static void add_holder(cJSON *o, const struct policy_reason *r)
 {
     int res = r->held_resource;
@@ -148,6 +164,7 @@ static void add_figures(cJSON *o, const struct policy_reason *r)
         add_resources(o, "free", &r->free);
         if (r->resource >= 0 && r->resource < POLICY_RES_COUNT)
             cJSON_AddStringToObject(o, "short", policy_resource_name(r->resource));
+        add_over_limit(o, r);
         add_holder(o, r);
         return;
     case POLICY_REASON_EVICTED: add_evicted(o, r); return;
