@@ -12,9 +12,11 @@
  * MaintainFairShare; or more than its quota, when the reclaimer stays within
  * its quota: GuaranteeDeservedQuota); and none of those queues ends below its
  * quota in a resource in which the reclaimer is over its own quota: in-quota
- * usage is never taken for over-quota work. A victim gang that would break
- * that is refused whole, never split. Usage counts bound and planned pods the
- * same way everywhere; pods being evicted count for nobody.
+ * usage is never taken for over-quota work; and, taken for the reclaimer's fair
+ * share, a victim that could come back within its queue's share leaves that
+ * queue no less saturated than the reclaimer's (KAI's relative order). A victim
+ * gang that would break that is refused whole, never split. Usage counts bound
+ * and planned pods the same way everywhere; pods being evicted count for nobody.
  *
  * Preemption, inside one queue: victims are running gangs of strictly lower
  * priority, preemptible, past the queue's preemptMinRuntime.
@@ -142,6 +144,63 @@ static int64_t quota_floor(const struct psearch *s, const struct pqueue *q, int 
     return q->quota.v[r] < 0 || used < q->quota.v[r] ? used : q->quota.v[r];
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The least v, made again, asks to run: a member beyond its gang's minimum, itself; a whole
+ * gang (or a plan), its minimum, each resource on its own from its smallest members. */
+static void comeback(const struct psearch *s, const struct victim *v, struct policy_resources *out)
+{
+    size_t n = v->npods, min = (size_t)pgang_min(s->c, v->g);
+    int64_t *each = v->unit == UNIT_EXTRA ? NULL : malloc((n ? n : 1) * sizeof(*each));
+
+    if (!each) { /* a member beyond a minimum; or no memory: itself, the most it could ask */
+        *out = v->charge;
+        return;
+    }
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        out->v[r] = 0;
+        for (size_t k = 0; k < n; k++) {
+            struct policy_resources c;
+
+            ppod_charge_resources(VPOD(s, v, k), VPOD(s, v, k)->place.share, &c);
+            each[k] = c.v[r];
+        }
+        qsort(each, n, sizeof(*each), cmp_i64);
+        for (size_t k = 0; k < n && k < min; k++)
+            out->v[r] = parith_add(out->v[r], each[k]);
+    }
+    free(each);
+}
+
+/*
+ * Rule 5: taken for the reclaimer's fair share, a victim does not leave its queue so far
+ * below the reclaimer's that it, made again, would run within its fair share there: where
+ * the paths part, the reclaimer's queue ends no more saturated (used / fair share) than the
+ * victim's, or the victim could not come back (KAI's relative order: the queue with the
+ * lowest ratio keeps it). Else the room it leaves is filled, and it takes it back. v's room
+ * is taken already, or not yet.
+ */
+static bool ordered_after(const struct psearch *s, const struct victim *v)
+{
+    struct policy_resources r, w, back;
+    bool returns = true;
+
+    comeback(s, v, &back);
+    for (int k = 0; k < POLICY_RES_COUNT; k++) {
+        r.v[k] = with_ask(s, pqueue_used(v->lr, k), k);
+        w.v[k] = pqueue_used(v->lv, k);
+        if (!v->taken)
+            w.v[k] = parith_sub(w.v[k], v->charge.v[k]);
+        returns &= parith_add(w.v[k], back.v[k]) <= v->lv->fair_share.v[k];
+    }
+    return !returns || pqueue_saturation(v->lr, &r) <= pqueue_saturation(v->lv, &w);
+}
+
 /*
  * May v be taken now, on top of what is taken already? Every queue on its path down from
  * where it parts from the reclaimer's holds more than it may, and none goes below its quota
@@ -174,7 +233,7 @@ static bool path_allows(const struct psearch *s, const struct victim *v)
         if (q == v->lv)
             break;
     }
-    return true;
+    return guarantee || ordered_after(s, v);
 }
 
 /* ---- who may be a victim --------------------------------------------------------- */
@@ -587,6 +646,8 @@ static bool audit(struct psearch *s)
             if (q == v->lv)
                 break;
         }
+        if (!guarantee && !ordered_after(s, v))
+            return false;
     }
     return true;
 }

@@ -945,8 +945,85 @@ static bool within_quota(const struct em *e, const struct em_snap *s, const stru
     return true;
 }
 
+/* What queue q ends with over its fair share, the most of any resource it uses (what the
+ * decision takes under it gone, the reclaimer's ask added where it is on its path). */
+static double saturation_end(const struct em_snap *s, const struct decision *d, int q, bool mine)
+{
+    double most = 0;
+
+    for (int k = 0; k < POLICY_RES_COUNT; k++) {
+        int64_t used = s->used[q].v[k] - d->taken[q].v[k] + (mine ? d->need.v[k] : 0);
+        double x;
+
+        if (used <= 0)
+            continue;
+        x = s->fair[q].v[k] > 0 ? (double)used / (double)s->fair[q].v[k] : 1e300;
+        most = x > most ? x : most;
+    }
+    return most;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* 5. taken for the reclaimer's fair share (not its quota), a victim that could come back
+ * within its queue's fair share where the paths part (asking `back`) leaves that queue no
+ * less saturated than the reclaimer's. */
+static void check_order(struct em *e, const struct em_snap *s, const struct decision *d, int vg,
+                        int lr, int lv, const struct policy_resources *back)
+{
+    bool returns = true;
+
+    for (int k = 0; k < POLICY_RES_COUNT; k++)
+        returns &= s->used[lv].v[k] - d->taken[lv].v[k] + back->v[k] <= s->fair[lv].v[k];
+    if (returns && saturation_end(s, d, lr, true) > saturation_end(s, d, lv, false))
+        violation(e, EM_VICTIM_RULE,
+                  "%s reclaimed %s: queue %s would end more saturated than queue %s (%.3f > "
+                  "%.3f), which %s would run within its fair share again",
+                  e->g[d->by].key, e->g[vg].key, e->q[lr].name, e->q[lv].name,
+                  saturation_end(s, d, lr, true), saturation_end(s, d, lv, false),
+                  e->g[vg].key);
+}
+
+/* Rule 5 for vg's evicted pods: taken whole, the least its minimum asks (each resource from
+ * its smallest members); taken as members beyond its minimum, each one. */
+static void check_orders(struct em *e, const struct em_snap *s, const struct decision *d, int vg,
+                         int lr, int lv, const struct policy_eviction *ev, size_t n)
+{
+    struct policy_resources c[EM_PODS], back = {{0}};
+    int64_t each[EM_PODS];
+    int m = 0, bound = 0;
+
+    for (size_t i = 0; i < n && m < EM_PODS; i++) {
+        int pi = pod_index(e, ev[i].name);
+        struct policy_pod_view v;
+
+        if (pi >= 0 && e->p[pi].gang == vg && view(e, pi, &v))
+            charge_of(e, &e->p[pi], node_index(e, v.node), &c[m++]);
+    }
+    for (int k = e->g[vg].first; k < e->g[vg].first + e->g[vg].npods; k++)
+        bound += s->phase[k] == POLICY_POD_BOUND;
+    if (m < bound) {
+        for (int i = 0; i < m; i++)
+            check_order(e, s, d, vg, lr, lv, &c[i]);
+        return;
+    }
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        for (int i = 0; i < m; i++)
+            each[i] = c[i].v[r];
+        qsort(each, (size_t)m, sizeof(*each), cmp_i64);
+        for (int i = 0; i < m && i < e->g[vg].min; i++)
+            back.v[r] += each[i];
+    }
+    check_order(e, s, d, vg, lr, lv, &back);
+}
+
 static void check_reclaim_victim(struct em *e, const struct em_snap *s, const struct decision *d,
-                                 int vg)
+                                 int vg, const struct policy_eviction *ev, size_t n)
 {
     int r = e->g[d->by].queue, v = e->g[vg].queue, lr, lv;
 
@@ -1001,6 +1078,8 @@ static void check_reclaim_victim(struct em *e, const struct em_snap *s, const st
         if (q == lv)
             break;
     }
+    if (!within_quota(e, s, d, r, lr, -1))
+        check_orders(e, s, d, vg, lr, lv, ev, n);
 }
 
 /* "2", "1.5" GPUs; "4", "500m" cpu; "4Gi", "16Mi", bytes of memory: in the engine's units. */
@@ -1100,7 +1179,7 @@ static void check_decision(struct em *e, const struct em_snap *s, struct decisio
                           "priority %d)", e->g[d->by].key, e->q[e->g[d->by].queue].name,
                           s->prio[d->by], e->g[vg].key, vq->name, s->prio[vg]);
         } else {
-            check_reclaim_victim(e, s, d, vg);
+            check_reclaim_victim(e, s, d, vg, ev, n);
         }
         check_reason(e, s, d, vg, &ev[i]);
     }
