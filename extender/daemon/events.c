@@ -205,13 +205,10 @@ static void send_one(struct ext_events *e, const struct pending_event *ev)
         series_forget(e, ev->gang_id, 0);
         break;
     case EV_WITHDRAW_POD: {
-        char name[EVENT_NAME_MAX + 1], path[600];
+        char name[EVENT_NAME_MAX + 1];
 
         series_name(name, sizeof(name), ev->pod, ev->series);
-        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ev->ns, name);
-        rc = kube_delete(e->kube, path, err, sizeof(err));
-        if (rc == EXT_ENOTFOUND)
-            rc = EXT_OK; /* never made, or gone already */
+        rc = kube_event_delete(e->kube, ev->ns, name, err, sizeof(err));
         series_forget(e, ev->gang_id, ev->series);
         break;
     }

@@ -866,6 +866,20 @@ int kube_event_repeat(struct kube_client *c, const char *ns, const char *name,
     return rc;
 }
 
+int kube_event_delete(struct kube_client *c, const char *ns, const char *name, char *err,
+                      size_t errlen)
+{
+    char path[600];
+    int rc;
+
+    if (!kube_name_valid(ns) || !kube_name_valid(name))
+        return ext_errf(err, errlen, EXT_EINVAL, "deleting Event \"%s/%s\": bad name",
+                        ns ? ns : "", name ? name : "");
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events/%s", ns, name);
+    rc = kube_delete(c, path, err, errlen);
+    return rc == EXT_ENOTFOUND ? EXT_OK : rc;
+}
+
 int kube_events_withdraw(struct kube_client *c, const char *ns, const char *gang_id,
                          const char *reason, char *err, size_t errlen)
 {

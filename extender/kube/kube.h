@@ -191,6 +191,9 @@ int kube_event_repeat(struct kube_client *c, const char *ns, const char *name,
  * deletecollection request, whatever the number of pods. */
 int kube_events_withdraw(struct kube_client *c, const char *ns, const char *gang_id,
                          const char *reason, char *err, size_t errlen);
+/* Delete the Event ns/name; one already gone (never made, expired, deleted) is EXT_OK. */
+int kube_event_delete(struct kube_client *c, const char *ns, const char *name, char *err,
+                      size_t errlen);
 
 /* A namespace or object name fit to be put in a path (DNS subdomain characters, <= 253). */
 int kube_name_valid(const char *name);
