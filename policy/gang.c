@@ -371,8 +371,7 @@ static int cmp_int64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The k smallest of v[0..n) (sorted in place), summed saturating. */
-static int64_t least_sum(int64_t *v, size_t n, int32_t k)
+int64_t pleast_sum(int64_t *v, size_t n, int32_t k)
 {
     int64_t sum = 0;
 
@@ -405,7 +404,7 @@ void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,
                     ppod_charge_resources(pool[i], ppod_share_asked(c, pool[i]), &a);
                     v[n++] = a.v[r];
                 }
-            need->v[r] = parith_add(need->v[r], least_sum(v, n, missing_sub[s]));
+            need->v[r] = parith_add(need->v[r], pleast_sum(v, n, missing_sub[s]));
             left -= missing_sub[s] < (int32_t)n ? missing_sub[s] : (int32_t)n;
         }
         /* ... then the rest from the least asking members of all (a lower bound: a member
@@ -418,7 +417,7 @@ void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,
             v[n++] = a.v[r];
         }
         if (left > 0)
-            need->v[r] = parith_add(need->v[r], least_sum(v, n, left));
+            need->v[r] = parith_add(need->v[r], pleast_sum(v, n, left));
     }
     if (v != stack)
         free(v);

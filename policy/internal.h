@@ -521,6 +521,8 @@ int32_t pgang_tally(const struct policy_cluster *c, const struct pgang *g, enum 
 /* What g's minimum still asks: pending members up to it, with the shares they ask. */
 void pgang_minimum_need(const struct policy_cluster *c, const struct pgang *g,
                         struct policy_resources *need);
+/* The k smallest of v[0..n) (sorted in place), summed saturating. */
+int64_t pleast_sum(int64_t *v, size_t n, int32_t k);
 /* The least pool's members could ask, per resource, to fill missing_sub[s] of each subgroup
  * and total in all (each resource on its own: a lower bound of any choice). */
 void pgang_least_need(const struct policy_cluster *c, const struct pgang *g,

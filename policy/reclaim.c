@@ -55,6 +55,7 @@ struct victim {
     size_t first_held, nheld; /* a plan's: the pods leaving for it, s->pool[...] */
     const struct pqueue *leaf, *lv, *lr; /* its queue; its and the reclaimer's where they part */
     struct policy_resources charge; /* what it frees in its queues */
+    struct policy_resources back;   /* the least it asks to run again (rule 5, comeback) */
     double saturation;
     int32_t priority;
     int64_t since;
@@ -144,39 +145,6 @@ static int64_t quota_floor(const struct psearch *s, const struct pqueue *q, int 
     return q->quota.v[r] < 0 || used < q->quota.v[r] ? used : q->quota.v[r];
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The least v, made again, asks to run: a member beyond its gang's minimum, itself; a whole
- * gang (or a plan), its minimum, each resource on its own from its smallest members. */
-static void comeback(const struct psearch *s, const struct victim *v, struct policy_resources *out)
-{
-    size_t n = v->npods, min = (size_t)pgang_min(s->c, v->g);
-    int64_t *each = v->unit == UNIT_EXTRA ? NULL : malloc((n ? n : 1) * sizeof(*each));
-
-    if (!each) { /* a member beyond a minimum; or no memory: itself, the most it could ask */
-        *out = v->charge;
-        return;
-    }
-    for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        out->v[r] = 0;
-        for (size_t k = 0; k < n; k++) {
-            struct policy_resources c;
-
-            ppod_charge_resources(VPOD(s, v, k), VPOD(s, v, k)->place.share, &c);
-            each[k] = c.v[r];
-        }
-        qsort(each, n, sizeof(*each), cmp_i64);
-        for (size_t k = 0; k < n && k < min; k++)
-            out->v[r] = parith_add(out->v[r], each[k]);
-    }
-    free(each);
-}
-
 /*
  * Rule 5: taken for the reclaimer's fair share, a victim does not leave its queue so far
  * below the reclaimer's that it, made again, would run within its fair share there: where
@@ -187,16 +155,15 @@ static void comeback(const struct psearch *s, const struct victim *v, struct pol
  */
 static bool ordered_after(const struct psearch *s, const struct victim *v)
 {
-    struct policy_resources r, w, back;
+    struct policy_resources r, w;
     bool returns = true;
 
-    comeback(s, v, &back);
     for (int k = 0; k < POLICY_RES_COUNT; k++) {
         r.v[k] = with_ask(s, pqueue_used(v->lr, k), k);
         w.v[k] = pqueue_used(v->lv, k);
         if (!v->taken)
             w.v[k] = parith_sub(w.v[k], v->charge.v[k]);
-        returns &= parith_add(w.v[k], back.v[k]) <= v->lv->fair_share.v[k];
+        returns &= parith_add(w.v[k], v->back.v[k]) <= v->lv->fair_share.v[k];
     }
     return !returns || pqueue_saturation(v->lr, &r) <= pqueue_saturation(v->lv, &w);
 }
@@ -329,6 +296,30 @@ static int grow_pool(struct psearch *s, size_t n)
     return POLICY_OK;
 }
 
+/* The least v, made again, asks to run, its pods as they stand before it is taken: a member
+ * beyond its gang's minimum, itself; a whole gang (or a plan), its minimum, each resource on
+ * its own from its smallest members. */
+static void comeback(const struct psearch *s, struct victim *v)
+{
+    size_t n = v->npods;
+    int64_t *each = v->unit == UNIT_EXTRA ? NULL : malloc((n ? n : 1) * sizeof(*each));
+
+    if (!each) { /* a member beyond a minimum; or no memory: itself, the most it could ask */
+        v->back = v->charge;
+        return;
+    }
+    for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        for (size_t k = 0; k < n; k++) {
+            struct policy_resources c;
+
+            ppod_charge_resources(VPOD(s, v, k), VPOD(s, v, k)->place.share, &c);
+            each[k] = c.v[r];
+        }
+        v->back.v[r] = pleast_sum(each, n, pgang_min(s->c, v->g));
+    }
+    free(each);
+}
+
 static int add_victim(struct psearch *s, struct pgang *vg, enum unit_kind unit,
                       const struct pqueue *leaf, const struct pqueue *lv,
                       const struct pqueue *lr, struct ppod **pods, size_t n)
@@ -362,6 +353,7 @@ static int add_victim(struct psearch *s, struct pgang *vg, enum unit_kind unit,
         for (int i = 0; i < POLICY_RES_COUNT; i++)
             v->charge.v[i] = parith_add(v->charge.v[i], r.v[i]);
     }
+    comeback(s, v);
     for (int r = 0; r < POLICY_RES_COUNT; r++)
         used.v[r] = pqueue_used(lv, r);
     v->saturation = pqueue_saturation(lv, &used);
