@@ -703,27 +703,39 @@ static enum verdict fits_together(struct rc *k, const struct pgang *g, struct pp
     return s.budget <= 0 ? RC_UNDECIDED : RC_TRUE;
 }
 
-/* A heavier choice over a queue's limit: the queue, its limit and use as they are, and what
- * the choice asks (at least what the minimum asks) does not fit under it. */
+/* Queue q's limit (or quota, non-preemptible use) and use are as said, and asked does not
+ * fit under it: what QUEUE_LIMIT, QUEUE_QUOTA and gang-room's heavier choice all say. */
+static enum verdict queue_refuses(struct rc *k, const struct pqueue *q, bool limit, int res,
+                                  int64_t cap_said, int64_t used_said, int64_t asked)
+{
+    int64_t cap = limit ? q->limit.v[res] : q->quota.v[res];
+    int64_t used = queue_holds(k->c, q, res, false, !limit);
+
+    if (cap != cap_said || used != used_said)
+        return fail(k, "queue %s: %s %lld, %lld in use", q->name, limit ? "limit" : "quota",
+                    (long long)cap, (long long)used);
+    if (cap < 0 || used + asked <= cap || asked <= 0)
+        return fail(k, "queue %s has room for %lld more", q->name, (long long)(cap - used));
+    return RC_TRUE;
+}
+
+/* A heavier choice over a queue's limit: refused there, and asking at least the minimum. */
 static enum verdict check_over_limit(struct rc *k)
 {
     const struct policy_reason *r = k->r;
     const struct pqueue *q;
     int res = r->limit_resource;
-    int64_t used;
+    enum verdict v;
 
     if (res < 0)
         return RC_TRUE;
     if (res >= POLICY_RES_COUNT || !(q = pqueue_find(k->c, r->queue)))
         return fail(k, "over the limit of no queue %s", r->queue ? r->queue : "?");
-    used = queue_holds(k->c, q, res, false, false);
-    if (q->limit.v[res] != r->cap || used != r->used)
-        return fail(k, "queue %s: limit %lld, %lld in use", q->name, (long long)q->limit.v[res],
-                    (long long)used);
-    if (r->cap < 0 || used + r->asked <= r->cap || r->asked < r->need.v[res])
-        return fail(k, "a choice asking %lld fits queue %s's limit (%lld, %lld in use) or asks "
-                    "less than the minimum (%lld)", (long long)r->asked, q->name,
-                    (long long)r->cap, (long long)used, (long long)r->need.v[res]);
+    if ((v = queue_refuses(k, q, true, res, r->cap, r->used, r->asked)) != RC_TRUE)
+        return v;
+    if (r->asked < r->need.v[res])
+        return fail(k, "a heavier choice asks %lld, less than the minimum (%lld)",
+                    (long long)r->asked, (long long)r->need.v[res]);
     return RC_TRUE;
 }
 
@@ -828,20 +840,15 @@ static enum verdict check_queue(struct rc *k)
     const struct pqueue *q = pqueue_find(k->c, r->queue);
     bool limit = r->kind == POLICY_REASON_QUEUE_LIMIT;
     int res = r->resource;
-    int64_t cap, used;
+    enum verdict v;
 
     if (!q || res < 0 || res >= POLICY_RES_COUNT)
         return fail(k, "no queue %s or resource", r->queue ? r->queue : "?");
-    cap = limit ? q->limit.v[res] : q->quota.v[res];
-    used = queue_holds(k->c, q, res, false, !limit);
-    if (cap != r->cap || used != r->used)
-        return fail(k, "queue %s: %s %lld, %lld in use", q->name, limit ? "limit" : "quota",
-                    (long long)cap, (long long)used);
-    if (cap < 0 || used + r->asked <= cap || r->asked <= 0)
-        return fail(k, "queue %s has room for %lld more", q->name, (long long)(cap - used));
-    if (r->never != (r->asked > cap))
+    if ((v = queue_refuses(k, q, limit, res, r->cap, r->used, r->asked)) != RC_TRUE)
+        return v;
+    if (r->never != (r->asked > r->cap))
         return fail(k, "never is %s for %lld against %lld", r->never ? "said" : "not said",
-                    (long long)r->asked, (long long)cap);
+                    (long long)r->asked, (long long)r->cap);
     return RC_TRUE;
 }
 
