@@ -71,15 +71,21 @@ static void add_nodes(cJSON *o, const struct policy_reason *r)
         add_amount(o, "mostDeviceRoom", POLICY_RES_GPU, r->most_device_room);
 }
 
-static void add_queue(cJSON *o, const struct policy_reason *r)
+/* A queue's cap (limit or quota) of res, what it uses and what was asked of it. */
+static void add_queue_figures(cJSON *o, const struct policy_reason *r, int res, bool limit)
 {
     add_text(o, "queue", r->queue);
-    if (r->resource < 0 || r->resource >= POLICY_RES_COUNT)
+    if (res < 0 || res >= POLICY_RES_COUNT)
         return;
-    cJSON_AddStringToObject(o, "resource", policy_resource_name(r->resource));
-    add_amount(o, r->kind == POLICY_REASON_QUEUE_LIMIT ? "limit" : "quota", r->resource, r->cap);
-    add_amount(o, "used", r->resource, r->used);
-    add_amount(o, "asked", r->resource, r->asked);
+    cJSON_AddStringToObject(o, "resource", policy_resource_name(res));
+    add_amount(o, limit ? "limit" : "quota", res, r->cap);
+    add_amount(o, "used", res, r->used);
+    add_amount(o, "asked", res, r->asked);
+}
+
+static void add_queue(cJSON *o, const struct policy_reason *r)
+{
+    add_queue_figures(o, r, r->resource, r->kind == POLICY_REASON_QUEUE_LIMIT);
 }
 
 static void add_evicted(cJSON *o, const struct policy_reason *r)
@@ -109,11 +115,7 @@ static void add_over_limit(cJSON *o, const struct policy_reason *r)
     if (!r->queue || res < 0 || res >= POLICY_RES_COUNT ||
         !(l = cJSON_AddObjectToObject(o, "overLimit")))
         return;
-    cJSON_AddStringToObject(l, "queue", r->queue);
-    cJSON_AddStringToObject(l, "resource", policy_resource_name(res));
-    add_amount(l, "limit", res, r->cap);
-    add_amount(l, "used", res, r->used);
-    add_amount(l, "asked", res, r->asked);
+    add_queue_figures(l, r, res, true);
 }
 
 static void add_holder(cJSON *o, const struct policy_reason *r)
