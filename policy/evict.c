@@ -94,6 +94,26 @@ static struct pgang *release_reclaimer(struct policy_cluster *c, struct ppod *p)
     return by;
 }
 
+/* A running gang's members beyond its minimum are planned one at a time, each on victims of
+ * its own node: those planned on the refused victim's node give their room back; those on
+ * other nodes did not count on it, and keep theirs (releasing them would hand the room their
+ * victims already left to the next pod that fits, often one of those victims come back, to
+ * be evicted for the same member again once the pause below ends). */
+static void release_extras_on(struct policy_cluster *c, struct pgang *g, int32_t node)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        struct ppod *m = ppod_at(c, g->members[i]);
+
+        if (m && m->phase == POLICY_POD_PLANNED && !m->held &&
+            (node < 0 || m->place.node == node)) {
+            puncharge(c, m);
+            m->phase = POLICY_POD_PENDING;
+            m->extra = false;
+        }
+    }
+    pgang_mark_waiting(c, g);
+}
+
 void pevict_gone(struct policy_cluster *c, struct ppod *p)
 {
     release_reclaimer(c, p);
@@ -106,12 +126,14 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     struct ppod *p = ppod_find(c, ns, name);
     struct pgang *by, *g;
     struct preason text;
+    int32_t node;
 
     if (!p)
         return POLICY_ENOENT;
     if (ok || p->phase != POLICY_POD_EVICTING)
         return POLICY_OK; /* it leaves; the watch tells when it is gone */
     /* Refused: it stays, and the plan made on its room is abandoned. */
+    node = p->place.node;
     by = release_reclaimer(c, p);
     pcharge_mark_staying(c, p);
     pwhy_set(&p->why, NULL);
@@ -126,7 +148,10 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     if (by && (by->planned || by->admitted)) {
         struct pwhy *w;
 
-        pplan_release(c, by);
+        if (by->admitted)
+            release_extras_on(c, by, node);
+        else
+            pplan_release(c, by);
         preason_init(&text, POLICY_REASON_VICTIM_REFUSED, by->key);
         text.r.other = p->key;
         if (why && *why)

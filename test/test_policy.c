@@ -2505,6 +2505,51 @@ START_TEST(refused_eviction_for_an_extra_does_not_double_book_a_shared_gpu)
 }
 END_TEST
 
+/* Eviction model seed 8114: a running gang's two extras reclaim a GPU each, on two nodes. The
+ * first victim leaves and is made again; the second is refused (a PDB). Only the plan on the
+ * refused victim's node goes: the first extra keeps the room its victim left, or that victim,
+ * made again, takes it back, to be evicted for the same extra once the pause ends. */
+START_TEST(refused_eviction_keeps_an_extras_plan_on_another_node)
+{
+    struct policy_eviction *ev;
+    size_t n;
+    const char *first;
+    char why[512];
+
+    add_node("n1", 64, 1);
+    add_node("n2", 64, 1);
+    add_node("n3", 64, 1);
+    gpu_queue("team-a", 0);
+    gpu_queue("team-b", 3000);
+    add_gang("lab/b", 1, "team-b");
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-0", 1, 1});
+    settle();
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"a", 1, 1});
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"c", 1, 1});
+    settle();
+    ck_assert_ptr_nonnull(node_of("lab", "a"));
+    ck_assert_ptr_nonnull(node_of("lab", "c"));
+    NOW += 1000;
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-1", 1, 1});
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_ptr_nonnull(node_of("lab", "b-1")); /* planned on its victim's room */
+    first = strcmp(node_of("lab", "a"), node_of("lab", "b-1")) == 0 ? "a" : "c";
+    ck_assert_int_eq(evict_all(), 1); /* it leaves, and is made again, pending */
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-2", 1, 1});
+    ck_assert_int_eq(schedule("lab", "b-2", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_ne(ev[0].name, first);
+    policy_eviction_done(C, ev[0].namespace_, ev[0].name, false, "PDB", NOW);
+    policy_evictions_free(ev, n);
+    ck_assert_ptr_null(node_of("lab", "b-2"));
+    ck_assert_msg(node_of("lab", "b-1"), "b-1 lost the room its victim left");
+    ck_assert_int_eq(schedule("lab", first, why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_COMMIT);
+    check_invariants();
+}
+END_TEST
+
 /* 440f7a4: subgroups a and b (minimum 1 each) are bound; a-1 and b-1 are extras. The last
  * free GPU is on n3, which kube-scheduler never offers a-1 (a constraint muster does not
  * model: pod anti-affinity, a volume's zone). b-1 must not wait forever for a-1. */
@@ -3931,6 +3976,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, refused_eviction_for_an_extra_abandons_its_plan);
          tcase_add_test(tc, an_extra_outside_its_offer_is_not_planned_by_a_reclaim_of_nothing);
          tcase_add_test(tc, refused_eviction_for_an_extra_does_not_double_book_a_shared_gpu);
+         tcase_add_test(tc, refused_eviction_keeps_an_extras_plan_on_another_node);
          tcase_add_test(tc, an_extra_does_not_wait_forever_for_a_member_kube_scheduler_never_places));
     CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
          tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);
