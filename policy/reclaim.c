@@ -296,28 +296,38 @@ static int grow_pool(struct psearch *s, size_t n)
     return POLICY_OK;
 }
 
-/* The least v, made again, asks to run, its pods as they stand before it is taken: a member
- * beyond its gang's minimum, itself; a whole gang (or a plan), its minimum, each resource on
- * its own from its smallest members. */
+/* The least v, made again, asks to run: a member beyond its gang's minimum, itself; a whole
+ * gang (or a plan), its minimum met by any of its members that could run, pending ones too
+ * (a count is met by any pods: the one waiting beside the victims may stand in for the
+ * heaviest of them), each subgroup's and each resource on its own from its smallest. */
 static void comeback(const struct psearch *s, struct victim *v)
 {
-    size_t n = v->npods;
-    int64_t *each = v->unit == UNIT_EXTRA ? NULL : malloc((n ? n : 1) * sizeof(*each));
+    const struct pgang *g = v->g;
+    struct ppod *stack[64], **pool = NULL;
+    int32_t sub_stack[16], *msub = NULL;
+    size_t n = 0;
 
-    if (!each) { /* a member beyond a minimum; or no memory: itself, the most it could ask */
-        v->back = v->charge;
+    v->back = v->charge; /* a member beyond a minimum; or no memory: the most it could ask */
+    if (v->unit == UNIT_EXTRA || !g)
         return;
-    }
-    for (int r = 0; r < POLICY_RES_COUNT; r++) {
-        for (size_t k = 0; k < n; k++) {
-            struct policy_resources c;
+    pool = g->nmembers <= 64 ? stack : malloc(g->nmembers * sizeof(*pool));
+    msub = g->nsubs <= 16 ? sub_stack : malloc(g->nsubs * sizeof(*msub));
+    if (pool && msub) {
+        for (size_t i = 0; i < g->nmembers; i++) {
+            struct ppod *p = ppod_at(s->c, g->members[i]);
 
-            ppod_charge_resources(VPOD(s, v, k), VPOD(s, v, k)->place.share, &c);
-            each[k] = c.v[r];
+            if (p && ppod_ask_valid(p, NULL, 0))
+                pool[n++] = p;
         }
-        v->back.v[r] = pleast_sum(each, n, pgang_min(s->c, v->g));
+        for (size_t k = 0; k < g->nsubs; k++)
+            msub[k] = g->subs[k].min;
+        pgang_least_need(s->c, g, (const struct ppod *const *)pool, n, msub,
+                         pgang_min(s->c, g), &v->back);
     }
-    free(each);
+    if (pool != stack)
+        free(pool);
+    if (msub != sub_stack)
+        free(msub);
 }
 
 static int add_victim(struct psearch *s, struct pgang *vg, enum unit_kind unit,

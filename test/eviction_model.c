@@ -246,6 +246,17 @@ static void charge_of(const struct em *e, const struct em_pod *p, int node,
     out->v[POLICY_RES_GPU] = p->gpus * 1000 + share_on(e, p, node);
 }
 
+/* The least a pod asks on any node: a gpu-memory ask as a share of the largest device. */
+static void least_charge(const struct em *e, const struct em_pod *p, struct policy_resources *out)
+{
+    int best = -1;
+
+    for (int k = 0; k < e->nnodes; k++)
+        if (best < 0 || e->nodes[k].gpu_mib > e->nodes[best].gpu_mib)
+            best = k;
+    charge_of(e, p, best, out);
+}
+
 /* Queues from q up to the top, q first. */
 static int path_up(const struct em *e, int q, int *out)
 {
@@ -996,7 +1007,7 @@ static void check_orders(struct em *e, const struct em_snap *s, const struct dec
 {
     struct policy_resources c[EM_PODS], back = {{0}};
     int64_t each[EM_PODS];
-    int m = 0, bound = 0;
+    int csub[EM_PODS], m = 0, bound = 0;
 
     for (size_t i = 0; i < n && m < EM_PODS; i++) {
         int pi = pod_index(e, ev[i].name);
@@ -1012,11 +1023,32 @@ static void check_orders(struct em *e, const struct em_snap *s, const struct dec
             check_order(e, s, d, vg, lr, lv, &c[i]);
         return;
     }
+    /* Whole: made again, its minimum met by any of its pods, pending ones too, each
+     * subgroup's from its own least asking, the rest from the least asking of all. */
+    m = 0;
+    for (int k = e->g[vg].first; k < e->g[vg].first + e->g[vg].npods && m < EM_PODS; k++)
+        if (e->p[k].exists) {
+            csub[m] = e->p[k].sub;
+            least_charge(e, &e->p[k], &c[m++]);
+        }
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
+        int32_t left = e->g[vg].min;
+
+        for (int sub = 0; sub < e->g[vg].nsubs; sub++) {
+            int ns = 0;
+
+            for (int i = 0; i < m; i++)
+                if (csub[i] == sub)
+                    each[ns++] = c[i].v[r];
+            qsort(each, (size_t)ns, sizeof(*each), cmp_i64);
+            for (int i = 0; i < ns && i < e->g[vg].submin[sub]; i++)
+                back.v[r] += each[i];
+            left -= e->g[vg].submin[sub] < ns ? e->g[vg].submin[sub] : ns;
+        }
         for (int i = 0; i < m; i++)
             each[i] = c[i].v[r];
         qsort(each, (size_t)m, sizeof(*each), cmp_i64);
-        for (int i = 0; i < m && i < e->g[vg].min; i++)
+        for (int i = 0; i < m && i < left; i++)
             back.v[r] += each[i];
     }
     check_order(e, s, d, vg, lr, lv, &back);
@@ -1254,6 +1286,10 @@ static bool carry_out(struct em *e, const struct em_snap *s)
         return false;
     }
     qsort(ev, n, sizeof(*ev), cmp_by);
+    if (getenv("EM_TRACE") && atoi(getenv("EM_TRACE")) >= 2) {
+        fprintf(stderr, "queues when round %d decided evictions:\n", e->round);
+        policy_each_queue(e->c, dump_queue, NULL);
+    }
     for (size_t i = 0; i < n;) {
         size_t j = i;
         bool refuse;
