@@ -32,6 +32,7 @@ struct evictor {
     struct pgang *w;
     struct ppod *wx;
     bool after_minimum; /* w waits whole: wx is asked about once its minimum would be placed */
+    bool chained;       /* w was turned away last, through others, for u: see consider */
     enum policy_eviction_kind kind;
 };
 
@@ -105,9 +106,12 @@ static void consider(struct policy_cluster *c, struct pgang *w, const struct pga
     struct ppod *asks[STABLE_MEMBER_ASKS];
     size_t nasks;
 
-    if (!w || w == u || waits_for(c, w, u) || (w->awaiting > 0 && !w->planned))
+    if (!w || w == u || (w->awaiting > 0 && !w->planned))
         return;
+    e.chained = waits_for(c, w, u);
     if (pgang_waits(c, w)) {
+        if (e.chained)
+            return;
         if (!pgang_could_run(c, w) || !preclaim_could_take(c, w, u, &e.kind))
             return;
         porder_keep_first(found, n, STABLE_MAX_ASKED, sizeof(*found), &e, cmp_evictors, c);
@@ -193,7 +197,11 @@ static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int6
 
 /* Could e's gang go now, u not placed: fit the room as it is, or evict victims of its own now
  * (victims chosen and no gang that would evict it at once on their room: pevict_for's own
- * test)? Else u yielding would leave both waiting. */
+ * test)? Else u yielding would leave both waiting. A gang turned away last, through others,
+ * for u (its member x ahead in the order behind a chain that ends at u) must also not be
+ * turned away by the order itself with u not placed: the two would wait for each other. A
+ * gang waiting whole on such a chain is not asked at all (consider); a running gang's members
+ * beyond its minimum are asked one by one, and the chain was recorded for one of them. */
 static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t now)
 {
     enum preason_kind rk;
@@ -208,6 +216,8 @@ static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t 
     mark = st.n;
     ok = x ? pplan_one_try(c, x, NULL, 0, &st, NULL) == 0
            : pplan_gang_try(c, e->w, NULL, &st, &rk, NULL) == 0;
+    if (ok && e->chained)
+        ok = porder_blocker(c, e->w, x, &st, now) == NULL;
     pstatement_rollback(c, &st, mark);
     if (!ok && (s = preclaim_choose(c, e->w, x, now))) {
         ok = first_taker(c, e->w, now) == NULL;
