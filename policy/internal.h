@@ -792,6 +792,11 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
  */
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
                              struct pstatement *u_placed, int64_t now);
+/* Dry-place into st the units the order puts ahead of g (x: its member beyond the minimum;
+ * NULL: its minimum), each that fits on what those before it left, but skip (one whose
+ * placement is charged already): the room g (x) will find once they have gone first. */
+void porder_place_ahead(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                        const struct pgang *skip, struct pstatement *st);
 /*
  * Extras of one gang go to its subgroups in KAI's subgroup order (a subgroup
  * below its minimum first, then the lowest placed / minimum, a minimum of 0

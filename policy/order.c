@@ -490,6 +490,25 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
     return blocker;
 }
 
+void porder_place_ahead(struct policy_cluster *c, struct pgang *g, struct ppod *x,
+                        const struct pgang *skip, struct pstatement *st)
+{
+    struct unit self = {.g = g, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
+    bool ok[ORDER_MAX_AHEAD];
+    size_t n, k = 0;
+
+    pgang_waiting_refill(c);
+    pfair_refresh(c);
+    porder_refresh(c);
+    if (x)
+        next_extra(c, g, &self.rank);
+    n = units_ahead(c, &self, ahead);
+    for (size_t i = 0; i < n; i++)
+        if (ahead[i].g != skip)
+            ahead[k++] = ahead[i];
+    dry_run(c, ahead, k, ok, st);
+}
+
 /* ---- extras of one gang, among its subgroups -------------------------------- */
 
 /* KAI's subgrouporder, with placed counts: < 0 when subgroup a goes first. */

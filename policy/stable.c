@@ -12,9 +12,11 @@
  * whether their own eviction search would take it. If one would, and could go
  * now were the placement not made (fit the room, or find victims of its own),
  * the placement is turned away and that gang goes first ("waits: gang X of
- * queue Q goes first: it would evict this one at once"). A gang that waits,
- * through others, for the one being placed is not asked: the two would only
- * wait for each other.
+ * queue Q goes first: it would evict this one at once"). A gang that waits
+ * whole, through others, for the one being placed is not asked: the two would
+ * only wait for each other (a running gang's extra on such a chain is asked,
+ * and the chain checked: goes_now). An extra is asked as things stand, and
+ * again once the units the order puts ahead of it have gone (porder_place_ahead).
  *
  * This keeps placements out of harm's way; reclaim.c holds the line: what the
  * engine placed since the last change from outside is no victim at all.
@@ -158,6 +160,13 @@ static bool takes(struct policy_cluster *c, const struct evictor *e, struct pgan
         x = minimum_placed(c, e->w, &st, &was);
     if (!e->after_minimum || x)
         yes = preclaim_would_take(c, e->w, x, u, e->kind, now);
+    /* A member beyond a running gang's minimum is asked again as it will stand once the units
+     * the order puts ahead of it have gone: room it would fit now may be theirs (another
+     * queue's extra, say), and then it takes u after all. */
+    if (!yes && x && !e->after_minimum) {
+        porder_place_ahead(c, e->w, x, u, &st);
+        yes = preclaim_would_take(c, e->w, x, u, e->kind, now);
+    }
     e->w->planned = was;
     pstatement_discard(c, &st);
     return yes;

@@ -43,6 +43,8 @@ START_TEST(seeds_the_long_run_found_stay_clean)
         8114,         /* a refused victim took back the room of plans on other nodes */
         51233,        /* rule 5: a count gang's pending member let it come back */
         89456,        /* a gang placed where a running gang's extra would evict it at once */
+        83837,        /* ... once the units the order puts ahead of that extra had gone */
+        3691, 9989,   /* ... or as things stand (the units ahead, dry-placed, may not go) */
     };
     struct em_stats st = {0};
 
