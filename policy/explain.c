@@ -217,6 +217,55 @@ static int short_resource(const struct policy_reason *r)
     return -1;
 }
 
+/* The least g asks of resource res for the reason's member (NO_NODE), or its missing members
+ * together (GANG_ROOM); -1: not known. */
+static int64_t least_asked(const struct policy_cluster *c, const struct pgang *g,
+                           const struct policy_reason *r, int res)
+{
+    if (r->kind == POLICY_REASON_GANG_ROOM)
+        return r->need.v[res];
+    for (size_t i = 0; r->pod && i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(c, g->members[i]);
+        struct policy_resources a;
+
+        if (p && strcmp(p->name, r->pod) == 0) {
+            ppod_charge_resources(p, ppod_share_asked(c, p), &a);
+            return a.v[res];
+        }
+    }
+    return -1;
+}
+
+/* The holder over its fair share: is there a queue on g's own path, below where the two
+ * paths part, that would end over its fair share with what g asks (victim rule 1)? The held
+ * resource first, then the others. */
+static void own_over_share(const struct policy_cluster *c, const struct pgang *g,
+                           const struct pqueue *holder, struct policy_reason *r)
+{
+    const struct pqueue *leaf = pqueue_find(c, pgang_queue(c, g));
+
+    for (int k = 0; k < POLICY_RES_COUNT; k++) {
+        int res = k == 0 ? r->held_resource : k <= r->held_resource ? k - 1 : k;
+        int64_t asked = least_asked(c, g, r, res);
+
+        if (asked <= 0)
+            continue;
+        for (const struct pqueue *q = leaf; q && !on_path(c, holder->name, q);
+             q = pqueue_parent(c, q)) {
+            int64_t used = pqueue_used(q, res);
+
+            if (parith_add(used, asked) > q->fair_share.v[res]) {
+                r->own_queue = q->name;
+                r->own_resource = res;
+                r->own_used = used;
+                r->own_fair = q->fair_share.v[res];
+                r->own_asked = asked;
+                return;
+            }
+        }
+    }
+}
+
 void preason_holders(struct policy_cluster *c, const struct pgang *g, struct preason *why)
 {
     struct policy_reason *r = &why->r;
@@ -258,4 +307,6 @@ void preason_holders(struct policy_cluster *c, const struct pgang *g, struct pre
     r->holder_fair = best->fair_share.v[res];
     r->quotas = quotas;
     r->capacity = capacity;
+    if (r->held > r->holder_fair)
+        own_over_share(c, g, best, r);
 }

@@ -798,6 +798,13 @@ struct policy_reason {
     const char *holder;
     int held_resource;
     int64_t held, holder_quota, holder_fair, quotas, capacity;
+    /* ... and when the holder is over its fair share: a queue on the gang's own path, below
+     * where it parts from the holder's, that would end over its own fair share in
+     * own_resource were the gang's ask placed (victim rule 1 refuses every victim then): its
+     * name, what it uses, its fair share, and the least the gang asks (own_queue NULL: none). */
+    const char *own_queue;
+    int own_resource;
+    int64_t own_used, own_fair, own_asked;
 
     /* Any kind: the gang is a RayJob's or RayService's cluster (owner "namespace/name", NULL:
      * none), said first ("RayJob lab/train: ..."); upgrade: a RayService's cluster waiting while

@@ -105,7 +105,7 @@ void preason_ask(struct policy_ask *a, const struct ppod *p)
 
 /* ---- kept reasons: one counted block ------------------------------------------ */
 
-#define WHY_STRINGS 11
+#define WHY_STRINGS 12
 
 /* The string fields of a reason, to copy them into the block. */
 static const char **string_slot(struct policy_reason *r, int i)
@@ -113,7 +113,7 @@ static const char **string_slot(struct policy_reason *r, int i)
     const char **slots[WHY_STRINGS] = {&r->gang,   &r->pod,      &r->subgroup,
                                        &r->queue,  &r->other,    &r->other_queue,
                                        &r->detail, &r->topology, &r->domain,
-                                       &r->holder, &r->owner};
+                                       &r->holder, &r->owner,    &r->own_queue};
 
     return slots[i];
 }
@@ -463,6 +463,14 @@ static void put_holders(struct line *o, const struct policy_reason *r)
             amount(res, r->holder_quota, b, sizeof(b)));
     put(o, "%s %s its fair share of %s", r->holder_quota >= 0 ? " and" : ",",
         r->held <= r->holder_fair ? "within" : "over", amount(res, r->holder_fair, b, sizeof(b)));
+    if (r->own_queue && r->own_resource >= 0 && r->own_resource < POLICY_RES_COUNT) {
+        char c[64];
+
+        put(o, ", but queue %s would end over its own fair share of %s (%s in use, %s asked)",
+            r->own_queue, amount(r->own_resource, r->own_fair, a, sizeof(a)),
+            amount(r->own_resource, r->own_used, b, sizeof(b)),
+            amount(r->own_resource, r->own_asked, c, sizeof(c)));
+    }
     if (r->quotas >= 0 && r->quotas > r->capacity)
         put(o, "; the queues' quotas add up to %s, more than the cluster's %s",
             amount(res, r->quotas, a, sizeof(a)), amount(res, r->capacity, b, sizeof(b)));

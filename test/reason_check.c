@@ -433,6 +433,140 @@ static void find_fair(const struct policy_queue_view *v, void *ctx)
         f->fair = v->fair_share.v[f->res];
 }
 
+/* Is q at or above leaf? */
+static bool at_or_above(const struct policy_cluster *c, const struct pqueue *q,
+                        const struct pqueue *leaf)
+{
+    for (const struct pqueue *at = leaf; at; at = pqueue_parent(c, at))
+        if (at == q)
+            return true;
+    return false;
+}
+
+/* The least a pending pod asks of res: a gpu-memory ask as a share of the largest device. */
+static int64_t ask_at_least(const struct policy_cluster *c, const struct ppod *p, int res)
+{
+    int64_t devices = p->devices ? p->devices : 1, mib = 0;
+
+    if (res != POLICY_RES_GPU)
+        return charge_of(p, res);
+    if (p->share > 0 || p->gpu_memory_mib <= 0)
+        return p->gpus * 1000 + p->share * devices;
+    for (size_t i = 0; i < c->nodes.n; i++) {
+        const struct pnode *n = c->nodes.items[i];
+
+        if (n && n->gpu_memory_mib > mib)
+            mib = n->gpu_memory_mib;
+    }
+    if (mib <= 0 || p->gpu_memory_mib >= mib)
+        return p->gpus * 1000 + 1000 * devices;
+    return p->gpus * 1000 + (p->gpu_memory_mib * 1000 + mib - 1) / mib * devices;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The sum of the k least of v[0..n) (all of them when fewer). */
+static int64_t least_sum(int64_t *v, size_t n, int32_t k)
+{
+    int64_t sum = 0;
+
+    qsort(v, n, sizeof(*v), cmp_i64);
+    for (size_t i = 0; i < n && (int32_t)i < k; i++)
+        sum += v[i];
+    return sum;
+}
+
+/* The least g's reason asks of res, by this file's own count: the member named (no-node); or
+ * (gang-room) each subgroup's missing count from its least-asking pending members, the rest of
+ * the want from the least-asking of all (a member may count twice: only lower). -1: not
+ * known. */
+static int64_t least_ask(const struct rc *k, const struct pgang *g, int res)
+{
+    const struct policy_reason *r = k->r;
+    int64_t each[256], sum = 0;
+    int32_t left = r->want;
+    size_t n;
+
+    for (size_t i = 0; r->kind == POLICY_REASON_NO_NODE && i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(k->c, g->members[i]);
+
+        if (p && r->pod && strcmp(p->name, r->pod) == 0)
+            return ask_at_least(k->c, p, res);
+    }
+    if (r->kind != POLICY_REASON_GANG_ROOM || g->nmembers > 256)
+        return -1;
+    for (size_t sub = 0; sub < g->nsubs; sub++) {
+        int32_t placed = 0, missing;
+
+        n = 0;
+        for (size_t i = 0; i < g->nmembers; i++) {
+            const struct ppod *p = ppod_at(k->c, g->members[i]);
+
+            if (!p || p->sub != (int32_t)sub)
+                continue;
+            if (p->phase == POLICY_POD_PENDING)
+                each[n++] = ask_at_least(k->c, p, res);
+            else if (p->place.node >= 0 && p->phase != POLICY_POD_EVICTING)
+                placed++;
+        }
+        missing = g->subs[sub].min > placed ? g->subs[sub].min - placed : 0;
+        sum += least_sum(each, n, missing);
+        left -= missing < (int32_t)n ? missing : (int32_t)n;
+    }
+    n = 0;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct ppod *p = ppod_at(k->c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            each[n++] = ask_at_least(k->c, p, res);
+    }
+    return left > 0 ? sum + least_sum(each, n, left) : sum;
+}
+
+/* "but queue Q would end over its own fair share of F (U in use, A asked)": the holder is over
+ * its fair share, Q is on the gang's own path below where it parts from the holder's, uses U,
+ * has fair share F, and the gang asks at least A, U + A > F. */
+static enum verdict check_own_share(struct rc *k, const struct pgang *g,
+                                    const struct pqueue *mine, const struct pqueue *holder,
+                                    bool holder_over)
+{
+    const struct policy_reason *r = k->r;
+    const struct pqueue *q = pqueue_find(k->c, r->own_queue);
+    int res = r->own_resource;
+    struct fair_of fair = {.name = r->own_queue, .res = res, .fair = -1};
+    int64_t used, least;
+
+    if (!q || res < 0 || res >= POLICY_RES_COUNT)
+        return fail(k, "own-share clause names %s, no queue", r->own_queue);
+    if (!holder_over)
+        return fail(k, "own-share clause, but holder %s is within its fair share", holder->name);
+    if (!at_or_above(k->c, q, mine) || at_or_above(k->c, q, holder))
+        return fail(k, "queue %s is not on the gang's own path below where it parts from %s",
+                    q->name, holder->name);
+    used = queue_holds(k->c, q, res, false, false);
+    policy_each_queue(k->c, find_fair, &fair);
+    if (used != r->own_used || fair.fair != r->own_fair)
+        return fail(k, "queue %s uses %lld of fair share %lld, not %lld of %lld", q->name,
+                    (long long)used, (long long)fair.fair, (long long)r->own_used,
+                    (long long)r->own_fair);
+    if (used + r->own_asked <= fair.fair)
+        return fail(k, "queue %s would end within its fair share (%lld + %lld <= %lld)",
+                    q->name, (long long)used, (long long)r->own_asked, (long long)fair.fair);
+    least = least_ask(k, g, res);
+    if (r->kind == POLICY_REASON_NO_NODE && least != r->own_asked)
+        return fail(k, "member %s asks %lld, not %lld", r->pod ? r->pod : "?", (long long)least,
+                    (long long)r->own_asked);
+    if (least < 0)
+        return RC_UNDECIDED;
+    /* A member counted for its subgroup may count again here: lower than the engine's, or equal. */
+    return used + least > fair.fair ? RC_TRUE : RC_UNDECIDED;
+}
+
 static enum verdict check_holder(struct rc *k, const struct pgang *g)
 {
     const struct policy_reason *r = k->r;
@@ -473,7 +607,7 @@ static enum verdict check_holder(struct rc *k, const struct pgang *g)
         return fail(k, "quotas add up to %lld and the cluster has %lld, not %lld and %lld",
                     (long long)quotas, (long long)capacity, (long long)r->quotas,
                     (long long)r->capacity);
-    return RC_TRUE;
+    return r->own_queue ? check_own_share(k, g, mine, h, held > fair.fair) : RC_TRUE;
 }
 
 /* ---- gang-room --------------------------------------------------------------------------- */

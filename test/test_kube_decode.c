@@ -2281,6 +2281,39 @@ START_TEST(test_submitter_pod)
 }
 END_TEST
 
+/* A no-node reason whose holder is over its fair share while the gang's own queue would end
+ * over its own: both figures in the JSON /why and the Events carry (docs/why.md). */
+START_TEST(test_reason_json_own_over_fair_share)
+{
+    struct policy_reason r = {.kind = POLICY_REASON_NO_NODE, .gang = "lab/b", .pod = "b-0",
+                              .resource = -1, .limit_resource = -1,
+                              .held_resource = POLICY_RES_GPU, .holder = "a", .held = 2000,
+                              .holder_quota = 2000, .holder_fair = 1333, .quotas = 4000,
+                              .capacity = 2000, .own_queue = "b",
+                              .own_resource = POLICY_RES_GPU, .own_used = 0,
+                              .own_fair = 667, .own_asked = 1000};
+    cJSON *j = kube_reason_json(&r), *o, *h;
+
+    ck_assert_ptr_nonnull(j);
+    h = cJSON_GetObjectItem(j, "holder");
+    o = cJSON_GetObjectItem(j, "ownOverFairShare");
+    ck_assert_ptr_nonnull(h);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(cJSON_GetObjectItem(h, "queue")->valuestring, "a");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "queue")->valuestring, "b");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "resource")->valuestring, "gpu");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "asked")->valuestring, "1");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "used")->valuestring, "0");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "fairShare")->valuestring, "0.667");
+    cJSON_Delete(j);
+    r.own_queue = NULL; /* none: no object */
+    j = kube_reason_json(&r);
+    ck_assert_ptr_null(cJSON_GetObjectItem(j, "ownOverFairShare"));
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(j, "holder"));
+    cJSON_Delete(j);
+}
+END_TEST
+
 static Suite *kube_decode_suite(void)
 {
     Suite *s = suite_create("kube_decode");
@@ -2364,6 +2397,7 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_podgroup_topology);
     tcase_add_test(tc, test_pod_replica);
     tcase_add_test(tc, test_refs_priority_classes);
+    tcase_add_test(tc, test_reason_json_own_over_fair_share);
     suite_add_tcase(s, tc);
 #undef N
     return s;

@@ -3633,8 +3633,9 @@ START_TEST(a_queue_waiting_on_others_quotas_is_told_who_holds_them)
     ck_assert_str_eq(v.reason, "gang lab/b: its minimum needs 1 more x 1 GPU; member b-0: no node "
                                "has a free GPU; no eviction may make room for it: queue a holds 2 "
                                "GPUs, within its quota of 2 GPUs and over its fair share of 1.333 "
-                               "GPUs; the queues' quotas add up to 4 GPUs, more than the "
-                               "cluster's 2 GPUs");
+                               "GPUs, but queue b would end over its own fair share of 0.667 GPU "
+                               "(0 GPUs in use, 1 GPU asked); the queues' quotas add up to 4 GPUs, "
+                               "more than the cluster's 2 GPUs");
 }
 END_TEST
 

@@ -120,6 +120,18 @@ static void scene_members(void)
     add_pod("lab/g", "p", 1, 1, NULL, NULL);
 }
 
+/* Queues qa and qb (no quota, one weight: a fair share of 1 GPU each, both asking 2); qb's pod
+ * holds n1's 2 GPUs, qa's p asks 2: no node has them, qb is over its fair share, and qa would
+ * end over its own with p (victim rule 1): the own-share clause. */
+static void scene_own_share(void)
+{
+    add_node("n1", 32, 2, NULL);
+    add_queue("qa", 0, -1);
+    add_queue("qb", 0, -1);
+    add_pod(NULL, "busy", 1, 2, "qb", "n1");
+    add_pod(NULL, "p", 1, 2, "qa", NULL);
+}
+
 /* A lie told of a true reason: one figure changed. */
 typedef void (*lie_fn)(struct policy_reason *r);
 
@@ -139,6 +151,9 @@ static void asks_less(struct policy_reason *r) { r->asked = 1000; }
 static void cap_more(struct policy_reason *r) { r->cap += 1000; }
 static void have_more(struct policy_reason *r) { r->have++; }
 static void other_queue(struct policy_reason *r) { r->queue = "elsewhere"; }
+static void own_asks_less(struct policy_reason *r) { r->own_asked = 500; }
+static void own_is_holder(struct policy_reason *r) { r->own_queue = "qb"; }
+static void own_uses_more(struct policy_reason *r) { r->own_used += 1000; }
 
 static const struct lie_case {
     const char *what;
@@ -162,6 +177,9 @@ static const struct lie_case {
     {"queue-limit: never", scene_queue, "p", POLICY_REASON_QUEUE_LIMIT, says_never},
     {"queue-limit: another queue", scene_queue, "p", POLICY_REASON_QUEUE_LIMIT, other_queue},
     {"members: one more", scene_members, "p", POLICY_REASON_MEMBERS, have_more},
+    {"own share: asks less", scene_own_share, "p", POLICY_REASON_NO_NODE, own_asks_less},
+    {"own share: the holder", scene_own_share, "p", POLICY_REASON_NO_NODE, own_is_holder},
+    {"own share: uses more", scene_own_share, "p", POLICY_REASON_NO_NODE, own_uses_more},
 };
 
 static void lie_setup(void)

@@ -135,6 +135,14 @@ static void add_holder(cJSON *o, const struct policy_reason *r)
     if (r->quotas >= 0)
         add_amount(h, "quotas", res, r->quotas);
     add_amount(h, "capacity", res, r->capacity);
+    if (r->own_queue && r->own_resource >= 0 && r->own_resource < POLICY_RES_COUNT &&
+        (h = cJSON_AddObjectToObject(o, "ownOverFairShare"))) {
+        cJSON_AddStringToObject(h, "queue", r->own_queue);
+        cJSON_AddStringToObject(h, "resource", policy_resource_name(r->own_resource));
+        add_amount(h, "used", r->own_resource, r->own_used);
+        add_amount(h, "asked", r->own_resource, r->own_asked);
+        add_amount(h, "fairShare", r->own_resource, r->own_fair);
+    }
 }
 
 /* The figures each kind names (docs/why.md). */
