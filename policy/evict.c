@@ -94,24 +94,14 @@ static struct pgang *release_reclaimer(struct policy_cluster *c, struct ppod *p)
     return by;
 }
 
-/* A running gang's members beyond its minimum are planned one at a time, each on victims of
- * its own node: those planned on the refused victim's node give their room back; those on
- * other nodes did not count on it, and keep theirs (releasing them would hand the room their
- * victims already left to the next pod that fits, often one of those victims come back, to
- * be evicted for the same member again once the pause below ends). */
-static void release_extras_on(struct policy_cluster *c, struct pgang *g, int32_t node)
+/* Does q or a queue above it hold more than its limit in any resource? */
+static bool over_a_limit(const struct policy_cluster *c, const struct pqueue *q)
 {
-    for (size_t i = 0; i < g->nmembers; i++) {
-        struct ppod *m = ppod_at(c, g->members[i]);
-
-        if (m && m->phase == POLICY_POD_PLANNED && !m->held &&
-            (node < 0 || m->place.node == node)) {
-            puncharge(c, m);
-            m->phase = POLICY_POD_PENDING;
-            m->extra = false;
-        }
-    }
-    pgang_mark_waiting(c, g);
+    for (int d = 0; q && d < POLICY_MAX_QUEUE_DEPTH; d++, q = pqueue_parent(c, q))
+        for (int r = 0; r < POLICY_RES_COUNT; r++)
+            if (q->limit.v[r] >= 0 && pqueue_used(q, r) > q->limit.v[r])
+                return true;
+    return false;
 }
 
 void pevict_gone(struct policy_cluster *c, struct ppod *p)
@@ -148,10 +138,20 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     if (by && (by->planned || by->admitted)) {
         struct pwhy *w;
 
-        if (by->admitted)
-            release_extras_on(c, by, node);
-        else
+        /* A running gang's members beyond its minimum are planned one at a time, each on
+         * victims of its own node: those on the refused victim's node give their room back;
+         * those elsewhere did not count on it and keep theirs (releasing them would hand the
+         * room their victims already left to the next pod that fits, often one of those
+         * victims made again, to be evicted for the same member once the pause ends). Unless
+         * the victim staying puts the gang's queues over a limit: a victim elsewhere may have
+         * been taken for room under an ancestor's limit. Then every plan goes. */
+        if (by->admitted) {
+            pplan_release_on(c, by, node);
+            if (over_a_limit(c, pqueue_find(c, pgang_queue(c, by))))
+                pplan_release(c, by);
+        } else {
             pplan_release(c, by);
+        }
         preason_init(&text, POLICY_REASON_VICTIM_REFUSED, by->key);
         text.r.other = p->key;
         if (why && *why)

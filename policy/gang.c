@@ -555,22 +555,29 @@ void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g)
     }
 }
 
-void pplan_release(struct policy_cluster *c, struct pgang *g)
+void pplan_release_on(struct policy_cluster *c, struct pgang *g, int32_t node)
 {
     for (size_t i = 0; i < g->nmembers; i++) {
         struct ppod *p = ppod_at(c, g->members[i]);
 
         /* A running gang keeps the room it holds for a member to come. */
-        if (p && p->phase == POLICY_POD_PLANNED && !(p->held && g->admitted)) {
+        if (p && p->phase == POLICY_POD_PLANNED && !(p->held && g->admitted) &&
+            (node < 0 || p->place.node == node)) {
             puncharge(c, p);
             p->phase = POLICY_POD_PENDING;
             p->extra = false;
         }
     }
-    g->planned = false;
+    if (node < 0)
+        g->planned = false;
     /* awaiting stays: it counts victims still leaving for g (their evict_by), which go on
      * leaving whatever becomes of the plan made on their room. */
     pgang_mark_waiting(c, g);
+}
+
+void pplan_release(struct policy_cluster *c, struct pgang *g)
+{
+    pplan_release_on(c, g, -1);
 }
 
 void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, struct pwhy *why)

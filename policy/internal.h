@@ -547,6 +547,8 @@ void pgang_settle(struct policy_cluster *c, struct pgang *g);
 void pgang_note_bound(struct policy_cluster *c, struct pgang *g);
 /* Every planned (not yet at bind) member gives its place back. */
 void pplan_release(struct policy_cluster *c, struct pgang *g);
+/* The plans of g's members on node only (-1: every node, and g is planned no more). */
+void pplan_release_on(struct policy_cluster *c, struct pgang *g, int32_t node);
 
 /* ---- hold.c: room held for members to come; owners -------------------------- */
 

@@ -348,7 +348,8 @@ void porder_keep_first(void *best, size_t *n, size_t max, size_t size, const voi
 
 /* The units ahead of `self`, in order, at most ORDER_MAX_AHEAD: the first of a selection, not
  * a sort of every waiting gang's (a backlog of thousands is asked about on every filter). */
-static size_t units_ahead(struct policy_cluster *c, const struct unit *self, struct unit *out)
+static size_t units_ahead(struct policy_cluster *c, const struct unit *self,
+                          const struct pgang *skip, struct unit *out)
 {
     struct unit mine[ORDER_MAX_AHEAD];
     size_t n = 0;
@@ -361,7 +362,7 @@ static size_t units_ahead(struct policy_cluster *c, const struct unit *self, str
             c->waiting.v[i] = c->waiting.v[--c->waiting.n];
             continue;
         }
-        if (g == self->g)
+        if (g == self->g || g == skip) /* skip's placement is charged: not a unit now */
             continue;
         k = units_of(c, g, self, mine, ORDER_MAX_AHEAD);
         for (size_t j = 0; j < k; j++)
@@ -451,10 +452,23 @@ static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod
     return takes;
 }
 
+/* The units ahead of u (x: its member beyond the minimum), skip left out, the order fresh. */
+static size_t order_ahead(struct policy_cluster *c, struct pgang *u, struct ppod *x,
+                          const struct pgang *skip, struct unit *ahead)
+{
+    struct unit self = {.g = u, .extra = x != NULL};
+
+    pfair_refresh(c);
+    porder_refresh(c);
+    if (x)
+        next_extra(c, u, &self.rank);
+    return units_ahead(c, &self, skip, ahead);
+}
+
 struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct ppod *x,
                              struct pstatement *u_placed, int64_t now)
 {
-    struct unit self = {.g = u, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
+    struct unit ahead[ORDER_MAX_AHEAD] = {{0}};
     bool before[ORDER_MAX_AHEAD] = {0}, after[ORDER_MAX_AHEAD] = {0}, any = false;
     struct pstatement sim = {0}, lifted = {0};
     struct pgang *blocker = NULL;
@@ -466,11 +480,7 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
     /* Order and dry runs see the cluster without u's placement. */
     if (!lift_placed(c, u_placed, &lifted))
         return NULL;
-    pfair_refresh(c);
-    porder_refresh(c);
-    if (x)
-        next_extra(c, u, &self.rank);
-    n = units_ahead(c, &self, ahead);
+    n = order_ahead(c, u, x, NULL, ahead);
     dry_run(c, ahead, n, before, &sim);
     for (size_t i = 0; i < n; i++)
         any |= before[i];
@@ -493,20 +503,13 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
 void porder_place_ahead(struct policy_cluster *c, struct pgang *g, struct ppod *x,
                         const struct pgang *skip, struct pstatement *st)
 {
-    struct unit self = {.g = g, .extra = x != NULL}, ahead[ORDER_MAX_AHEAD] = {{0}};
+    struct unit ahead[ORDER_MAX_AHEAD] = {{0}};
     bool ok[ORDER_MAX_AHEAD];
-    size_t n, k = 0;
+    size_t n;
 
     pgang_waiting_refill(c);
-    pfair_refresh(c);
-    porder_refresh(c);
-    if (x)
-        next_extra(c, g, &self.rank);
-    n = units_ahead(c, &self, ahead);
-    for (size_t i = 0; i < n; i++)
-        if (ahead[i].g != skip)
-            ahead[k++] = ahead[i];
-    dry_run(c, ahead, k, ok, st);
+    n = order_ahead(c, g, x, skip, ahead);
+    dry_run(c, ahead, n, ok, st);
 }
 
 /* ---- extras of one gang, among its subgroups -------------------------------- */

@@ -800,7 +800,7 @@ struct policy_reason {
     int64_t held, holder_quota, holder_fair, quotas, capacity;
     /* ... and when the holder is over its fair share: a queue on the gang's own path, below
      * where it parts from the holder's, that would end over its own fair share in
-     * own_resource were the gang's ask placed (victim rule 1 refuses every victim then): its
+     * own_resource were the gang's ask placed (victim rule 1 refuses the holder's victims): its
      * name, what it uses, its fair share, and the least the gang asks (own_queue NULL: none). */
     const char *own_queue;
     int own_resource;

@@ -80,7 +80,7 @@ void preason_init(struct preason *r, enum policy_reason_kind kind, const char *g
     memset(r, 0, sizeof(*r));
     r->r.kind = kind;
     r->r.gang = gang;
-    r->r.resource = r->r.held_resource = r->r.limit_resource = -1;
+    r->r.resource = r->r.held_resource = r->r.limit_resource = r->r.own_resource = -1;
     r->r.holder_quota = r->r.quotas = -1;
 }
 

@@ -307,7 +307,9 @@ static void comeback(const struct psearch *s, struct victim *v)
     int32_t sub_stack[16], *msub = NULL;
     size_t n = 0;
 
-    v->back = v->charge; /* a member beyond a minimum; or no memory: the most it could ask */
+    /* A member beyond a minimum; or no memory for the pool here: the most it could ask.
+     * (pgang_least_need out of memory says 0: the victim is then held back, the safe side.) */
+    v->back = v->charge;
     if (v->unit == UNIT_EXTRA || !g)
         return;
     pool = g->nmembers <= 64 ? stack : malloc(g->nmembers * sizeof(*pool));

@@ -26,7 +26,7 @@
 
 #include "internal.h"
 
-#define STABLE_MAX_ASKED 8   /* searches run per placement */
+#define STABLE_MAX_ASKED 8   /* evictors asked per placement (two searches each at most) */
 #define STABLE_MEMBER_ASKS 4 /* distinct asks of one gang's pending extras asked about */
 
 /* A gang whose search could take u, and for which member (NULL: its minimum). */

@@ -528,6 +528,64 @@ static int64_t least_ask(const struct rc *k, const struct pgang *g, int res)
     return left > 0 ? sum + least_sum(each, n, left) : sum;
 }
 
+/* The least-asking pod of pool not taken yet (of subgroup sub; -2: any), priced at the most it
+ * could ask; n when none. */
+static size_t cheapest(const struct ppod *const *pool, size_t n, const bool *taken, int32_t sub,
+                       int res)
+{
+    size_t best = n;
+
+    for (size_t i = 0; i < n; i++)
+        if (!taken[i] && (sub == -2 || pool[i]->sub == sub) &&
+            (best == n || ask_at_most(pool[i], res) < ask_at_most(pool[best], res)))
+            best = i;
+    return best;
+}
+
+/* What one valid choice of g's pending members asks of res at most (gang-room): each
+ * subgroup's missing count from its least-asking pods, then the rest of the want from the
+ * least-asking of those left, no pod twice, each priced at the most it could ask. A choice
+ * the gang could make: when even it fits the fair share, "would end over it" is false. -1:
+ * too few pods to choose from. */
+static int64_t a_choice_asks(const struct rc *k, const struct pgang *g, int res)
+{
+    const struct ppod *pool[256];
+    bool taken[256] = {false};
+    int64_t sum = 0;
+    int32_t left = k->r->want;
+    size_t n = 0, best;
+
+    for (size_t i = 0; i < g->nmembers && n < 256; i++) {
+        const struct ppod *p = ppod_at(k->c, g->members[i]);
+
+        if (p && p->phase == POLICY_POD_PENDING)
+            pool[n++] = p;
+    }
+    for (size_t sub = 0; sub < g->nsubs; sub++) {
+        int32_t placed = 0, missing;
+
+        for (size_t i = 0; i < g->nmembers; i++) {
+            const struct ppod *p = ppod_at(k->c, g->members[i]);
+
+            placed += p && p->sub == (int32_t)sub && p->place.node >= 0 &&
+                      p->phase != POLICY_POD_EVICTING;
+        }
+        for (missing = g->subs[sub].min - placed; missing > 0; missing--, left--) {
+            if ((best = cheapest(pool, n, taken, (int32_t)sub, res)) == n)
+                return -1;
+            taken[best] = true;
+            sum += ask_at_most(pool[best], res);
+        }
+    }
+    for (; left > 0; left--) {
+        if ((best = cheapest(pool, n, taken, -2, res)) == n)
+            return -1;
+        taken[best] = true;
+        sum += ask_at_most(pool[best], res);
+    }
+    return sum;
+}
+
 /* "but queue Q would end over its own fair share of F (U in use, A asked)": the holder is over
  * its fair share, Q is on the gang's own path below where it parts from the holder's, uses U,
  * has fair share F, and the gang asks at least A, U + A > F. */
@@ -557,6 +615,14 @@ static enum verdict check_own_share(struct rc *k, const struct pgang *g,
     if (used + r->own_asked <= fair.fair)
         return fail(k, "queue %s would end within its fair share (%lld + %lld <= %lld)",
                     q->name, (long long)used, (long long)r->own_asked, (long long)fair.fair);
+    if (r->kind == POLICY_REASON_GANG_ROOM) {
+        int64_t choice = a_choice_asks(k, g, res);
+
+        if (choice >= 0 && used + choice <= fair.fair)
+            return fail(k, "queue %s would end within its fair share with members asking %lld "
+                        "(%lld + %lld <= %lld)", q->name, (long long)choice, (long long)used,
+                        (long long)choice, (long long)fair.fair);
+    }
     least = least_ask(k, g, res);
     if (r->kind == POLICY_REASON_NO_NODE && least != r->own_asked)
         return fail(k, "member %s asks %lld, not %lld", r->pod ? r->pod : "?", (long long)least,

@@ -2550,6 +2550,44 @@ START_TEST(refused_eviction_keeps_an_extras_plan_on_another_node)
 }
 END_TEST
 
+/* The same refusal under an ancestor's limit: dept (limit 2 GPUs) holds a (team-a, on n1) and
+ * b-0 (team-b, on n2). b's extra b-1 fits n2's free GPU but not dept's limit, so a, on another
+ * node, is its victim. a's eviction is refused: a stays, and b-1's plan on n2 must go too, or
+ * dept holds 3 GPUs under a limit of 2. */
+START_TEST(refused_eviction_under_a_limit_takes_back_a_plan_on_another_node)
+{
+    struct policy_eviction *ev;
+    size_t n;
+    char why[512];
+
+    add_queue("dept", NULL, 2000, 2000);
+    add_queue("team-a", "dept", 0, -1);
+    add_queue("team-b", "dept", 2000, -1);
+    add_node("n1", 64, 1);
+    add_pod("lab", NULL, "team-a", (struct pod_ask){"a", 1, 1});
+    settle();
+    ck_assert_str_eq(node_of("lab", "a"), "n1");
+    add_node("n2", 64, 2);
+    add_gang("lab/b", 1, "team-b");
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-0", 1, 1});
+    settle();
+    ck_assert_str_eq(node_of("lab", "b-0"), "n2");
+    NOW += 1000;
+    add_pod("lab", "lab/b", "team-b", (struct pod_ask){"b-1", 1, 1});
+    ck_assert_int_eq(schedule("lab", "b-1", why, sizeof(why)), POLICY_BIND_REJECT);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(ev[0].name, "a");
+    ck_assert_msg(node_of("lab", "b-1") && strcmp(node_of("lab", "b-1"), "n2") == 0,
+                  "b-1 planned on %s", node_of("lab", "b-1") ? node_of("lab", "b-1") : "nothing");
+    policy_eviction_done(C, ev[0].namespace_, ev[0].name, false, "PDB", NOW);
+    policy_evictions_free(ev, n);
+    ck_assert_msg(!node_of("lab", "b-1"), "b-1 kept its plan on %s with a staying",
+                  node_of("lab", "b-1"));
+    check_invariants();
+}
+END_TEST
+
 /* 440f7a4: subgroups a and b (minimum 1 each) are bound; a-1 and b-1 are extras. The last
  * free GPU is on n3, which kube-scheduler never offers a-1 (a constraint muster does not
  * model: pod anti-affinity, a volume's zone). b-1 must not wait forever for a-1. */
@@ -3978,6 +4016,7 @@ static Suite *policy_suite(void)
          tcase_add_test(tc, an_extra_outside_its_offer_is_not_planned_by_a_reclaim_of_nothing);
          tcase_add_test(tc, refused_eviction_for_an_extra_does_not_double_book_a_shared_gpu);
          tcase_add_test(tc, refused_eviction_keeps_an_extras_plan_on_another_node);
+         tcase_add_test(tc, refused_eviction_under_a_limit_takes_back_a_plan_on_another_node);
          tcase_add_test(tc, an_extra_does_not_wait_forever_for_a_member_kube_scheduler_never_places));
     CASE(expiry, tcase_add_test(tc, plans_expire_in_deadline_order_not_gang_order);
          tcase_add_test(tc, held_bind_keeps_an_expired_plan_until_it_leaves);

@@ -132,6 +132,20 @@ static void scene_own_share(void)
     add_pod(NULL, "p", 1, 2, "qa", NULL);
 }
 
+/* The same queues on n1's 4 GPUs: qb holds 3 (over its fair share of 2), qa's gang of two
+ * 1-GPU pods waits with 1 GPU free. qa would end at its fair share, not over it: the engine
+ * says no own-share clause, and one planted is a lie. */
+static void scene_own_share_fits(void)
+{
+    add_node("n1", 32, 4, NULL);
+    add_queue("qa", 0, -1);
+    add_queue("qb", 0, -1);
+    add_pod(NULL, "busy", 1, 3, "qb", "n1");
+    add_gang("lab/g", 2, "qa");
+    add_pod("lab/g", "p0", 1, 1, "qa", NULL);
+    add_pod("lab/g", "p1", 1, 1, "qa", NULL);
+}
+
 /* A lie told of a true reason: one figure changed. */
 typedef void (*lie_fn)(struct policy_reason *r);
 
@@ -154,6 +168,14 @@ static void other_queue(struct policy_reason *r) { r->queue = "elsewhere"; }
 static void own_asks_less(struct policy_reason *r) { r->own_asked = 500; }
 static void own_is_holder(struct policy_reason *r) { r->own_queue = "qb"; }
 static void own_uses_more(struct policy_reason *r) { r->own_used += 1000; }
+static void own_over_when_not(struct policy_reason *r)
+{
+    r->own_queue = "qa";
+    r->own_resource = POLICY_RES_GPU;
+    r->own_used = 0;
+    r->own_fair = 2000;
+    r->own_asked = 3000;
+}
 
 static const struct lie_case {
     const char *what;
@@ -180,6 +202,8 @@ static const struct lie_case {
     {"own share: asks less", scene_own_share, "p", POLICY_REASON_NO_NODE, own_asks_less},
     {"own share: the holder", scene_own_share, "p", POLICY_REASON_NO_NODE, own_is_holder},
     {"own share: uses more", scene_own_share, "p", POLICY_REASON_NO_NODE, own_uses_more},
+    {"own share: said, fits", scene_own_share_fits, "p0", POLICY_REASON_GANG_ROOM,
+     own_over_when_not},
 };
 
 static void lie_setup(void)
