@@ -534,6 +534,18 @@ struct pwhy *pgang_set_reason(struct pgang *g, const struct preason *r)
     return g->why;
 }
 
+int pgang_waits_on(const struct policy_cluster *c, const struct pgang *w, const struct pgang *u)
+{
+    for (int k = 0; w && k < 16; k++) {
+        if (w->waits_for < 0)
+            return 0;
+        if (w->waits_for == u->id)
+            return 1;
+        w = pgang_at(c, w->waits_for);
+    }
+    return w ? -1 : 0;
+}
+
 void pgang_waits_for(struct policy_cluster *c, struct pgang *g, const struct preason *r)
 {
     pgang_tell_pending(c, g, pgang_set_reason(g, r));

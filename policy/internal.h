@@ -541,6 +541,9 @@ struct pwhy *pgang_set_reason(struct pgang *g, const struct preason *r);
 void pgang_tell_pending(struct policy_cluster *c, struct pgang *g, struct pwhy *why);
 /* g waits for r, and so do its pending members. */
 void pgang_waits_for(struct policy_cluster *c, struct pgang *g, const struct preason *r);
+/* Does w wait for u, following whom each gang was last turned away for (waits_for)? 1 yes,
+ * 0 no, -1 a chain of 16 steps or more (or a loop that does not pass u). */
+int pgang_waits_on(const struct policy_cluster *c, const struct pgang *w, const struct pgang *u);
 /* Evictions were decided for g: it and its pending members say they wait for the victims. */
 void pgang_note_awaiting(struct policy_cluster *c, struct pgang *g);
 void pgang_settle(struct policy_cluster *c, struct pgang *g);

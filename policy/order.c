@@ -452,6 +452,16 @@ static bool u_would_evict(struct policy_cluster *c, struct pgang *u, struct ppod
     return takes;
 }
 
+/* Was a turned away last for u, or for a gang that waits, through others, for u (stable.c:
+ * an extra that goes once the units ahead of it have gone, u among them)? Then a waits for u
+ * and is not ahead of it: the two would wait for each other. */
+static bool yields_to_u(const struct policy_cluster *c, const struct pgang *a,
+                        const struct pgang *u)
+{
+    return a->yields_to >= 0 &&
+           (a->yields_to == u->id || pgang_waits_on(c, pgang_at(c, a->yields_to), u) == 1);
+}
+
 /* The units ahead of u (x: its member beyond the minimum), skip left out, the order fresh. */
 static size_t order_ahead(struct policy_cluster *c, struct pgang *u, struct ppod *x,
                           const struct pgang *skip, struct unit *ahead)
@@ -492,7 +502,7 @@ struct pgang *porder_blocker(struct policy_cluster *c, struct pgang *u, struct p
         dry_run(c, ahead, n, after, &sim);
         pstatement_rollback(c, &sim, 0);
         for (size_t i = 0; i < n && !blocker; i++)
-            if (before[i] && !after[i] && ahead[i].g->yields_to != u->id &&
+            if (before[i] && !after[i] && !yields_to_u(c, ahead[i].g, u) &&
                 !u_would_evict(c, u, x, &ahead[i], u_placed, now))
                 blocker = ahead[i].g;
     }

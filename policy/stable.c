@@ -15,7 +15,9 @@
  * queue Q goes first: it would evict this one at once"). A gang that waits
  * whole, through others, for the one being placed is not asked: the two would
  * only wait for each other (a running gang's extra on such a chain is asked,
- * and the chain checked: goes_now). An extra is asked as things stand, and
+ * and goes first if the order lets it, or once the units ahead of it have gone:
+ * goes_now; order.c's yields_to_u keeps those units from waiting for the
+ * placement turned away). An extra is asked as things stand, and
  * again once the units the order puts ahead of it have gone (porder_place_ahead).
  *
  * This keeps placements out of harm's way; reclaim.c holds the line: what the
@@ -58,19 +60,6 @@ static int cmp_evictors(const void *a, const void *b, void *c)
     return porder_gangs(c, ((const struct evictor *)a)->w, ((const struct evictor *)b)->w);
 }
 
-/* Does w wait for u, following whom each gang was last turned away for (16 steps at most)? */
-static bool waits_for(const struct policy_cluster *c, const struct pgang *w, const struct pgang *u)
-{
-    for (int k = 0; w && k < 16; k++) {
-        if (w->waits_for < 0)
-            return false;
-        if (w->waits_for == u->id)
-            return true;
-        w = pgang_at(c, w->waits_for);
-    }
-    return w != NULL; /* a chain that long: do not add to it */
-}
-
 static bool same_ask(const struct ppod *a, const struct ppod *b)
 {
     return a->cpu == b->cpu && a->memory == b->memory && a->gpus == b->gpus &&
@@ -110,7 +99,7 @@ static void consider(struct policy_cluster *c, struct pgang *w, const struct pga
 
     if (!w || w == u || (w->awaiting > 0 && !w->planned))
         return;
-    e.chained = waits_for(c, w, u);
+    e.chained = pgang_waits_on(c, w, u) != 0; /* a chain too long: do not add to it */
     if (pgang_waits(c, w)) {
         if (e.chained)
             return;
@@ -207,11 +196,14 @@ static struct pgang *first_taker(struct policy_cluster *c, struct pgang *g, int6
 /* Could e's gang go now, u not placed: fit the room as it is, or evict victims of its own now
  * (victims chosen and no gang that would evict it at once on their room: pevict_for's own
  * test)? Else u yielding would leave both waiting. A gang turned away last, through others,
- * for u (its member x ahead in the order behind a chain that ends at u) must also not be
- * turned away by the order itself with u not placed: the two would wait for each other. A
- * gang waiting whole on such a chain is not asked at all (consider); a running gang's members
- * beyond its minimum are asked one by one, and the chain was recorded for one of them. */
-static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t now)
+ * for u (its member x behind a chain that ends at u) must also get past the order with u not
+ * placed: the order lets it go now, or it fits once the units the order puts ahead of it have
+ * gone (seed 78249: the gang ahead waited for u; with u turned away for x's gang it no longer
+ * does, order.c yields_to_u). A gang waiting whole on such a chain is not asked at all
+ * (consider); a running gang's members beyond its minimum are asked one by one, and the chain
+ * was recorded for one of them. */
+static bool goes_now(struct policy_cluster *c, const struct evictor *e, const struct pgang *u,
+                     int64_t now)
 {
     enum preason_kind rk;
     struct pstatement st = {0};
@@ -225,8 +217,13 @@ static bool goes_now(struct policy_cluster *c, const struct evictor *e, int64_t 
     mark = st.n;
     ok = x ? pplan_one_try(c, x, NULL, 0, &st, NULL) == 0
            : pplan_gang_try(c, e->w, NULL, &st, &rk, NULL) == 0;
-    if (ok && e->chained)
-        ok = porder_blocker(c, e->w, x, &st, now) == NULL;
+    /* On a chain, x goes now if the order lets it, or once the units it puts ahead of x have
+     * gone: they do not wait for u, which yields to x's gang (porder_blocker). */
+    if (ok && e->chained && porder_blocker(c, e->w, x, &st, now)) {
+        pstatement_rollback(c, &st, mark);
+        porder_place_ahead(c, e->w, x, u, &st);
+        ok = x && pplan_one_try(c, x, NULL, 0, &st, NULL) == 0;
+    }
     pstatement_rollback(c, &st, mark);
     if (!ok && (s = preclaim_choose(c, e->w, x, now))) {
         ok = first_taker(c, e->w, now) == NULL;
@@ -262,7 +259,7 @@ struct pgang *pstable_evictor(struct policy_cluster *c, struct pgang *u, int64_t
 
         if (!takes(c, &found[i], u, now))
             continue;
-        goes = lift_plan(c, u, &lifted) && goes_now(c, &found[i], now);
+        goes = lift_plan(c, u, &lifted) && goes_now(c, &found[i], u, now);
         pstatement_discard(c, &lifted);
         if (goes)
             return found[i].w;

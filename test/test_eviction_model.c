@@ -45,6 +45,8 @@ START_TEST(seeds_the_long_run_found_stay_clean)
         89456,        /* a gang placed where a running gang's extra would evict it at once */
         83837,        /* ... once the units the order puts ahead of that extra had gone */
         3691, 9989,   /* ... or as things stand (the units ahead, dry-placed, may not go) */
+        78249,        /* ... an extra behind a gang that waits for the one placed: it goes
+                       * once that gang has, and that gang no longer waits for the one placed */
     };
     struct em_stats st = {0};
 
