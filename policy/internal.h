@@ -6,6 +6,7 @@
 
 #define POLICY_MAX_DEVICES 16 /* gpu-fraction-num-devices cap */
 #define POLICY_MAX_QUEUE_DEPTH 16
+#define POLICY_OWED_MAX 64 /* gangs whose evicted pods are counted until made again */
 #define POLICY_REASON_LEN 256
 
 /* ---- name index: string -> id, keys borrowed from the objects ----------- */
@@ -139,7 +140,7 @@ struct ppod {
     /* A stand-in for a member that does not exist yet (phold): it is planned and charged like
      * a member, but never filtered, bound or evicted, and not one of the pods views list. */
     bool held;
-    uint64_t placed_epoch; /* c->change_epoch when the engine last placed it; 0 = not placed by it */
+    uint64_t placed_epoch; /* pmodel_outside_epoch when the engine last placed it; 0 = not by it */
     int32_t evict_by;    /* EVICTING: the gang it makes room for */
 
     enum policy_pod_phase phase;
@@ -309,6 +310,15 @@ struct policy_cluster {
      * changed), never by its own decisions: what it placed since the last one is no victim
      * (reclaim.c), since no decision of its own may undo another. Starts at 1. */
     uint64_t change_epoch;
+    /* Of those bumps, the pods made again in place of pods the engine evicted (a gang's
+     * controller answering its own decision, not a change from outside): pmodel_outside_epoch.
+     * owed: per gang, the pods it evicted that have gone and are not made again yet. */
+    uint64_t remade;
+    struct powed {
+        char *gang;
+        int32_t n;
+    } owed[POLICY_OWED_MAX];
+    size_t nowed;
     uint64_t refusals; /* filter answers that turned a pod away, counted */
     struct pids waiting;  /* gangs that may wait (a superset; checked when read) */
     struct pids owned;    /* gangs with an owner (a RayJob, a RayService): hold.c's siblings */
@@ -871,6 +881,9 @@ int pmodel_standin(struct policy_cluster *c, struct pgang *g, const struct polic
 void pmodel_pod_remove(struct policy_cluster *c, int32_t id);
 /* An undeclared gang with no member left (nor a hold still waiting) goes. */
 void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g);
+/* The epoch of changes from outside: change_epoch less the pods made again in place of pods
+ * the engine evicted. What the engine placed in it is no victim (reclaim.c). */
+uint64_t pmodel_outside_epoch(const struct policy_cluster *c);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);

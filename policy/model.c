@@ -186,6 +186,8 @@ void policy_cluster_free(struct policy_cluster *c)
     pids_cleanup(&c->waiting);
     pids_cleanup(&c->owned);
     pids_cleanup(&c->holding);
+    for (size_t i = 0; i < c->nowed; i++)
+        free(c->owed[i].gang);
     free(c->view_subs);
     policy_evictions_free(c->evictions, c->nevictions);
     pfrag_cleanup(c);
@@ -931,16 +933,73 @@ static void pod_detach_gang(struct policy_cluster *c, struct ppod *p, int32_t po
     gang_drop_if_empty(c, gid);
 }
 
+/* ---- made again: a pod the engine evicted, replaced by its gang's controller ---- */
+
+uint64_t pmodel_outside_epoch(const struct policy_cluster *c)
+{
+    return c->change_epoch - c->remade;
+}
+
+static size_t owed_find(const struct policy_cluster *c, const char *gang)
+{
+    size_t i;
+
+    for (i = 0; i < c->nowed && strcmp(c->owed[i].gang, gang) != 0; i++)
+        ;
+    return i;
+}
+
+static void owed_drop(struct policy_cluster *c, size_t i)
+{
+    free(c->owed[i].gang);
+    memmove(&c->owed[i], &c->owed[i + 1], (c->nowed - i - 1) * sizeof(c->owed[0]));
+    c->nowed--;
+}
+
+/* A pod the engine evicted has gone: its gang is owed one made again. Out of memory, or more
+ * gangs than POLICY_OWED_MAX (the oldest goes), its replacement counts as a change. */
+static void owe_remake(struct policy_cluster *c, const char *gang)
+{
+    size_t i = owed_find(c, gang);
+    char *key;
+
+    if (i == c->nowed) {
+        if (!(key = pstrdup(gang)))
+            return;
+        if (c->nowed == POLICY_OWED_MAX)
+            owed_drop(c, 0);
+        i = c->nowed++;
+        c->owed[i] = (struct powed){.gang = key};
+    }
+    c->owed[i].n++;
+}
+
+/* A pending pod of gang was just made: one made again in place of an evicted one? */
+static bool take_remake(struct policy_cluster *c, const char *gang)
+{
+    size_t i = owed_find(c, gang);
+
+    if (i == c->nowed)
+        return false;
+    if (--c->owed[i].n == 0)
+        owed_drop(c, i);
+    return true;
+}
+
 static void pod_remove(struct policy_cluster *c, int32_t id)
 {
     struct ppod *p = ppod_at(c, id);
+    struct pgang *g = ppod_gang(c, p);
 
     if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
         c->bound_unplaced--;
     c->room_epoch++; /* a pod gone changes what plans may choose, held room or not */
     puncharge(c, p);
-    if (p->phase == POLICY_POD_EVICTING)
+    if (p->phase == POLICY_POD_EVICTING) {
         pevict_gone(c, p);
+        if (g && !p->held)
+            owe_remake(c, g->key);
+    }
     pod_detach_gang(c, p, id);
     if (!p->held) /* a stand-in is in no index */
         pidx_del(&c->pod_ix, p->key);
@@ -973,6 +1032,7 @@ static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_s
 
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s, int64_t now)
 {
+    struct pgang *g;
     struct ppod *p;
     int32_t id;
 
@@ -1025,6 +1085,11 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     pfrag_observe(c, p);
     if (p->bound_node)
         pod_observe_bound(c, p);
+    /* Made again in place of a pod the engine evicted (KubeRay, a Job, the eviction model's
+     * rounds): the engine's own decision answered, not a change from outside. Its gang's
+     * demand comes back to what the victim rule counted (docs/quota.md, "No thrash"). */
+    else if ((g = ppod_gang(c, p)) && take_remake(c, g->key))
+        c->remade++;
     return POLICY_OK;
 }
 

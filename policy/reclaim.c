@@ -397,7 +397,7 @@ static bool running_member(const struct psearch *s, const struct pgang *vg, cons
 static bool just_placed(const struct psearch *s, const struct pgang *vg, const struct ppod *p)
 {
     (void)vg;
-    return !s->assume && p->placed_epoch == s->c->change_epoch;
+    return !s->assume && p->placed_epoch == pmodel_outside_epoch(s->c);
 }
 
 /* A plan in transit: its planned pods, then the pods leaving for it. */

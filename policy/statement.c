@@ -40,7 +40,7 @@ int pstatement_place(struct policy_cluster *c, struct pstatement *st, struct ppo
     if (add_step(st, p, true) != POLICY_OK)
         return POLICY_ENOMEM;
     p->phase = POLICY_POD_PLANNED;
-    p->placed_epoch = c->change_epoch;
+    p->placed_epoch = pmodel_outside_epoch(c);
     pcharge(c, p, pl);
     return POLICY_OK;
 }

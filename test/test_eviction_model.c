@@ -47,6 +47,8 @@ START_TEST(seeds_the_long_run_found_stay_clean)
         3691, 9989,   /* ... or as things stand (the units ahead, dry-placed, may not go) */
         78249,        /* ... an extra behind a gang that waits for the one placed: it goes
                        * once that gang has, and that gang no longer waits for the one placed */
+        60165,        /* a pod made again in place of one evicted let a third gang's extra
+                       * take the gang placed in the meantime: no change from outside */
     };
     struct em_stats st = {0};
 
