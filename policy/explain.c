@@ -266,6 +266,34 @@ static void own_over_share(const struct policy_cluster *c, const struct pgang *g
     }
 }
 
+/* The holder over its fair share, no own-share clause: is there a queue on g's
+ * own path, below where the two paths part, that would end over its quota in the held
+ * resource with what g asks, while the holder's excess over its quota is less than that ask?
+ * Then victim rule 3 lets only that excess go, and it is not enough. */
+static void own_over_quota(const struct policy_cluster *c, const struct pgang *g,
+                           const struct pqueue *holder, struct policy_reason *r)
+{
+    const struct pqueue *leaf = pqueue_find(c, pgang_queue(c, g));
+    int res = r->held_resource;
+    int64_t asked = least_asked(c, g, r, res);
+
+    if (asked <= 0 || r->holder_quota < 0 ||
+        (r->held > r->holder_quota ? parith_sub(r->held, r->holder_quota) : 0) >= asked)
+        return;
+    for (const struct pqueue *q = leaf; q && !on_path(c, holder->name, q);
+         q = pqueue_parent(c, q)) {
+        int64_t used = pqueue_used(q, res), quota = q->quota.v[res];
+
+        if (quota >= 0 && parith_add(used, asked) > quota) {
+            r->quota_queue = q->name;
+            r->quota_used = used;
+            r->quota_of = quota;
+            r->quota_asked = asked;
+            return;
+        }
+    }
+}
+
 void preason_holders(struct policy_cluster *c, const struct pgang *g, struct preason *why)
 {
     struct policy_reason *r = &why->r;
@@ -309,4 +337,6 @@ void preason_holders(struct policy_cluster *c, const struct pgang *g, struct pre
     r->capacity = capacity;
     if (r->held > r->holder_fair)
         own_over_share(c, g, best, r);
+    if (r->held > r->holder_fair && !r->own_queue)
+        own_over_quota(c, g, best, r);
 }

@@ -805,6 +805,12 @@ struct policy_reason {
     const char *own_queue;
     int own_resource;
     int64_t own_used, own_fair, own_asked;
+    /* ... or, no such queue, one that would end over its quota in held_resource (victim rule
+     * 3: only what the holder holds over its own quota may be taken), while that excess is
+     * less than the gang asks: its name, what it uses, its quota, the least the gang asks
+     * (quota_queue NULL: none). */
+    const char *quota_queue;
+    int64_t quota_used, quota_of, quota_asked;
 
     /* Any kind: the gang is a RayJob's or RayService's cluster (owner "namespace/name", NULL:
      * none), said first ("RayJob lab/train: ..."); upgrade: a RayService's cluster waiting while

@@ -105,7 +105,7 @@ void preason_ask(struct policy_ask *a, const struct ppod *p)
 
 /* ---- kept reasons: one counted block ------------------------------------------ */
 
-#define WHY_STRINGS 12
+#define WHY_STRINGS 13
 
 /* The string fields of a reason, to copy them into the block. */
 static const char **string_slot(struct policy_reason *r, int i)
@@ -113,7 +113,8 @@ static const char **string_slot(struct policy_reason *r, int i)
     const char **slots[WHY_STRINGS] = {&r->gang,   &r->pod,      &r->subgroup,
                                        &r->queue,  &r->other,    &r->other_queue,
                                        &r->detail, &r->topology, &r->domain,
-                                       &r->holder, &r->owner,    &r->own_queue};
+                                       &r->holder, &r->owner,    &r->own_queue,
+                                       &r->quota_queue};
 
     return slots[i];
 }
@@ -470,6 +471,15 @@ static void put_holders(struct line *o, const struct policy_reason *r)
             r->own_queue, amount(r->own_resource, r->own_fair, a, sizeof(a)),
             amount(r->own_resource, r->own_used, b, sizeof(b)),
             amount(r->own_resource, r->own_asked, c, sizeof(c)));
+    } else if (r->quota_queue && r->holder_quota >= 0) {
+        char c[64], d[64];
+
+        put(o, ", but queue %s would end over its quota of %s (%s in use, %s asked): only what "
+               "queue %s holds over its quota (%s) may be taken",
+            r->quota_queue, amount(res, r->quota_of, a, sizeof(a)),
+            amount(res, r->quota_used, b, sizeof(b)), amount(res, r->quota_asked, c, sizeof(c)),
+            r->holder,
+            amount(res, r->held > r->holder_quota ? r->held - r->holder_quota : 0, d, sizeof(d)));
     }
     if (r->quotas >= 0 && r->quotas > r->capacity)
         put(o, "; the queues' quotas add up to %s, more than the cluster's %s",

@@ -633,6 +633,52 @@ static enum verdict check_own_share(struct rc *k, const struct pgang *g,
     return used + least > fair.fair ? RC_TRUE : RC_UNDECIDED;
 }
 
+/* "but queue Q would end over its quota of X (U in use, A asked): only what queue H holds over
+ * its quota (E) may be taken": H is over its fair share, Q is on the gang's own path below
+ * where it parts from H, uses U, has quota X, and the gang asks at least A, U + A > X (victim
+ * rule 3); E is H's use over its quota (checked with H's figures). */
+static enum verdict check_own_quota(struct rc *k, const struct pgang *g,
+                                    const struct pqueue *mine, const struct pqueue *holder,
+                                    bool holder_over)
+{
+    const struct policy_reason *r = k->r;
+    const struct pqueue *q = pqueue_find(k->c, r->quota_queue);
+    int res = r->held_resource;
+    int64_t used, least, quota;
+
+    if (!q)
+        return fail(k, "own-quota clause names %s, no queue", r->quota_queue);
+    if (!holder_over)
+        return fail(k, "own-quota clause, but holder %s is within its fair share", holder->name);
+    if (!at_or_above(k->c, q, mine) || at_or_above(k->c, q, holder))
+        return fail(k, "queue %s is not on the gang's own path below where it parts from %s",
+                    q->name, holder->name);
+    used = queue_holds(k->c, q, res, false, false);
+    quota = q->quota.v[res];
+    if (used != r->quota_used || quota != r->quota_of)
+        return fail(k, "queue %s uses %lld of quota %lld, not %lld of %lld", q->name,
+                    (long long)used, (long long)quota, (long long)r->quota_used,
+                    (long long)r->quota_of);
+    if (quota < 0 || used + r->quota_asked <= quota)
+        return fail(k, "queue %s would end within its quota (%lld + %lld, quota %lld)", q->name,
+                    (long long)used, (long long)r->quota_asked, (long long)quota);
+    if (r->kind == POLICY_REASON_GANG_ROOM) {
+        int64_t choice = a_choice_asks(k, g, res);
+
+        if (choice >= 0 && used + choice <= quota)
+            return fail(k, "queue %s would end within its quota with members asking %lld "
+                        "(%lld + %lld <= %lld)", q->name, (long long)choice, (long long)used,
+                        (long long)choice, (long long)quota);
+    }
+    least = least_ask(k, g, res);
+    if (r->kind == POLICY_REASON_NO_NODE && least != r->quota_asked)
+        return fail(k, "member %s asks %lld, not %lld", r->pod ? r->pod : "?", (long long)least,
+                    (long long)r->quota_asked);
+    if (least < 0)
+        return RC_UNDECIDED;
+    return used + least > quota ? RC_TRUE : RC_UNDECIDED;
+}
+
 static enum verdict check_holder(struct rc *k, const struct pgang *g)
 {
     const struct policy_reason *r = k->r;
@@ -673,7 +719,11 @@ static enum verdict check_holder(struct rc *k, const struct pgang *g)
         return fail(k, "quotas add up to %lld and the cluster has %lld, not %lld and %lld",
                     (long long)quotas, (long long)capacity, (long long)r->quotas,
                     (long long)r->capacity);
-    return r->own_queue ? check_own_share(k, g, mine, h, held > fair.fair) : RC_TRUE;
+    if (r->own_queue && r->quota_queue)
+        return fail(k, "both an own-share and an own-quota clause");
+    if (r->own_queue)
+        return check_own_share(k, g, mine, h, held > fair.fair);
+    return r->quota_queue ? check_own_quota(k, g, mine, h, held > fair.fair) : RC_TRUE;
 }
 
 /* ---- gang-room --------------------------------------------------------------------------- */

@@ -2314,6 +2314,43 @@ START_TEST(test_reason_json_own_over_fair_share)
 }
 END_TEST
 
+/* Victim rule 3 named (explain.c own_over_quota): the waiting gang's queue would end over its
+ * quota, and only what the holder holds over its own may be taken: ownOverQuota, with what may
+ * be taken; none when an own-share clause is said instead, or no clause. */
+START_TEST(test_reason_json_own_over_quota)
+{
+    struct policy_reason r = {.kind = POLICY_REASON_NO_NODE, .gang = "lab/p", .pod = "p",
+                              .resource = -1, .limit_resource = -1, .own_resource = -1,
+                              .held_resource = POLICY_RES_GPU, .holder = "qb", .held = 2000,
+                              .holder_quota = 1000, .holder_fair = 1000, .quotas = 1000,
+                              .capacity = 4000, .quota_queue = "qa", .quota_used = 0,
+                              .quota_of = 0, .quota_asked = 2000};
+    cJSON *j = kube_reason_json(&r), *o;
+
+    ck_assert_ptr_nonnull(j);
+    o = cJSON_GetObjectItem(j, "ownOverQuota");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "queue")->valuestring, "qa");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "resource")->valuestring, "gpu");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "used")->valuestring, "0");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "asked")->valuestring, "2");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "quota")->valuestring, "0");
+    ck_assert_str_eq(cJSON_GetObjectItem(o, "takeable")->valuestring, "1");
+    ck_assert_ptr_null(cJSON_GetObjectItem(j, "ownOverFairShare"));
+    cJSON_Delete(j);
+    r.own_queue = "qa"; /* the own-share clause goes first: rule 1 refuses every victim */
+    r.own_resource = POLICY_RES_GPU;
+    j = kube_reason_json(&r);
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(j, "ownOverFairShare"));
+    ck_assert_ptr_null(cJSON_GetObjectItem(j, "ownOverQuota"));
+    cJSON_Delete(j);
+    r.own_queue = r.quota_queue = NULL;
+    j = kube_reason_json(&r);
+    ck_assert_ptr_null(cJSON_GetObjectItem(j, "ownOverQuota"));
+    cJSON_Delete(j);
+}
+END_TEST
+
 static Suite *kube_decode_suite(void)
 {
     Suite *s = suite_create("kube_decode");
@@ -2398,6 +2435,7 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_pod_replica);
     tcase_add_test(tc, test_refs_priority_classes);
     tcase_add_test(tc, test_reason_json_own_over_fair_share);
+    tcase_add_test(tc, test_reason_json_own_over_quota);
     suite_add_tcase(s, tc);
 #undef N
     return s;

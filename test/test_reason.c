@@ -54,16 +54,22 @@ static void add_pod(const char *gang, const char *name, int64_t cpu, int64_t gpu
     ck_assert_int_eq(policy_pod_upsert(C, &p, 1000), POLICY_OK);
 }
 
-static void add_queue(const char *name, int64_t gpu_quota, int64_t gpu_limit)
+static void add_weighted_queue(const char *name, int64_t gpu_quota, int64_t gpu_limit,
+                               int64_t weight)
 {
     struct policy_queue_spec q = {.name = name};
 
     for (int r = 0; r < POLICY_RES_COUNT; r++) {
         q.quota.v[r] = r == POLICY_RES_GPU ? gpu_quota : -1;
         q.limit.v[r] = r == POLICY_RES_GPU ? gpu_limit : -1;
-        q.over_quota_weight.v[r] = 1000;
+        q.over_quota_weight.v[r] = weight;
     }
     ck_assert_int_eq(policy_queue_upsert(C, &q), POLICY_OK);
+}
+
+static void add_queue(const char *name, int64_t gpu_quota, int64_t gpu_limit)
+{
+    add_weighted_queue(name, gpu_quota, gpu_limit, 1000);
 }
 
 static void add_gang(const char *key, int32_t min, const char *queue)
@@ -146,6 +152,21 @@ static void scene_own_share_fits(void)
     add_pod("lab/g", "p1", 1, 1, "qa", NULL);
 }
 
+/* qb (quota 1 GPU, over-quota weight 0) holds a GPU on each of n1 and n2 (2 GPUs each): over
+ * its fair share (its quota), by 1 GPU; qa (quota 0) asks 2 on one node, within its fair share
+ * (2) but over its quota: victim rule 3 lets only qb's 1 GPU over its quota go, less than p
+ * asks. No node has 2 free: the own-quota clause. */
+static void scene_own_quota(void)
+{
+    add_node("n1", 32, 2, NULL);
+    add_node("n2", 32, 2, NULL);
+    add_queue("qa", 0, -1);
+    add_weighted_queue("qb", 1000, -1, 0);
+    add_pod(NULL, "busy1", 1, 1, "qb", "n1");
+    add_pod(NULL, "busy2", 1, 1, "qb", "n2");
+    add_pod(NULL, "p", 1, 2, "qa", NULL);
+}
+
 /* A lie told of a true reason: one figure changed. */
 typedef void (*lie_fn)(struct policy_reason *r);
 
@@ -177,6 +198,17 @@ static void own_over_when_not(struct policy_reason *r)
     r->own_asked = 3000;
 }
 
+static void quota_asks_less(struct policy_reason *r) { r->quota_asked = 0; }
+static void quota_is_holder(struct policy_reason *r) { r->quota_queue = "qb"; }
+static void quota_uses_more(struct policy_reason *r) { r->quota_used += 1000; }
+static void quota_over_when_not(struct policy_reason *r)
+{
+    r->quota_queue = "qa";
+    r->quota_used = 0;
+    r->quota_of = 4000;
+    r->quota_asked = 3000;
+}
+
 static const struct lie_case {
     const char *what;
     void (*scene)(void);
@@ -204,6 +236,11 @@ static const struct lie_case {
     {"own share: uses more", scene_own_share, "p", POLICY_REASON_NO_NODE, own_uses_more},
     {"own share: said, fits", scene_own_share_fits, "p0", POLICY_REASON_GANG_ROOM,
      own_over_when_not},
+    {"own quota: asks less", scene_own_quota, "p", POLICY_REASON_NO_NODE, quota_asks_less},
+    {"own quota: the holder", scene_own_quota, "p", POLICY_REASON_NO_NODE, quota_is_holder},
+    {"own quota: uses more", scene_own_quota, "p", POLICY_REASON_NO_NODE, quota_uses_more},
+    {"own quota: said, within", scene_own_share_fits, "p0", POLICY_REASON_GANG_ROOM,
+     quota_over_when_not},
 };
 
 static void lie_setup(void)
@@ -235,6 +272,12 @@ START_TEST(a_true_reason_passes_and_each_lie_is_caught)
                      POLICY_OK);
     ck_assert_msg(fr.why && fr.why->kind == t->kind, "%s: %s", t->what,
                   fr.reason ? fr.reason : "fits");
+    ck_assert_msg(t->scene != scene_own_quota ||
+                      (fr.why->quota_queue && !fr.why->own_queue &&
+                       strstr(fr.reason, "but queue qa would end over its quota of 0 GPUs (0 GPUs "
+                                         "in use, 2 GPUs asked): only what queue qb holds over "
+                                         "its quota (1 GPU) may be taken")),
+                  "%s: no own-quota clause: %s", t->what, fr.reason);
     rc_check(C, fr.why, fr.reason, NULL, 0, &truth);
     ck_assert_msg(truth.checked == 1 && truth.violations == 0, "%s: the truth fails: %s", t->what,
                   truth.first);

@@ -142,6 +142,14 @@ static void add_holder(cJSON *o, const struct policy_reason *r)
         add_amount(h, "used", r->own_resource, r->own_used);
         add_amount(h, "asked", r->own_resource, r->own_asked);
         add_amount(h, "fairShare", r->own_resource, r->own_fair);
+    } else if (r->quota_queue && r->holder_quota >= 0 &&
+               (h = cJSON_AddObjectToObject(o, "ownOverQuota"))) {
+        cJSON_AddStringToObject(h, "queue", r->quota_queue);
+        cJSON_AddStringToObject(h, "resource", policy_resource_name(res));
+        add_amount(h, "used", res, r->quota_used);
+        add_amount(h, "asked", res, r->quota_asked);
+        add_amount(h, "quota", res, r->quota_of);
+        add_amount(h, "takeable", res, r->held > r->holder_quota ? r->held - r->holder_quota : 0);
     }
 }
 
