@@ -68,6 +68,7 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
     c->nevictions++;
     pwhy_hold(why);
     pcharge_mark_evicting(c, victim);
+    pmodel_owe_remake(c, vg ? vg->key : victim->key); /* its pod made again is no change */
     victim->evict_by = by->id;
     pwhy_set(&victim->why, why);
     by->awaiting++;
@@ -126,6 +127,7 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     node = p->place.node;
     by = release_reclaimer(c, p);
     pcharge_mark_staying(c, p);
+    pmodel_take_remake(c, (g = ppod_gang(c, p)) ? g->key : p->key); /* nothing to make again */
     pwhy_set(&p->why, NULL);
     if ((g = ppod_gang(c, p))) {
         pgang_note_bound(c, g);

@@ -884,6 +884,11 @@ void pmodel_gang_drop_if_empty(struct policy_cluster *c, struct pgang *g);
 /* The epoch of changes from outside: change_epoch less the pods made again in place of pods
  * the engine evicted. What the engine placed in it is no victim (reclaim.c). */
 uint64_t pmodel_outside_epoch(const struct policy_cluster *c);
+/* An eviction of a pod of gang was decided: the gang is owed one pod made again. Out of memory,
+ * or more gangs than POLICY_OWED_MAX (the oldest goes), its replacement counts as a change. */
+void pmodel_owe_remake(struct policy_cluster *c, const char *gang);
+/* A pod of gang made (or an eviction of one refused): was one owed? Pays it. */
+bool pmodel_take_remake(struct policy_cluster *c, const char *gang);
 
 /* Charge a pod seen running on node_id, on the GPU groups it records. */
 int pplace_bound(struct policy_cluster *c, struct ppod *p, int32_t node_id);

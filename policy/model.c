@@ -933,7 +933,13 @@ static void pod_detach_gang(struct policy_cluster *c, struct ppod *p, int32_t po
     gang_drop_if_empty(c, gid);
 }
 
-/* ---- made again: a pod the engine evicted, replaced by its gang's controller ---- */
+/* ---- made again: a pod the engine evicted, replaced by its gang's controller ----
+ *
+ * The debt is taken when the eviction is decided (evict.c), not when the victim has gone: a
+ * Job's controller (podReplacementPolicy TerminatingOrFailed, its default) makes the new pod
+ * while the old one terminates. A refused eviction forgives it. A pod alone is its own gang
+ * (its key its name): a replacement of another name (a Deployment's) never pays its debt,
+ * which stays until POLICY_OWED_MAX newer ones push it out. */
 
 uint64_t pmodel_outside_epoch(const struct policy_cluster *c)
 {
@@ -956,9 +962,7 @@ static void owed_drop(struct policy_cluster *c, size_t i)
     c->nowed--;
 }
 
-/* A pod the engine evicted has gone: its gang is owed one made again. Out of memory, or more
- * gangs than POLICY_OWED_MAX (the oldest goes), its replacement counts as a change. */
-static void owe_remake(struct policy_cluster *c, const char *gang)
+void pmodel_owe_remake(struct policy_cluster *c, const char *gang)
 {
     size_t i = owed_find(c, gang);
     char *key;
@@ -974,8 +978,7 @@ static void owe_remake(struct policy_cluster *c, const char *gang)
     c->owed[i].n++;
 }
 
-/* A pending pod of gang was just made: one made again in place of an evicted one? */
-static bool take_remake(struct policy_cluster *c, const char *gang)
+bool pmodel_take_remake(struct policy_cluster *c, const char *gang)
 {
     size_t i = owed_find(c, gang);
 
@@ -989,17 +992,13 @@ static bool take_remake(struct policy_cluster *c, const char *gang)
 static void pod_remove(struct policy_cluster *c, int32_t id)
 {
     struct ppod *p = ppod_at(c, id);
-    struct pgang *g = ppod_gang(c, p);
 
     if (p->phase == POLICY_POD_BOUND && p->place.node < 0 && c->bound_unplaced > 0)
         c->bound_unplaced--;
     c->room_epoch++; /* a pod gone changes what plans may choose, held room or not */
     puncharge(c, p);
-    if (p->phase == POLICY_POD_EVICTING) {
+    if (p->phase == POLICY_POD_EVICTING)
         pevict_gone(c, p);
-        if (g && !p->held)
-            owe_remake(c, g->key);
-    }
     pod_detach_gang(c, p, id);
     if (!p->held) /* a stand-in is in no index */
         pidx_del(&c->pod_ix, p->key);
@@ -1032,8 +1031,8 @@ static bool pod_same_incarnation(const struct ppod *p, const struct policy_pod_s
 
 int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s, int64_t now)
 {
-    struct pgang *g;
     struct ppod *p;
+    bool remade;
     int32_t id;
 
     if (!s || !s->namespace_ || !*s->namespace_ || !s->name || !*s->name)
@@ -1069,10 +1068,20 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     }
     p->arrival = c->next_arrival++;
     p->seen = now;
+    /* Made again in place of a pod the engine evicted (KubeRay, a Job, the eviction model's
+     * rounds): the engine's own decision answered, not a change from outside. Its gang's
+     * demand comes back to what the victim rule counted (docs/quota.md, "No thrash"). Decided
+     * before it joins its gang, which may place it on a hold's room at once. */
+    remade = !p->bound_node && pmodel_take_remake(c, p->gang_key ? p->gang_key : p->key);
+    c->remade += remade;
     id = ptable_add(&c->pods, p);
     if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
         (*p->uid && pidx_put(&c->uid_ix, p->uid, id) != POLICY_OK) ||
         pod_attach_gang(c, p, id, now) != POLICY_OK) {
+        if (remade) { /* not made after all: still owed */
+            c->remade--;
+            pmodel_owe_remake(c, p->gang_key ? p->gang_key : p->key);
+        }
         if (id >= 0) {
             pidx_del(&c->pod_ix, p->key);
             if (*p->uid)
@@ -1085,11 +1094,6 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
     pfrag_observe(c, p);
     if (p->bound_node)
         pod_observe_bound(c, p);
-    /* Made again in place of a pod the engine evicted (KubeRay, a Job, the eviction model's
-     * rounds): the engine's own decision answered, not a change from outside. Its gang's
-     * demand comes back to what the victim rule counted (docs/quota.md, "No thrash"). */
-    else if ((g = ppod_gang(c, p)) && take_remake(c, g->key))
-        c->remade++;
     return POLICY_OK;
 }
 

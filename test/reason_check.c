@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "internal.h"
 #include "reason_check.h"
 
@@ -639,12 +640,12 @@ static enum verdict check_own_share(struct rc *k, const struct pgang *g,
  * rule 3); E is H's use over its quota (checked with H's figures). */
 static enum verdict check_own_quota(struct rc *k, const struct pgang *g,
                                     const struct pqueue *mine, const struct pqueue *holder,
-                                    bool holder_over)
+                                    bool holder_over, int64_t held)
 {
     const struct policy_reason *r = k->r;
     const struct pqueue *q = pqueue_find(k->c, r->quota_queue);
     int res = r->held_resource;
-    int64_t used, least, quota;
+    int64_t used, least, quota, excess;
 
     if (!q)
         return fail(k, "own-quota clause names %s, no queue", r->quota_queue);
@@ -659,16 +660,24 @@ static enum verdict check_own_quota(struct rc *k, const struct pgang *g,
         return fail(k, "queue %s uses %lld of quota %lld, not %lld of %lld", q->name,
                     (long long)used, (long long)quota, (long long)r->quota_used,
                     (long long)r->quota_of);
-    if (quota < 0 || used + r->quota_asked <= quota)
+    if (quota < 0 || parith_add(used, r->quota_asked) <= quota)
         return fail(k, "queue %s would end within its quota (%lld + %lld, quota %lld)", q->name,
                     (long long)used, (long long)r->quota_asked, (long long)quota);
+    /* "only what H holds over its quota (E) may be taken": said because E is not enough */
+    excess = held > holder->quota.v[res] ? held - holder->quota.v[res] : 0;
+    if (holder->quota.v[res] < 0 || excess >= r->quota_asked)
+        return fail(k, "holder %s holds %lld over its quota, not less than the %lld asked",
+                    holder->name, (long long)excess, (long long)r->quota_asked);
     if (r->kind == POLICY_REASON_GANG_ROOM) {
         int64_t choice = a_choice_asks(k, g, res);
 
-        if (choice >= 0 && used + choice <= quota)
+        if (choice >= 0 && parith_add(used, choice) <= quota)
             return fail(k, "queue %s would end within its quota with members asking %lld "
                         "(%lld + %lld <= %lld)", q->name, (long long)choice, (long long)used,
                         (long long)choice, (long long)quota);
+        if (choice >= 0 && excess >= choice)
+            return fail(k, "holder %s holds %lld over its quota, enough for members asking %lld",
+                        holder->name, (long long)excess, (long long)choice);
     }
     least = least_ask(k, g, res);
     if (r->kind == POLICY_REASON_NO_NODE && least != r->quota_asked)
@@ -676,7 +685,7 @@ static enum verdict check_own_quota(struct rc *k, const struct pgang *g,
                     (long long)r->quota_asked);
     if (least < 0)
         return RC_UNDECIDED;
-    return used + least > quota ? RC_TRUE : RC_UNDECIDED;
+    return parith_add(used, least) > quota && excess < least ? RC_TRUE : RC_UNDECIDED;
 }
 
 static enum verdict check_holder(struct rc *k, const struct pgang *g)
@@ -723,7 +732,7 @@ static enum verdict check_holder(struct rc *k, const struct pgang *g)
         return fail(k, "both an own-share and an own-quota clause");
     if (r->own_queue)
         return check_own_share(k, g, mine, h, held > fair.fair);
-    return r->quota_queue ? check_own_quota(k, g, mine, h, held > fair.fair) : RC_TRUE;
+    return r->quota_queue ? check_own_quota(k, g, mine, h, held > fair.fair, held) : RC_TRUE;
 }
 
 /* ---- gang-room --------------------------------------------------------------------------- */

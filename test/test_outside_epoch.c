@@ -4,7 +4,8 @@
  * "No thrash"). A pod made again in place of one the engine evicted is not such a change: its
  * gang's controller answers the engine's own decision. One more than were evicted, one made
  * bound to a node, one of a gang owed nothing, and one whose gang fell off the bounded list of
- * gangs owed are changes. (The behaviour this protects is checked end to end by the eviction
+ * gangs owed are changes; a refused eviction owes nothing. The debt is taken when the eviction
+ * is decided, so a replacement made while the victim terminates pays it. (The behaviour this protects is checked end to end by the eviction
  * model, seed 60165 of test_eviction_model; this checks the bookkeeping.)
  */
 #include <check.h>
@@ -17,6 +18,8 @@
 
 static struct policy_cluster *C;
 
+static void pod(const char *gang, const char *name, const char *uid, const char *node);
+
 static void setup(void)
 {
     struct policy_options o = {.strategy = POLICY_BINPACK};
@@ -26,6 +29,7 @@ static void setup(void)
     C = policy_cluster_new(&o);
     ck_assert_ptr_nonnull(C);
     ck_assert_int_eq(policy_node_upsert(C, &n), POLICY_OK);
+    pod(NULL, "taker", "t0", NULL);
 }
 
 static void teardown(void)
@@ -49,14 +53,26 @@ static void pod(const char *gang, const char *name, const char *uid, const char 
     ck_assert_int_eq(policy_pod_upsert(C, &p, 1000), POLICY_OK);
 }
 
-/* The engine's eviction of it, as pevict_queue leaves it (its charge marked evicting). */
+/* The engine's eviction of it decided (pevict_queue, for the pending pod "taker", made by
+ * setup so that its making is no change inside a test). */
 static void evicting(const char *name)
 {
-    struct ppod *p = ppod_find(C, "lab", name);
+    struct ppod *p = ppod_find(C, "lab", name), *by;
+    struct policy_eviction *ev;
+    struct preason r;
+    struct pwhy *w;
+    size_t n;
 
+    by = ppod_find(C, "lab", "taker");
     ck_assert_ptr_nonnull(p);
-    pcharge_mark_evicting(C, p);
+    ck_assert_ptr_nonnull(by);
+    preason_init(&r, POLICY_REASON_EVICTED, "lab/taker");
+    ck_assert_ptr_nonnull(w = pwhy_new(&r));
+    ck_assert_int_eq(pevict_queue(C, p, ppod_gang(C, by), POLICY_EVICT_PREEMPT, w), POLICY_OK);
+    pwhy_drop(w);
     ck_assert_int_eq(p->phase, POLICY_POD_EVICTING);
+    ck_assert_int_eq(policy_evictions_take(C, &ev, &n), POLICY_OK);
+    policy_evictions_free(ev, n);
 }
 
 /* ... and gone, as the watch sees it. */
@@ -97,6 +113,38 @@ START_TEST(a_pod_made_bound_or_of_another_gang_is_a_change)
     ck_assert_uint_eq(pmodel_outside_epoch(C), e + 2);
     pod("lab/h", "h-1", "h1", NULL); /* h's is still owed */
     ck_assert_uint_eq(pmodel_outside_epoch(C), e + 2);
+}
+END_TEST
+
+/* A Job's controller makes the new pod while the old one terminates: that is the pod made
+ * again, and the old one going after it owes nothing more. */
+START_TEST(a_pod_made_again_before_the_victim_goes_is_no_change)
+{
+    uint64_t e;
+
+    pod("lab/g", "g-0", "u0", "n1");
+    evicting("g-0");
+    e = pmodel_outside_epoch(C);
+    pod("lab/g", "g-1", "u1", NULL);
+    ck_assert_uint_eq(pmodel_outside_epoch(C), e);
+    ck_assert_int_eq(policy_pod_forget(C, "lab", "g-0"), POLICY_OK);
+    pod("lab/g", "g-2", "u2", NULL); /* a pod more: a change */
+    ck_assert_uint_eq(pmodel_outside_epoch(C), e + 1);
+}
+END_TEST
+
+/* An eviction refused (a budget): the victim stays, nothing is owed. */
+START_TEST(a_refused_eviction_owes_nothing)
+{
+    uint64_t e;
+
+    pod("lab/g", "g-0", "u0", "n1");
+    evicting("g-0");
+    ck_assert_int_eq(policy_eviction_done(C, "lab", "g-0", false, "a budget", 2000), POLICY_OK);
+    ck_assert_int_eq(ppod_find(C, "lab", "g-0")->phase, POLICY_POD_BOUND);
+    e = pmodel_outside_epoch(C);
+    pod("lab/g", "g-1", "u1", NULL);
+    ck_assert_uint_eq(pmodel_outside_epoch(C), e + 1);
 }
 END_TEST
 
@@ -153,6 +201,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_pod_made_again_is_no_change_from_outside);
     tcase_add_test(tc, a_pod_made_bound_or_of_another_gang_is_a_change);
+    tcase_add_test(tc, a_pod_made_again_before_the_victim_goes_is_no_change);
+    tcase_add_test(tc, a_refused_eviction_owes_nothing);
     tcase_add_test(tc, the_same_name_made_again_while_leaving_is_no_change);
     tcase_add_test(tc, the_oldest_owed_gang_goes_past_the_bound);
     suite_add_tcase(s, tc);
