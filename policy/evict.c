@@ -68,7 +68,7 @@ int pevict_queue(struct policy_cluster *c, struct ppod *victim, struct pgang *by
     c->nevictions++;
     pwhy_hold(why);
     pcharge_mark_evicting(c, victim);
-    pmodel_owe_remake(c, vg ? vg->key : victim->key); /* its pod made again is no change */
+    pmodel_owe_remake(c, e->gang); /* its pod made again is no change */
     victim->evict_by = by->id;
     pwhy_set(&victim->why, why);
     by->awaiting++;
@@ -127,9 +127,10 @@ int policy_eviction_done(struct policy_cluster *c, const char *ns, const char *n
     node = p->place.node;
     by = release_reclaimer(c, p);
     pcharge_mark_staying(c, p);
-    pmodel_take_remake(c, (g = ppod_gang(c, p)) ? g->key : p->key); /* nothing to make again */
+    g = ppod_gang(c, p);
+    pmodel_take_remake(c, g ? g->key : p->key); /* nothing to make again */
     pwhy_set(&p->why, NULL);
-    if ((g = ppod_gang(c, p))) {
+    if (g) {
         pgang_note_bound(c, g);
         g->refused_until = now + c->opts.refused_victim_ms;
     }

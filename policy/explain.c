@@ -278,7 +278,7 @@ static void own_over_quota(const struct policy_cluster *c, const struct pgang *g
     int64_t asked = least_asked(c, g, r, res);
 
     if (asked <= 0 || r->holder_quota < 0 ||
-        (r->held > r->holder_quota ? parith_sub(r->held, r->holder_quota) : 0) >= asked)
+        policy_reason_takeable(r) >= asked)
         return;
     for (const struct pqueue *q = leaf; q && !on_path(c, holder->name, q);
          q = pqueue_parent(c, q)) {

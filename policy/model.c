@@ -893,6 +893,12 @@ void policy_pod_handed_back(struct policy_cluster *c, const char *ns, const char
     }
 }
 
+/* The key of p's gang: the one it names, or its own (a pod alone). */
+static const char *gang_key_of(const struct ppod *p)
+{
+    return p->gang_key ? p->gang_key : p->key;
+}
+
 static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod_id,
                            int64_t now)
 {
@@ -900,7 +906,7 @@ static int pod_attach_gang(struct policy_cluster *c, struct ppod *p, int32_t pod
     int32_t gid = p->gang_key ? pidx_get(&c->gang_ix, p->gang_key) : -1;
 
     g = pgang_at(c, gid);
-    if (!g && !(g = gang_new(c, p->gang_key ? p->gang_key : p->key, !p->gang_key, &gid)))
+    if (!g && !(g = gang_new(c, gang_key_of(p), !p->gang_key, &gid)))
         return POLICY_ENOMEM;
     if (gang_add_member(g, pod_id) != POLICY_OK) {
         gang_drop_if_empty(c, gid);
@@ -1072,7 +1078,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
      * rounds): the engine's own decision answered, not a change from outside. Its gang's
      * demand comes back to what the victim rule counted (docs/quota.md, "No thrash"). Decided
      * before it joins its gang, which may place it on a hold's room at once. */
-    remade = !p->bound_node && pmodel_take_remake(c, p->gang_key ? p->gang_key : p->key);
+    remade = !p->bound_node && pmodel_take_remake(c, gang_key_of(p));
     c->remade += remade;
     id = ptable_add(&c->pods, p);
     if (id < 0 || pidx_put(&c->pod_ix, p->key, id) != POLICY_OK ||
@@ -1080,7 +1086,7 @@ int policy_pod_upsert(struct policy_cluster *c, const struct policy_pod_spec *s,
         pod_attach_gang(c, p, id, now) != POLICY_OK) {
         if (remade) { /* not made after all: still owed */
             c->remade--;
-            pmodel_owe_remake(c, p->gang_key ? p->gang_key : p->key);
+            pmodel_owe_remake(c, gang_key_of(p));
         }
         if (id >= 0) {
             pidx_del(&c->pod_ix, p->key);

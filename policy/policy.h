@@ -826,6 +826,9 @@ struct policy_reason {
  * person writes them: GPUs, cores or millicores, Gi/Mi/G/M.
  */
 size_t policy_reason_text(const struct policy_reason *r, char *buf, size_t len);
+/* What the holder holds over its quota in held_resource, 0 when within it (holder_quota >= 0):
+ * under victim rule 3, the most that may be taken from it (the own-quota clause). */
+int64_t policy_reason_takeable(const struct policy_reason *r);
 
 /* A quantity of resource r in those units: "2 GPUs", "0.5 GPU", "4 cpu", "1500m cpu",
  * "1Gi memory". */

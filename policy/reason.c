@@ -479,7 +479,7 @@ static void put_holders(struct line *o, const struct policy_reason *r)
             r->quota_queue, amount(res, r->quota_of, a, sizeof(a)),
             amount(res, r->quota_used, b, sizeof(b)), amount(res, r->quota_asked, c, sizeof(c)),
             r->holder,
-            amount(res, r->held > r->holder_quota ? r->held - r->holder_quota : 0, d, sizeof(d)));
+            amount(res, policy_reason_takeable(r), d, sizeof(d)));
     }
     if (r->quotas >= 0 && r->quotas > r->capacity)
         put(o, "; the queues' quotas add up to %s, more than the cluster's %s",
@@ -705,6 +705,11 @@ static void put_reason(struct line *o, const struct policy_reason *r)
     case POLICY_REASON_NO_MEMORY: put(o, "out of memory while planning"); break;
     case POLICY_REASON_KINDS: break;
     }
+}
+
+int64_t policy_reason_takeable(const struct policy_reason *r)
+{
+    return r->held > r->holder_quota ? r->held - r->holder_quota : 0;
 }
 
 size_t policy_reason_text(const struct policy_reason *r, char *buf, size_t len)

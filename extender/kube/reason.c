@@ -149,7 +149,7 @@ static void add_holder(cJSON *o, const struct policy_reason *r)
         add_amount(h, "used", res, r->quota_used);
         add_amount(h, "asked", res, r->quota_asked);
         add_amount(h, "quota", res, r->quota_of);
-        add_amount(h, "takeable", res, r->held > r->holder_quota ? r->held - r->holder_quota : 0);
+        add_amount(h, "takeable", res, policy_reason_takeable(r));
     }
 }
 
