@@ -662,6 +662,9 @@ def own_request_rows(must, pods):
     for k, v in sorted(by.items(), key=lambda kv: -kv[1]):
         if v / pods >= 0.005:
             rows.append(("  muster %s" % k, v / pods, ""))
+    if "muster_kube_connections_total" in must:  # each a TLS handshake on both sides
+        rows.append(("muster's connections opened to the API server per pod",
+                     must["muster_kube_connections_total"] / pods, ""))
     return rows
 
 

@@ -155,6 +155,7 @@ static const char *record_and_pick(struct canned_api *s, char *rec)
         break;
     }
     s->unmatched += !name;
+    s->arrived++;
     if (s->nreq == s->cap && s->cap < MAX_RECORDS) {
         s->cap = s->cap ? s->cap * 2 : 64;
         s->reqs = realloc(s->reqs, s->cap * sizeof(*s->reqs));
@@ -209,6 +210,12 @@ static void reply_binary(const struct canned_api *s, int fd, const char *file, s
 }
 
 /* Send fixture name: its status and headers, the body in <<SPLIT>> pieces with a pause. */
+/* The Connection header of a reply: kept open for the next request in keep-alive mode. */
+static const char *connection_header(const struct canned_api *s)
+{
+    return s->keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+}
+
 static void reply_fixture(const struct canned_api *s, int fd, const char *name)
 {
     char *text = fixture_read(s->dir, name, NULL), *body, *piece, *split, *out, *save = NULL;
@@ -247,7 +254,7 @@ static void reply_fixture(const struct canned_api *s, int fd, const char *name)
         send_all(fd, out, strlen(out));
         free(out);
     }
-    send_all(fd, "Connection: close\r\n\r\n", 21);
+    send_all(fd, connection_header(s), strlen(connection_header(s)));
     for (piece = body; piece; piece = split ? split + 9 : NULL) {
         split = strstr(piece, "<<SPLIT>>");
         size_t n = split ? (size_t)(split - piece) : strlen(piece);
@@ -286,26 +293,57 @@ struct connection {
     int fd;
 };
 
+static bool wait_until(struct canned_api *s, bool (*done)(const struct canned_api *, const void *),
+                       const void *arg);
+
+static bool arrived_at_least(const struct canned_api *s, const void *arg)
+{
+    return s->arrived >= *(const size_t *)arg;
+}
+
+/* Keep-alive mode: wait for the client's next request; false when it hung up or on stop. */
+static bool next_request_comes(const struct canned_api *s, int fd)
+{
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
+
+    return poll(p, 2, -1) > 0 && !p[1].revents && p[0].revents;
+}
+
+/* One request and its reply; false when there was none or the connection ends after it. */
+static bool serve_request(struct canned_api *s, int fd)
+{
+    char *rec = read_request(fd);
+    const char *name = NULL;
+    bool matched, keep;
+
+    if (!rec)
+        return false;
+    pthread_mutex_lock(&s->lock);
+    name = record_and_pick(s, rec);
+    matched = name != NULL;
+    keep = s->keep_alive;
+    if (s->together > 1) { /* answer the batch this request belongs to all at once */
+        size_t goal = (s->arrived + s->together - 1) / s->together * s->together;
+
+        (void)wait_until(s, arrived_at_least, &goal); /* a short batch is answered late */
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!matched)
+        reply_not_found(fd);
+    else if (strcmp(name, CANNED_HANG) == 0)
+        reply_hang(s, fd);
+    else
+        reply_fixture(s, fd, name);
+    return keep && matched && strcmp(name, CANNED_HANG) != 0;
+}
+
 static void *serve_connection(void *arg)
 {
     struct connection *c = arg;
     struct canned_api *s = c->s;
-    char *rec = read_request(c->fd);
-    const char *name = NULL;
-    bool matched = true;
 
-    if (rec) {
-        pthread_mutex_lock(&s->lock);
-        name = record_and_pick(s, rec);
-        matched = name != NULL;
-        pthread_mutex_unlock(&s->lock);
-    }
-    if (rec && !matched)
-        reply_not_found(c->fd);
-    else if (name && strcmp(name, CANNED_HANG) == 0)
-        reply_hang(s, c->fd);
-    else if (name)
-        reply_fixture(s, c->fd, name);
+    while (serve_request(s, c->fd) && next_request_comes(s, c->fd))
+        ;
     shutdown(c->fd, SHUT_WR);
     close(c->fd);
     free(c);
@@ -334,6 +372,7 @@ static void *accept_loop(void *arg)
         *c = (struct connection){s, fd};
         pthread_mutex_lock(&s->lock);
         s->live++;
+        s->connections++;
         pthread_mutex_unlock(&s->lock);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -385,6 +424,24 @@ void canned_api_start_routes(struct canned_api *s, const char *dir,
     s->route_next = calloc(nroutes ? nroutes : 1, sizeof(*s->route_next));
     ck_assert_ptr_nonnull(s->route_next);
     start(s, dir);
+}
+
+void canned_api_keep_alive(struct canned_api *s, size_t together)
+{
+    pthread_mutex_lock(&s->lock);
+    s->keep_alive = true;
+    s->together = together;
+    pthread_mutex_unlock(&s->lock);
+}
+
+size_t canned_api_connections(struct canned_api *s)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->lock);
+    n = s->connections;
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
 void canned_api_release(struct canned_api *s)

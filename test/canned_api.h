@@ -34,7 +34,8 @@
  *     canned_api_expect_unordered(), which sorts both sides.
  *
  * Each connection is served on its own thread and closed after its reply
- * (keep-alive never spans two requests). A reply named CANNED_HANG sends 200
+ * (keep-alive never spans two requests), unless canned_api_keep_alive() was
+ * called: then it serves request after request until the client hangs up. A reply named CANNED_HANG sends 200
  * with chunked headers and then nothing until canned_api_release() or
  * canned_api_stop(): a watch that stays open, or an API server that stalls.
  */
@@ -73,6 +74,10 @@ struct canned_api {
     size_t nroutes;
     size_t *route_next; /* per route: replies given so far */
     size_t unmatched;   /* requests no route matched */
+    size_t arrived;     /* requests read, recorded or not */
+    size_t connections; /* connections accepted */
+    bool keep_alive;    /* canned_api_keep_alive() */
+    size_t together;
     char **reqs;
     size_t nreq, cap;
 };
@@ -85,6 +90,17 @@ void canned_api_start_routes(struct canned_api *s, const char *dir,
                              const struct canned_route *routes, size_t nroutes);
 /* End hanging replies (this one and any later one), close the port, join every thread. */
 void canned_api_stop(struct canned_api *s);
+/*
+ * From now on keep each connection open for the client's next request (replies say
+ * "Connection: keep-alive"; a binary or hanging reply still ends its connection), and when
+ * together > 1, hold each reply until the together requests of its batch (the 1st to the
+ * together-th request read, the next together, ...) have all arrived: that many callers in
+ * flight at once, each on a connection of its own. A short batch is answered after
+ * CANNED_WAIT_SEC. canned_api_stop() ends the connections left idle.
+ */
+void canned_api_keep_alive(struct canned_api *s, size_t together);
+/* Connections accepted so far. */
+size_t canned_api_connections(struct canned_api *s);
 /* End hanging replies now and answer later hangs at once; the server keeps serving. */
 void canned_api_release(struct canned_api *s);
 

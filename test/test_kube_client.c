@@ -656,6 +656,74 @@ START_TEST(test_concurrent_bindings)
 }
 END_TEST
 
+/* Two bursts of BURST Bindings, each from BURST threads at once; the canned server holds each
+ * reply until the `together` requests of its batch have arrived, so that many are in flight
+ * at once, each on a connection of its own. Returns the connections the client opened, as
+ * the server counted them; muster_kube_connections_total must say the same. */
+#define BURST 16
+
+static void *bind_one(void *arg)
+{
+    struct binder *b = arg;
+    char name[32], err[256];
+
+    snprintf(name, sizeof(name), "p-%d", b->id);
+    if (kube_post_binding(b->c, "default", name, NULL, "n1", NULL, err, sizeof(err)) != EXT_OK)
+        b->failures++;
+    return NULL;
+}
+
+static size_t connections_for_two_bursts(size_t max_connections, size_t together)
+{
+    const char *script[] = {"binding_ok.http"};
+    struct kube_client_opts opts = {.max_connections = max_connections};
+    struct ext_metrics *m = ext_metrics_new();
+    struct ext_metric *counted =
+        ext_metrics_counter(m, "muster_kube_connections_total", "connections", NULL);
+    struct binder b[BURST];
+    pthread_t t[BURST];
+    struct kube_client *c;
+    struct canned_api s;
+    char *text, want[128];
+    size_t len, n;
+
+    canned_api_start(&s, "kube", script, 1);
+    canned_api_keep_alive(&s, together);
+    c = canned_api_client(&s, &opts);
+    kube_client_count_connections(c, counted);
+    for (int burst = 0; burst < 2; burst++) {
+        for (int i = 0; i < BURST; i++) {
+            b[i] = (struct binder){.c = c, .id = burst * BURST + i};
+            ck_assert_int_eq(pthread_create(&t[i], NULL, bind_one, &b[i]), 0);
+        }
+        for (int i = 0; i < BURST; i++) {
+            pthread_join(t[i], NULL);
+            ck_assert_int_eq(b[i].failures, 0);
+        }
+    }
+    ck_assert_uint_eq(canned_api_nreq(&s), 2 * BURST);
+    n = canned_api_connections(&s);
+    ck_assert_int_eq(ext_metrics_render(m, &text, &len), EXT_OK);
+    snprintf(want, sizeof(want), "muster_kube_connections_total %zu\n", n);
+    ck_assert_msg(strstr(text, want), "the server accepted %zu: %s", n, text);
+    free(text);
+    kube_client_free(c);
+    canned_api_stop(&s);
+    ext_metrics_free(m);
+    return n;
+}
+
+/* Every handle goes back to the pool with its connection open, so the second burst opens
+ * none; and a client allowed fewer connections than a burst has callers makes the rest wait
+ * for one (the server answers 4 at a time there), not open more. */
+START_TEST(test_bursts_reuse_connections)
+{
+    ck_assert_uint_eq(connections_for_two_bursts(0, BURST), BURST); /* the default is 64 */
+    ck_assert_uint_eq(connections_for_two_bursts(BURST, BURST), BURST);
+    ck_assert_uint_eq(connections_for_two_bursts(4, 4), 4);
+}
+END_TEST
+
 /* ---- watches ------------------------------------------------------------------------------- */
 
 struct trace {
@@ -934,6 +1002,7 @@ static Suite *kube_suite(void)
     tcase_add_test(tc, test_reply_cap_and_refused);
     tcase_add_test(tc, test_token_rotation);
     tcase_add_test(tc, test_concurrent_bindings);
+    tcase_add_test(tc, test_bursts_reuse_connections);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("helpers");

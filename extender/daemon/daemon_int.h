@@ -79,6 +79,7 @@ struct ext_daemon {
     /* Reclaim and preemption: {kind,result} (evict.h); fair share and demand {queue,resource}. */
     struct ext_metric *evictions;
     struct ext_metric *kube_requests;
+    struct ext_metric *kube_connections;
     struct ext_metric *queue_fair_share;
     struct ext_metric *queue_demand;
     struct ext_metric *queue_recent_usage; /* {queue,resource}: U', fair over time */

@@ -332,7 +332,12 @@ static int register_metrics(struct ext_daemon *d)
         "Requests to the API server by verb (LIST, WATCH, GET, CREATE, PATCH, DELETE), "
         "resource (pods/binding, events, queues/status) and HTTP status (error: no response)",
         "verb,resource,code");
-    if (!d->kube_requests || !d->bind_outcomes || !d->bind_wait_seconds || !d->bindings || !d->gangs ||
+    d->kube_connections = ext_metrics_counter(
+        m, "muster_kube_connections_total",
+        "Connections opened to the API server (each a TLS handshake; kept open and reused after)",
+        NULL);
+    if (!d->kube_requests || !d->kube_connections || !d->bind_outcomes || !d->bind_wait_seconds ||
+        !d->bindings || !d->gangs ||
         !d->queue_usage || !d->queue_pending || !d->watch_restarts || !d->watch_protobuf || !d->leader || !d->ready ||
         !d->queue_quota || !d->queue_limit || !d->queue_oldest_pending ||
         !d->gang_time_to_bind || !d->gpu_groups || !d->gpu_group_shares || !d->gpu_group_pods ||
@@ -376,13 +381,18 @@ static char *read_file(const char *path, char *err, size_t errlen)
 
 static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
 {
+    /* Every worker may post a Binding at once, and a gang's commit posts its members 16 at a
+     * time, beside the Event, eviction, lease and status writers: at most this many requests
+     * in flight, on connections kept open (the API server, not more of them, sets the pace:
+     * docs/bench.md). */
+    struct kube_client_opts opts = {.max_connections = (size_t)d->settings.server.workers + 16};
     struct kube_conn conn;
     int rc;
 
     kube_conn_init(&conn);
     rc = kube_conn_discover(&conn, *d->settings.kubeconfig ? d->settings.kubeconfig : NULL, NULL,
                             err, errlen);
-    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, NULL, err, errlen)))
+    if (rc == EXT_OK && !(d->kube = kube_client_new(&conn, &opts, err, errlen)))
         rc = EXT_EIO;
     kube_conn_cleanup(&conn);
     return rc;
@@ -611,8 +621,10 @@ int ext_daemon_init(struct ext_daemon *d, char *err, size_t errlen)
     d->metrics = ext_metrics_new();
     if (!d->metrics || register_metrics(d) != EXT_OK)
         return ext_errf(err, errlen, EXT_ENOMEM, "out of memory");
-    if (d->kube) /* connected before the metrics existed */
+    if (d->kube) { /* connected before the metrics existed */
         kube_client_count_requests(d->kube, d->kube_requests);
+        kube_client_count_connections(d->kube, d->kube_connections);
+    }
     rc = cache_init(&d->cache, &d->settings, d->kube, err, errlen);
     if (rc != EXT_OK)
         return rc;

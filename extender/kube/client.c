@@ -13,7 +13,7 @@
 #include "base.h"
 #include "kube_client_int.h"
 
-#define KUBE_POOL_MAX 8           /* idle handles kept for reuse */
+#define KUBE_CONNECTIONS_DEFAULT 64 /* requests in flight at once, each on its own connection */
 #define KUBE_TOKEN_MAX (64 << 10) /* a JWT is a few KiB */
 #define KUBE_TOKEN_REREAD_SEC 60  /* re-read even if the file looks unchanged */
 #define KUBE_EVENT_MESSAGE_MAX 1024
@@ -35,10 +35,13 @@ struct kube_client {
     struct kube_client_opts opts;
     char *user_agent;
     struct kube_token token;
-    struct ext_metric *requests; /* NULL: not counted */
+    struct ext_metric *requests;    /* NULL: not counted */
+    struct ext_metric *connections; /* NULL: not counted */
     pthread_mutex_t pool_lock;
-    CURL *pool[KUBE_POOL_MAX];
-    int npool;
+    pthread_cond_t pool_returned; /* a handle came back to the pool */
+    CURL **pool;    /* idle handles, each keeping its connection open */
+    size_t npool;   /* in pool[] */
+    size_t handles; /* made, idle or lent; opts.max_connections at most */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -174,11 +177,15 @@ struct kube_client *kube_client_new(const struct kube_conn *conn,
         c->opts.timeout_ms = 30000;
     if (c->opts.max_reply == 0)
         c->opts.max_reply = (size_t)64 << 20;
+    if (c->opts.max_connections == 0)
+        c->opts.max_connections = KUBE_CONNECTIONS_DEFAULT;
     c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "muster/" MUSTER_VERSION);
     c->opts.user_agent = NULL;
     pthread_mutex_init(&c->pool_lock, NULL);
+    pthread_cond_init(&c->pool_returned, NULL);
     pthread_mutex_init(&c->token.lock, NULL);
-    if (!c->user_agent || conn_copy(&c->conn, conn) != EXT_OK)
+    c->pool = calloc(c->opts.max_connections, sizeof(*c->pool));
+    if (!c->user_agent || !c->pool || conn_copy(&c->conn, conn) != EXT_OK)
         goto nomem_free;
     if (c->conn.token && !(c->token.value = strdup(c->conn.token)))
         goto nomem_free;
@@ -196,8 +203,10 @@ void kube_client_free(struct kube_client *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->npool; i++)
+    for (size_t i = 0; i < c->npool; i++)
         curl_easy_cleanup(c->pool[i]);
+    free(c->pool);
+    pthread_cond_destroy(&c->pool_returned);
     pthread_mutex_destroy(&c->pool_lock);
     pthread_mutex_destroy(&c->token.lock);
     free(c->token.value);
@@ -301,6 +310,19 @@ void kube_client_count_requests(struct kube_client *c, struct ext_metric *counte
     c->requests = counter;
 }
 
+void kube__count_connects(const struct kube_client *c, CURL *h)
+{
+    long n = 0;
+
+    if (c->connections && curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK && n > 0)
+        ext_series_add(ext_metric_with(c->connections, NULL), (double)n);
+}
+
+void kube_client_count_connections(struct kube_client *c, struct ext_metric *counter)
+{
+    c->connections = counter;
+}
+
 char *kube__url(const struct kube_client *c, const char *path)
 {
     char *url;
@@ -358,16 +380,35 @@ CURL *kube__easy_new(struct kube_client *c)
     return h;
 }
 
+/*
+ * A handle for one request: an idle one with its open connection, else a new one while fewer
+ * than opts.max_connections exist, else wait for one to come back. So the client never holds
+ * more connections than that, and keeps every one it opened: a burst of requests does not
+ * close connections the next burst opens again, each a TLS handshake on both sides. No caller
+ * holds a handle while it waits for another, so the wait ends when a request does.
+ */
 static CURL *pool_get(struct kube_client *c)
 {
     CURL *h = NULL;
 
     pthread_mutex_lock(&c->pool_lock);
+    while (c->npool == 0 && c->handles >= c->opts.max_connections)
+        pthread_cond_wait(&c->pool_returned, &c->pool_lock);
     if (c->npool > 0)
         h = c->pool[--c->npool];
+    else
+        c->handles++; /* made below */
     pthread_mutex_unlock(&c->pool_lock);
-    if (!h)
-        return kube__easy_new(c);
+    if (!h) {
+        h = kube__easy_new(c);
+        if (!h) {
+            pthread_mutex_lock(&c->pool_lock);
+            c->handles--;
+            pthread_cond_signal(&c->pool_returned);
+            pthread_mutex_unlock(&c->pool_lock);
+        }
+        return h;
+    }
     curl_easy_reset(h); /* keeps its connections, drops the last request's options */
     kube__easy_setup(c, h);
     return h;
@@ -376,13 +417,9 @@ static CURL *pool_get(struct kube_client *c)
 static void pool_put(struct kube_client *c, CURL *h)
 {
     pthread_mutex_lock(&c->pool_lock);
-    if (c->npool < KUBE_POOL_MAX) {
-        c->pool[c->npool++] = h;
-        h = NULL;
-    }
+    c->pool[c->npool++] = h; /* room for every handle made */
+    pthread_cond_signal(&c->pool_returned);
     pthread_mutex_unlock(&c->pool_lock);
-    if (h)
-        curl_easy_cleanup(h);
 }
 
 /* ---- bearer token -------------------------------------------------------------------------- */
@@ -618,6 +655,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code); /* 0 without a response */
     kube__count(c, method, path, code);
+    kube__count_connects(c, h);
     if (cc == CURLE_WRITE_ERROR && buf.overflow) {
         (void)ext_errf(err, errlen, EXT_OK, "%s %s: reply over %zu bytes", method, path, buf.max);
         result = EXT_ETOOBIG;

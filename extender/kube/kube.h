@@ -80,8 +80,8 @@ int kube_base64_decode(const char *in, char **out, size_t *outlen);
  * Requests to the Kubernetes API server over libcurl.
  *
  * A struct kube_client is thread-safe: every call borrows a CURL handle from
- * a small pool (so keep-alive connections are reused and concurrent callers
- * do not serialise) and the bearer token is re-read from its file when the
+ * a pool of at most max_connections (so connections are kept and reused, and
+ * concurrent callers do not serialise up to that many) and the bearer token is re-read from its file when the
  * file changes, and at least every minute, because service account tokens
  * rotate.
  *
@@ -99,6 +99,9 @@ struct kube_client_opts {
     long timeout_ms;         /* a whole request; default 30000 */
     size_t max_reply;        /* reply body cap; default 64 MiB */
     const char *user_agent;  /* default "muster/VERSION" */
+    /* Requests in flight at once, each on a connection of its own that stays open for the
+     * next request; a caller beyond them waits for one to end. Default 64. */
+    size_t max_connections;
 };
 
 /* The resource a request path names, with its subresource: "pods", "pods/binding",
@@ -117,6 +120,9 @@ void kube_client_free(struct kube_client *c);
  * "verb,resource,code" (muster_kube_requests_total); NULL stops counting. Set it before the
  * client is shared between threads. */
 void kube_client_count_requests(struct kube_client *c, struct ext_metric *counter);
+/* Likewise, count every connection opened to the API server (requests and watches) in
+ * counter, an unlabelled family (muster_kube_connections_total). */
+void kube_client_count_connections(struct kube_client *c, struct ext_metric *counter);
 
 /* The server URL the client talks to ("https://host:port"). */
 const char *kube_client_server(const struct kube_client *c);

@@ -249,6 +249,7 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
         goto out;
     }
     kube__count(w->client, "GET", path, w->status);
+    kube__count_connects(w->client, w->curl);
     if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR)
         rc = kube__curl_error("GET", path, cc, errbuf, w->err, sizeof(w->err));
     else if (cc == CURLE_WRITE_ERROR)
