@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 
@@ -121,6 +122,54 @@ START_TEST(test_width)
 }
 END_TEST
 
+/* What ext_log wrote to stderr (fd 2, sent to a file meanwhile), after each line's timestamp. */
+static char *logged(enum cfg_log_format format)
+{
+    FILE *f = tmpfile();
+    int saved = dup(2);
+    char *text = calloc(1, 4096), *out = calloc(1, 4096), *p = text, *o = out;
+    size_t n;
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(dup2(fileno(f), 2), 0);
+    ext_log_setup(format, CFG_LOG_INFO);
+    ext_log_info("bound pod", "pod", "ml/w-1", "node", "n 1", "gone", (const char *)NULL, "why",
+                 "a \"q\"\nb");
+    ext_log_debug("not shown", "pod", "ml/w-2");
+    ext_log_warn("plain");
+    ck_assert_int_ge(dup2(saved, 2), 0);
+    close(saved);
+    rewind(f);
+    n = fread(text, 1, 4095, f);
+    text[n] = '\0';
+    fclose(f);
+    for (char *nl; (nl = strchr(p, '\n')); p = nl + 1) { /* drop each line's timestamp */
+        char *field = format == CFG_LOG_JSON ? strstr(p, "\"level\"") : strchr(p, ' ') + 1;
+
+        ck_assert_ptr_nonnull(field);
+        memcpy(o, field, (size_t)(nl + 1 - field));
+        o += nl + 1 - field;
+    }
+    ck_assert_str_eq(p, ""); /* every line ends with its newline */
+    free(text);
+    return out;
+}
+
+START_TEST(test_log_lines)
+{
+    char *plain = logged(CFG_LOG_PLAIN), *json = logged(CFG_LOG_JSON);
+
+    ck_assert_str_eq(plain, "info  bound pod pod=ml/w-1 node=\"n 1\" why=\"a \\\"q\\\" b\"\n"
+                            "warn  plain\n");
+    ck_assert_str_eq(json, "\"level\":\"info\",\"msg\":\"bound pod\",\"pod\":\"ml/w-1\","
+                           "\"node\":\"n 1\",\"why\":\"a \\\"q\\\"\\nb\"}\n"
+                           "\"level\":\"warn\",\"msg\":\"plain\"}\n");
+    free(plain);
+    free(json);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *base_suite(void)
@@ -133,6 +182,9 @@ static Suite *base_suite(void)
     tcase_add_test(tc, test_safe_and_put);
     tcase_add_test(tc, test_json_print);
     tcase_add_test(tc, test_width);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("log");
+    tcase_add_test(tc, test_log_lines);
     suite_add_tcase(s, tc);
     return s;
 }
