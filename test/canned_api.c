@@ -216,7 +216,8 @@ static const char *connection_header(const struct canned_api *s)
     return s->keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
 }
 
-static void reply_fixture(const struct canned_api *s, int fd, const char *name)
+/* The fixture's reply; false when it ends its connection (a binary body: Connection: close). */
+static bool reply_fixture(const struct canned_api *s, int fd, const char *name)
 {
     char *text = fixture_read(s->dir, name, NULL), *body, *piece, *split, *out, *save = NULL;
     char *binary = NULL, *pieces = NULL;
@@ -243,7 +244,7 @@ static void reply_fixture(const struct canned_api *s, int fd, const char *name)
         send_all(fd, "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n", 49);
         reply_binary(s, fd, binary, pieces ? strtoul(pieces, NULL, 10) : 0);
         free(text);
-        return;
+        return false;
     }
     if (!chunked) {
         size_t len = strlen(body);
@@ -273,6 +274,7 @@ static void reply_fixture(const struct canned_api *s, int fd, const char *name)
     if (chunked)
         send_all(fd, "0\r\n\r\n", 5);
     free(text);
+    return true;
 }
 
 static void reply_not_found(int fd)
@@ -328,13 +330,15 @@ static bool serve_request(struct canned_api *s, int fd)
         (void)wait_until(s, arrived_at_least, &goal); /* a short batch is answered late */
     }
     pthread_mutex_unlock(&s->lock);
-    if (!matched)
+    if (!matched) {
         reply_not_found(fd);
-    else if (strcmp(name, CANNED_HANG) == 0)
+        return false;
+    }
+    if (strcmp(name, CANNED_HANG) == 0) {
         reply_hang(s, fd);
-    else
-        reply_fixture(s, fd, name);
-    return keep && matched && strcmp(name, CANNED_HANG) != 0;
+        return false;
+    }
+    return reply_fixture(s, fd, name) && keep;
 }
 
 static void *serve_connection(void *arg)

@@ -107,8 +107,11 @@ void ext_log(enum cfg_log_level level, const char *msg, ...)
     va_start(ap, msg);
     out = open_memstream(&line, &len);
     if (out) {
+        int half;
+
         log_line(out, ts, level, msg, ap);
-        if (fclose(out) != 0)
+        half = ferror(out); /* no half line: it would join the next one */
+        if (fclose(out) != 0 || half)
             len = 0;
     }
     pthread_mutex_lock(&log_lock);

@@ -384,8 +384,10 @@ static int connect_api(struct ext_daemon *d, char *err, size_t errlen)
     /* Every worker may post a Binding at once, and a gang's commit posts its members 16 at a
      * time, beside the Event, eviction, lease and status writers: at most this many requests
      * in flight, on connections kept open (the API server, not more of them, sets the pace:
-     * docs/bench.md). */
-    struct kube_client_opts opts = {.max_connections = (size_t)d->settings.server.workers + 16};
+     * docs/bench.md). At most 96, inside the descriptors the HTTP server leaves to the API
+     * client, the watches and files (HTTP_FD_RESERVE). */
+    size_t workers = (size_t)d->settings.server.workers;
+    struct kube_client_opts opts = {.max_connections = workers + 16 < 96 ? workers + 16 : 96};
     struct kube_conn conn;
     int rc;
 

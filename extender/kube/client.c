@@ -1,6 +1,7 @@
 /* kube_client.c - thread-safe requests to the Kubernetes API server. */
 #include "kube.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,6 +155,7 @@ static int conn_copy(struct kube_conn *dst, const struct kube_conn *src)
 struct kube_client *kube_client_new(const struct kube_conn *conn,
                                     const struct kube_client_opts *opts, char *err, size_t errlen)
 {
+    pthread_condattr_t ca;
     struct kube_client *c;
 
     pthread_once(&curl_once, curl_init_once);
@@ -182,7 +184,10 @@ struct kube_client *kube_client_new(const struct kube_conn *conn,
     c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "muster/" MUSTER_VERSION);
     c->opts.user_agent = NULL;
     pthread_mutex_init(&c->pool_lock, NULL);
-    pthread_cond_init(&c->pool_returned, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* ext_deadline_in's clock */
+    pthread_cond_init(&c->pool_returned, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_init(&c->token.lock, NULL);
     c->pool = calloc(c->opts.max_connections, sizeof(*c->pool));
     if (!c->user_agent || !c->pool || conn_copy(&c->conn, conn) != EXT_OK)
@@ -382,23 +387,34 @@ CURL *kube__easy_new(struct kube_client *c)
 
 /*
  * A handle for one request: an idle one with its open connection, else a new one while fewer
- * than opts.max_connections exist, else wait for one to come back. So the client never holds
- * more connections than that, and keeps every one it opened: a burst of requests does not
- * close connections the next burst opens again, each a TLS handshake on both sides. No caller
- * holds a handle while it waits for another, so the wait ends when a request does.
+ * than opts.max_connections exist, else wait for one to come back, until the request's own
+ * timeout (EXT_ETIMEOUT; *waited_ms says how long it waited either way). So the client never
+ * holds more connections than that, and keeps every one it opened: a burst of requests does
+ * not close connections the next burst opens again, each a TLS handshake on both sides. No
+ * caller holds a handle while it waits for another, so the wait ends when a request does.
  */
-static CURL *pool_get(struct kube_client *c)
+static int pool_get(struct kube_client *c, CURL **out, int64_t *waited_ms)
 {
+    int64_t start = ext_now_ms();
+    struct timespec deadline;
     CURL *h = NULL;
+    int rc = 0;
 
+    ext_deadline_in(&deadline, c->opts.timeout_ms);
     pthread_mutex_lock(&c->pool_lock);
-    while (c->npool == 0 && c->handles >= c->opts.max_connections)
-        pthread_cond_wait(&c->pool_returned, &c->pool_lock);
+    while (c->npool == 0 && c->handles >= c->opts.max_connections && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&c->pool_returned, &c->pool_lock, &deadline);
     if (c->npool > 0)
         h = c->pool[--c->npool];
-    else
+    else if (c->handles < c->opts.max_connections)
         c->handles++; /* made below */
+    else
+        rc = ETIMEDOUT;
     pthread_mutex_unlock(&c->pool_lock);
+    *waited_ms = ext_now_ms() - start;
+    *out = NULL;
+    if (!h && rc == ETIMEDOUT)
+        return EXT_ETIMEOUT;
     if (!h) {
         h = kube__easy_new(c);
         if (!h) {
@@ -406,12 +422,15 @@ static CURL *pool_get(struct kube_client *c)
             c->handles--;
             pthread_cond_signal(&c->pool_returned);
             pthread_mutex_unlock(&c->pool_lock);
+            return EXT_ENOMEM;
         }
-        return h;
+        *out = h;
+        return EXT_OK;
     }
     curl_easy_reset(h); /* keeps its connections, drops the last request's options */
     kube__easy_setup(c, h);
-    return h;
+    *out = h;
+    return EXT_OK;
 }
 
 static void pool_put(struct kube_client *c, CURL *h)
@@ -622,9 +641,10 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     struct curl_slist *headers = NULL;
     struct kube_buf buf;
     char *url = NULL;
+    int64_t waited = 0;
     long code = 0;
     CURLcode cc;
-    CURL *h;
+    CURL *h = NULL;
     int result;
 
     if (!path || path[0] != '/') {
@@ -639,14 +659,26 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
         return result;
     result = EXT_ENOMEM;
     url = kube__url(c, path);
-    h = pool_get(c);
-    if (!url || !h) {
+    if (!url) {
+        (void)ext_errf(err, errlen, EXT_OK, "%s %s: out of memory", method, path);
+        goto out;
+    }
+    result = pool_get(c, &h, &waited);
+    if (result == EXT_ETIMEOUT) {
+        (void)ext_errf(err, errlen, EXT_OK,
+                       "%s %s: all %zu connections to the API server stayed busy for %ld ms",
+                       method, path, c->opts.max_connections, c->opts.timeout_ms);
+        goto out;
+    }
+    if (result != EXT_OK) {
         (void)ext_errf(err, errlen, EXT_OK, "%s %s: out of memory", method, path);
         goto out;
     }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
+    /* The wait for a connection is part of the request's time. */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     c->opts.timeout_ms - waited > 1 ? c->opts.timeout_ms - waited : 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, buf_write_cb);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &buf);
