@@ -6,7 +6,7 @@
 #                            test/test_html.sh renders `muster simulate -o html` in
 set -euo pipefail
 packages=(cmake ninja-build gcc pkg-config libmicrohttpd-dev libcjson-dev libcurl4-openssl-dev
-          libprotobuf-c-dev protobuf-c-compiler
+          libssl-dev libprotobuf-c-dev protobuf-c-compiler
           libyaml-dev check openssl curl python3 python3-yaml wrk clang)
 case ${1:-} in
   --test) packages+=(chromium) ;;

@@ -5,6 +5,7 @@
  */
 #include "kube.h"
 
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -209,6 +210,29 @@ static int xferinfo_cb(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
  * GET path on the watch's own handle, so kube_watch_stop() can abort it.
  * The body goes to write_cb; w->status gets the HTTP status.
  */
+/*
+ * curl asks OpenSSL to free a connection's TLS read buffer each time it is drained
+ * (SSL_MODE_RELEASE_BUFFERS), and to allocate it again for the next record: right for a
+ * request, but a watch reads all day, a few events at a time, so every read was a 16 KiB
+ * malloc and free, and glibc consolidating its heap for each (5% of muster's CPU under a burst
+ * of pods). A watch keeps its buffers; they are the connection's, a few dozen KiB for each of
+ * the dozen watches. Only with OpenSSL, whose SSL_CTX the callback is given.
+ */
+static CURLcode keep_tls_buffers(CURL *h, void *ssl_ctx, void *data)
+{
+    (void)h;
+    (void)data;
+    SSL_CTX_clear_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+    return CURLE_OK;
+}
+
+static bool tls_is_openssl(void)
+{
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+
+    return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
+}
+
 static int watch_get(struct kube_watch *w, const char *path, curl_write_callback write_cb,
                      void *userdata, long timeout_ms)
 {
@@ -230,6 +254,8 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
         goto out;
     curl_easy_reset(w->curl);
     kube__easy_setup(w->client, w->curl);
+    if (tls_is_openssl())
+        curl_easy_setopt(w->curl, CURLOPT_SSL_CTX_FUNCTION, keep_tls_buffers);
     curl_easy_setopt(w->curl, CURLOPT_URL, url);
     curl_easy_setopt(w->curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(w->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
