@@ -2053,6 +2053,88 @@ START_TEST(test_proto_memory_budget)
 }
 END_TEST
 
+/* A length-delimited field (wire type 2) of number num: its key, length and bytes. */
+static size_t put_field(unsigned char *buf, unsigned num, const void *data, size_t len)
+{
+    size_t off = put_varint(buf, (uint64_t)num << 3 | 2);
+
+    off += put_varint(buf + off, len);
+    memcpy(buf + off, data, len);
+    return off + len;
+}
+
+/*
+ * A watch frame (a WatchEvent, no envelope) of an ADDED Pod ml/big with nann annotations
+ * "a-<i>" whose values are vlen bytes of 'v' each: in the form the API server writes, so the
+ * event decoder's blocks outgrow one chunk of PROTO_CHUNK (many small blocks, or one large).
+ */
+static unsigned char *pod_event_bytes(size_t nann, size_t vlen, size_t *len)
+{
+    size_t cap = nann * (vlen + 32) + 256, m = 0, n;
+    unsigned char *meta = malloc(cap), *a = malloc(cap), *b = malloc(cap), *ev = malloc(cap);
+    char *value = malloc(vlen + 1), key[32];
+
+    memset(value, 'v', vlen);
+    m += put_field(meta + m, 1, "big", 3); /* ObjectMeta.name */
+    m += put_field(meta + m, 3, "ml", 2);  /* namespace */
+    for (size_t i = 0; i < nann; i++) {
+        size_t klen = (size_t)snprintf(key, sizeof(key), "a-%zu", i);
+        size_t e = put_field(a, 1, key, klen); /* StringEntry.key */
+
+        e += put_field(a + e, 2, value, vlen); /* StringEntry.value */
+        m += put_field(meta + m, 12, a, e); /* annotations */
+    }
+    n = put_field(a, 1, meta, m);                                   /* Pod.metadata */
+    m = put_field(b, 1, "\x0a\x02v1\x12\x03Pod", 9);                  /* Unknown.typeMeta */
+    m += put_field(b + m, 2, a, n);                                 /* Unknown.raw */
+    memcpy(a, "k8s", 4);                                            /* the envelope */
+    memcpy(a + 4, b, m);
+    n = put_field(b, 1, a, m + 4);                                  /* RawExtension.raw */
+    m = put_field(ev, 1, "ADDED", 5);                               /* WatchEvent.type */
+    m += put_field(ev + m, 2, b, n);                                /* WatchEvent.object */
+    free(meta);
+    free(a);
+    free(b);
+    free(value);
+    *len = m;
+    return ev;
+}
+
+/* A watch event's blocks come from chunks kept between events (proto.c): one block larger
+ * than a chunk, thousands of blocks over several chunks, and the same event again on the
+ * chunk kept from the last, each decoded whole. */
+START_TEST(test_proto_event_chunks)
+{
+    static const struct {
+        size_t nann, vlen;
+    } shapes[] = {{1, 200000}, {3000, 20}, {3000, 20}, {1, 10}};
+
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        size_t len;
+        unsigned char *frame = pod_event_bytes(shapes[k].nann, shapes[k].vlen, &len);
+        char err[256] = "", key[32];
+        cJSON *ev = kube__proto_event(frame, len, err, sizeof(err));
+        const cJSON *obj = cJSON_GetObjectItem(ev, "object");
+        const cJSON *meta = cJSON_GetObjectItem(obj, "metadata");
+        const cJSON *ann = cJSON_GetObjectItem(meta, "annotations");
+        const char *v;
+
+        ck_assert_msg(ev != NULL, "shape %zu: %s", k, err);
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type")), "ADDED");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(meta, "name")), "big");
+        ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(meta, "namespace")), "ml");
+        ck_assert_int_eq(cJSON_GetArraySize(ann), (int)shapes[k].nann);
+        snprintf(key, sizeof(key), "a-%zu", shapes[k].nann - 1);
+        v = cJSON_GetStringValue(cJSON_GetObjectItem(ann, key));
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_eq(strlen(v), shapes[k].vlen);
+        ck_assert_uint_eq(strspn(v, "v"), shapes[k].vlen);
+        cJSON_Delete(ev);
+        free(frame);
+    }
+}
+END_TEST
+
 /* ---- RayJob and RayService (KubeRay v1.7.0) ------------------------------------ */
 
 /* A RayJob as the operator leaves it: {meta} replaced by what each case sets. */
@@ -2413,6 +2495,7 @@ static Suite *kube_decode_suite(void)
     tcase_add_test(tc, test_proto_list_pages);
     tcase_add_loop_test(tc, test_proto_refused, 0, N(proto_bad_cases));
     tcase_add_test(tc, test_proto_memory_budget);
+    tcase_add_test(tc, test_proto_event_chunks);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("kuberay");

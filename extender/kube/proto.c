@@ -11,6 +11,8 @@
  * 4-byte big-endian lengths, each followed by a metav1.WatchEvent (no envelope) whose object's
  * raw is enveloped again.
  */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +36,56 @@ static const unsigned char envelope[4] = {'k', '8', 's', 0};
  * JSON built from the unpacked objects holds only the fields muster reads.
  */
 #define PROTO_BUDGET(len) ((len) * 32 + 65536)
-#define PROTO_HEADER 16 /* each block's size, before it: malloc's alignment kept */
+#define PROTO_HEADER 16    /* each block's size, before it: malloc's alignment kept */
+#define PROTO_CHUNK 65536  /* a watch event's blocks come from chunks of this size */
+
+/*
+ * A chunk of a watch event's unpacked blocks. A watch event is small (a pod is a few KiB, some
+ * 4 to 5 times that unpacked) and all of it goes at once when the event has been read: its
+ * blocks are carved out of a chunk, none freed alone, and the chunk is kept by the thread for
+ * the next event. One malloc per event at most, where protobuf-c asks for one per message and
+ * string (and each large one made glibc consolidate its heap: 5% of muster's CPU under a burst
+ * of pods). A list page is unpacked block by block instead, each freed once read (list_json),
+ * so a page of thousands of pods never stands unpacked whole.
+ */
+struct proto_chunk {
+    struct proto_chunk *next;
+    size_t size, used;
+    _Alignas(max_align_t) unsigned char data[];
+};
+
+/* One chunk kept per thread (a watch's) between events, freed when the thread ends. */
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_key_make(void)
+{
+    (void)pthread_key_create(&spare_key, free);
+}
+
+static struct proto_chunk *spare_take(void)
+{
+    struct proto_chunk *c;
+
+    pthread_once(&spare_once, spare_key_make);
+    c = pthread_getspecific(spare_key);
+    if (c)
+        (void)pthread_setspecific(spare_key, NULL);
+    return c;
+}
+
+/* Kept when the thread has none yet; false when it was not kept (the caller frees it). */
+static bool spare_keep(struct proto_chunk *c)
+{
+    pthread_once(&spare_once, spare_key_make);
+    return !pthread_getspecific(spare_key) && pthread_setspecific(spare_key, c) == 0;
+}
 
 struct proto_budget {
     ProtobufCAllocator a;
     size_t left;
     bool over;
+    struct proto_chunk *chunks; /* a watch event's, newest first; NULL for a list page */
 };
 
 static void *budget_alloc(void *data, size_t n)
@@ -70,9 +116,57 @@ static void budget_free(void *data, void *ptr)
     free(p);
 }
 
-static void budget_init(struct proto_budget *b, size_t len)
+/* A block of a watch event, counted against the same budget as budget_alloc's. */
+static void *chunk_alloc(void *data, size_t n)
 {
-    *b = (struct proto_budget){{budget_alloc, budget_free, b}, PROTO_BUDGET(len), false};
+    struct proto_budget *b = data;
+    size_t need = (n + PROTO_HEADER - 1) / PROTO_HEADER * PROTO_HEADER;
+    struct proto_chunk *c = b->chunks;
+    unsigned char *p;
+
+    if (need < n || need > b->left) {
+        b->over = true;
+        return NULL;
+    }
+    if (!c || c->size - c->used < need) {
+        size_t size = need > PROTO_CHUNK - sizeof(*c) ? need + sizeof(*c) : PROTO_CHUNK;
+
+        if (!(size == PROTO_CHUNK && (c = spare_take()) != NULL) && !(c = malloc(size)))
+            return NULL;
+        c->size = size - sizeof(*c);
+        c->used = 0;
+        c->next = b->chunks;
+        b->chunks = c;
+    }
+    p = c->data + c->used;
+    c->used += need;
+    b->left -= need;
+    return p;
+}
+
+static void chunk_free(void *data, void *ptr)
+{
+    (void)data; /* every block goes with its chunks, in budget_done */
+    (void)ptr;
+}
+
+/* For a reply (list pages: blocks freed one by one) or a watch event (chunks). */
+static void budget_init(struct proto_budget *b, size_t len, bool event)
+{
+    *b = (struct proto_budget){{event ? chunk_alloc : budget_alloc, event ? chunk_free : budget_free,
+                                b},
+                               PROTO_BUDGET(len), false, NULL};
+}
+
+/* A watch event's chunks: the thread keeps one for the next event. */
+static void budget_done(struct proto_budget *b)
+{
+    for (struct proto_chunk *c = b->chunks, *next; c; c = next) {
+        next = c->next;
+        if (c->size + sizeof(*c) != PROTO_CHUNK || !spare_keep(c))
+            free(c);
+    }
+    b->chunks = NULL;
 }
 
 /* ---- JSON out: every allocation checked ---------------------------------------------------- */
@@ -533,7 +627,7 @@ cJSON *kube__proto_body(const void *data, size_t len, char *err, size_t errlen)
 {
     struct proto_budget b;
 
-    budget_init(&b, len);
+    budget_init(&b, len, false);
     proto_oom = false;
     return whole(body_json(data, len, &b, err, errlen), err, errlen);
 }
@@ -545,13 +639,13 @@ cJSON *kube__proto_event(const void *frame, size_t len, char *err, size_t errlen
     Muster__K8s__WatchEvent *ev;
     cJSON *out = NULL, *obj = NULL;
 
-    budget_init(&b, len);
+    budget_init(&b, len, true);
     proto_oom = false;
     ev = muster__k8s__watch_event__unpack(al, len, frame);
     if (!ev || !ev->type || !ev->object) {
         (void)ext_errf(err, errlen, EXT_EINVAL, "protobuf watch event of %zu bytes does not unpack%s",
                        len, b.over ? " within its memory budget" : "");
-        muster__k8s__watch_event__free_unpacked(ev, al);
+        budget_done(&b);
         return NULL;
     }
     obj = body_json(ev->object->raw.data, ev->object->raw.len, &b, err, errlen);
@@ -561,7 +655,7 @@ cJSON *kube__proto_event(const void *frame, size_t len, char *err, size_t errlen
         obj = NULL;
     }
     cJSON_Delete(obj);
-    muster__k8s__watch_event__free_unpacked(ev, al);
+    budget_done(&b); /* ev and all it holds */
     return whole(out, err, errlen);
 }
 
