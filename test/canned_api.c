@@ -430,6 +430,17 @@ void canned_api_start_routes(struct canned_api *s, const char *dir,
     start(s, dir);
 }
 
+/* One of the server's counts, read under its lock. */
+static size_t read_locked(struct canned_api *s, const size_t *count)
+{
+    size_t n;
+
+    pthread_mutex_lock(&s->lock);
+    n = *count;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 void canned_api_keep_alive(struct canned_api *s, size_t together)
 {
     pthread_mutex_lock(&s->lock);
@@ -440,12 +451,7 @@ void canned_api_keep_alive(struct canned_api *s, size_t together)
 
 size_t canned_api_connections(struct canned_api *s)
 {
-    size_t n;
-
-    pthread_mutex_lock(&s->lock);
-    n = s->connections;
-    pthread_mutex_unlock(&s->lock);
-    return n;
+    return read_locked(s, &s->connections);
 }
 
 void canned_api_release(struct canned_api *s)
@@ -494,12 +500,7 @@ struct kube_client *canned_api_client(const struct canned_api *s,
 
 size_t canned_api_nreq(struct canned_api *s)
 {
-    size_t n;
-
-    pthread_mutex_lock(&s->lock);
-    n = s->nreq;
-    pthread_mutex_unlock(&s->lock);
-    return n;
+    return read_locked(s, &s->nreq);
 }
 
 static size_t hits_locked(const struct canned_api *s, const char *method, const char *target)
@@ -523,12 +524,7 @@ size_t canned_api_hits(struct canned_api *s, const char *method, const char *tar
 
 size_t canned_api_unmatched(struct canned_api *s)
 {
-    size_t n;
-
-    pthread_mutex_lock(&s->lock);
-    n = s->unmatched;
-    pthread_mutex_unlock(&s->lock);
-    return n;
+    return read_locked(s, &s->unmatched);
 }
 
 char *canned_api_request(struct canned_api *s, size_t i)

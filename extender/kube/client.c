@@ -296,10 +296,15 @@ void kube_request_labels(const char *method, const char *path, char *verb, size_
         snprintf(verb, verblen, "%s", method);
 }
 
-void kube__count(const struct kube_client *c, const char *method, const char *path, long code)
+void kube__count(const struct kube_client *c, CURL *h, const char *method, const char *path,
+                 long code)
 {
     char verb[16], resource[128], status[16];
+    long connects = 0;
 
+    if (c->connections && curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK &&
+        connects > 0)
+        ext_series_add(ext_metric_with(c->connections, NULL), (double)connects);
     if (!c->requests)
         return;
     kube_request_labels(method, path, verb, sizeof(verb), resource, sizeof(resource));
@@ -313,14 +318,6 @@ void kube__count(const struct kube_client *c, const char *method, const char *pa
 void kube_client_count_requests(struct kube_client *c, struct ext_metric *counter)
 {
     c->requests = counter;
-}
-
-void kube__count_connects(const struct kube_client *c, CURL *h)
-{
-    long n = 0;
-
-    if (c->connections && curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK && n > 0)
-        ext_series_add(ext_metric_with(c->connections, NULL), (double)n);
 }
 
 void kube_client_count_connections(struct kube_client *c, struct ext_metric *counter)
@@ -415,20 +412,16 @@ static int pool_get(struct kube_client *c, CURL **out, int64_t *waited_ms)
     *out = NULL;
     if (!h && rc == ETIMEDOUT)
         return EXT_ETIMEOUT;
-    if (!h) {
-        h = kube__easy_new(c);
-        if (!h) {
-            pthread_mutex_lock(&c->pool_lock);
-            c->handles--;
-            pthread_cond_signal(&c->pool_returned);
-            pthread_mutex_unlock(&c->pool_lock);
-            return EXT_ENOMEM;
-        }
-        *out = h;
-        return EXT_OK;
+    if (h) {
+        curl_easy_reset(h); /* keeps its connections, drops the last request's options */
+        kube__easy_setup(c, h);
+    } else if (!(h = kube__easy_new(c))) {
+        pthread_mutex_lock(&c->pool_lock);
+        c->handles--;
+        pthread_cond_signal(&c->pool_returned);
+        pthread_mutex_unlock(&c->pool_lock);
+        return EXT_ENOMEM;
     }
-    curl_easy_reset(h); /* keeps its connections, drops the last request's options */
-    kube__easy_setup(c, h);
     *out = h;
     return EXT_OK;
 }
@@ -686,8 +679,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
     cc = curl_easy_perform(h);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code); /* 0 without a response */
-    kube__count(c, method, path, code);
-    kube__count_connects(c, h);
+    kube__count(c, h, method, path, code);
     if (cc == CURLE_WRITE_ERROR && buf.overflow) {
         (void)ext_errf(err, errlen, EXT_OK, "%s %s: reply over %zu bytes", method, path, buf.max);
         result = EXT_ETOOBIG;

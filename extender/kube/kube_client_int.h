@@ -46,10 +46,10 @@ int kube__curl_error(const char *method, const char *path, CURLcode cc, const ch
                      char *err, size_t errlen);
 
 size_t kube__max_reply(const struct kube_client *c);
-/* Count one finished request (kube_client_count_requests); code 0 = no response. */
-void kube__count(const struct kube_client *c, const char *method, const char *path, long code);
-/* Count the connections h opened for its last request (kube_client_count_connections). */
-void kube__count_connects(const struct kube_client *c, CURL *h);
+/* Count one finished request on h (kube_client_count_requests; code 0 = no response) and the
+ * connections it opened (kube_client_count_connections). */
+void kube__count(const struct kube_client *c, CURL *h, const char *method, const char *path,
+                 long code);
 
 /*
  * A watch stream is one JSON event per line; curl hands it over in arbitrary

@@ -207,10 +207,6 @@ static int xferinfo_cb(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 }
 
 /*
- * GET path on the watch's own handle, so kube_watch_stop() can abort it.
- * The body goes to write_cb; w->status gets the HTTP status.
- */
-/*
  * curl asks OpenSSL to free a connection's TLS read buffer each time it is drained
  * (SSL_MODE_RELEASE_BUFFERS), and to allocate it again for the next record: right for a
  * request, but a watch reads all day, a few events at a time, so every read was a 16 KiB
@@ -233,6 +229,10 @@ static bool tls_is_openssl(void)
     return v && v->ssl_version && strncmp(v->ssl_version, "OpenSSL/", 8) == 0;
 }
 
+/*
+ * GET path on the watch's own handle, so kube_watch_stop() can abort it.
+ * The body goes to write_cb; w->status gets the HTTP status.
+ */
 static int watch_get(struct kube_watch *w, const char *path, curl_write_callback write_cb,
                      void *userdata, long timeout_ms)
 {
@@ -274,8 +274,7 @@ static int watch_get(struct kube_watch *w, const char *path, curl_write_callback
         rc = EXT_ESTOPPED; /* not counted: not a failure, this muster is stopping */
         goto out;
     }
-    kube__count(w->client, "GET", path, w->status);
-    kube__count_connects(w->client, w->curl);
+    kube__count(w->client, w->curl, "GET", path, w->status);
     if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR)
         rc = kube__curl_error("GET", path, cc, errbuf, w->err, sizeof(w->err));
     else if (cc == CURLE_WRITE_ERROR)
